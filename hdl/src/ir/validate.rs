@@ -1,0 +1,344 @@
+//! Structural validation of a module and computation of its `PortSummary`:
+//! undriven nets, instance connections, combinational loops and clock-domain crossings.
+
+use super::error::{HdlError, HdlErrorKind};
+use super::netlist::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Validates `data` and fills in its port summary.
+pub fn validate(data: &mut ModuleData) -> Result<(), HdlError> {
+    check_drivers(data)?;
+    let domain_maps = check_instances(data)?;
+    check_comb_loops(data)?;
+    data.summary = check_domains(data, &domain_maps)?;
+    Ok(())
+}
+
+fn err(data: &ModuleData, signal: &str, kind: HdlErrorKind) -> HdlError {
+    HdlError::new(&data.name, Some(signal), kind)
+}
+
+fn check_drivers(data: &ModuleData) -> Result<(), HdlError> {
+    for (i, net) in data.nets.iter().enumerate() {
+        if net.driver == Driver::Undriven {
+            let what = if data
+                .ports
+                .iter()
+                .any(|p| p.net.0 as usize == i && p.direction == Direction::Output)
+            {
+                "output"
+            } else {
+                "wire"
+            };
+            let name = data.describe_net(NetId(i as u32));
+            return Err(err(
+                data,
+                &name,
+                HdlErrorKind::Undriven(format!("{what} `{name}`")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// For each instance: child domain index → parent domain.
+type DomainMap = Vec<BTreeMap<DomainId, DomainId>>;
+
+fn check_instances(data: &ModuleData) -> Result<DomainMap, HdlError> {
+    let clock_domain: BTreeMap<NetId, DomainId> = data
+        .domains
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.clock, DomainId(i as u32)))
+        .collect();
+    let mut maps = Vec::new();
+    for inst in &data.instances {
+        let child = &inst.module;
+        let mut map = BTreeMap::new();
+        for (pi, port) in child.ports.iter().enumerate() {
+            let conn = inst.connections[pi];
+            if port.direction == Direction::Input && conn.is_none() {
+                let what = match port.kind {
+                    PortKind::Data => format!("input `{}` is not connected", port.name),
+                    _ => format!(
+                        "{} `{}` is not bound to a clock domain",
+                        if port.kind == PortKind::Clock {
+                            "clock"
+                        } else {
+                            "reset"
+                        },
+                        port.name
+                    ),
+                };
+                return Err(err(data, &inst.name, HdlErrorKind::Connection(what)));
+            }
+        }
+        for (ci, cd) in child.domains.iter().enumerate() {
+            let (pi, _) = child
+                .ports
+                .iter()
+                .enumerate()
+                .find(|(_, p)| p.net == cd.clock)
+                .expect("a domain's clock is a port");
+            let parent_net = inst.connections[pi].expect("checked above");
+            match clock_domain.get(&parent_net) {
+                Some(pd) => {
+                    map.insert(DomainId(ci as u32), *pd);
+                }
+                None => {
+                    return Err(err(
+                        data,
+                        &inst.name,
+                        HdlErrorKind::Connection(format!(
+                            "clock of domain `{}` is driven by `{}`, which is not a clock of this module",
+                            cd.name,
+                            data.describe_net(parent_net)
+                        )),
+                    ))
+                }
+            }
+        }
+        maps.push(map);
+    }
+    Ok(maps)
+}
+
+/// The nets a net depends on combinationally (within this module).
+fn comb_deps(data: &ModuleData, net: NetId) -> Vec<NetId> {
+    match &data.net(net).driver {
+        Driver::Op(op) => op.operands(),
+        Driver::Alias(src) => vec![*src],
+        Driver::InstanceOutput { inst, port } => {
+            let inst = &data.instances[inst.0 as usize];
+            inst.module.summary.comb_inputs[port.0 as usize]
+                .iter()
+                .filter_map(|p| inst.connections[p.0 as usize])
+                .collect()
+        }
+        Driver::Input(_) | Driver::Reg(_) | Driver::MemRead { .. } | Driver::Undriven => vec![],
+    }
+}
+
+/// Nets in an order where every net comes after its combinational dependencies.
+/// Fails with the loop if there is one.
+pub fn comb_order(data: &ModuleData) -> Result<Vec<NetId>, HdlError> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Active,
+        Done,
+    }
+    let n = data.nets.len();
+    let mut mark = vec![Mark::New; n];
+    let mut order = Vec::with_capacity(n);
+    for root in 0..n {
+        if mark[root] != Mark::New {
+            continue;
+        }
+        let mut stack: Vec<(NetId, Vec<NetId>)> = vec![(
+            NetId(root as u32),
+            comb_deps(data, NetId(root as u32)),
+        )];
+        mark[root] = Mark::Active;
+        while let Some((net, deps)) = stack.last_mut() {
+            if let Some(dep) = deps.pop() {
+                match mark[dep.0 as usize] {
+                    Mark::Done => {}
+                    Mark::New => {
+                        mark[dep.0 as usize] = Mark::Active;
+                        let d = comb_deps(data, dep);
+                        stack.push((dep, d));
+                    }
+                    Mark::Active => {
+                        let start = stack
+                            .iter()
+                            .position(|(s, _)| *s == dep)
+                            .expect("active nets are on the stack");
+                        let mut path: Vec<String> = stack[start..]
+                            .iter()
+                            .map(|(s, _)| data.describe_net(*s))
+                            .collect();
+                        path.reverse();
+                        path.push(path[0].clone());
+                        return Err(err(
+                            data,
+                            &data.describe_net(dep),
+                            HdlErrorKind::CombinationalLoop(path),
+                        ));
+                    }
+                }
+            } else {
+                let net = *net;
+                mark[net.0 as usize] = Mark::Done;
+                order.push(net);
+                stack.pop();
+            }
+        }
+    }
+    Ok(order)
+}
+
+fn check_comb_loops(data: &ModuleData) -> Result<(), HdlError> {
+    comb_order(data).map(|_| ())
+}
+
+/// Per net: the clock domains and the input ports its value is computed from.
+#[derive(Clone, Default)]
+struct Origin {
+    domains: BTreeSet<DomainId>,
+    inputs: BTreeSet<PortId>,
+}
+
+fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, HdlError> {
+    let order = comb_order(data)?;
+    let is_clock: BTreeSet<NetId> = data.domains.iter().map(|d| d.clock).collect();
+    let is_reset: BTreeSet<NetId> = data.domains.iter().filter_map(|d| d.reset).collect();
+    let mut origin = vec![Origin::default(); data.nets.len()];
+    for &net in &order {
+        let mut o = Origin::default();
+        match &data.net(net).driver {
+            Driver::Input(p) => {
+                if data.ports[p.0 as usize].kind == PortKind::Data {
+                    o.inputs.insert(*p);
+                }
+            }
+            Driver::Reg(r) => {
+                o.domains.insert(data.regs[r.0 as usize].domain);
+            }
+            Driver::MemRead { mem, port } => {
+                o.domains
+                    .insert(data.mems[mem.0 as usize].reads[*port as usize].domain);
+            }
+            Driver::InstanceOutput { inst, port } => {
+                let summary = &data.instances[inst.0 as usize].module.summary;
+                for d in &summary.domains[port.0 as usize] {
+                    o.domains.insert(maps[inst.0 as usize][d]);
+                }
+            }
+            Driver::Op(_) | Driver::Alias(_) | Driver::Undriven => {}
+        }
+        for dep in comb_deps(data, net) {
+            if is_clock.contains(&dep) {
+                return Err(err(
+                    data,
+                    &data.describe_net(net),
+                    HdlErrorKind::IllegalUse(format!(
+                        "clock `{}` used as data",
+                        data.describe_net(dep)
+                    )),
+                ));
+            }
+            if is_reset.contains(&dep) {
+                continue;
+            }
+            let d = origin[dep.0 as usize].clone();
+            o.domains.extend(d.domains);
+            o.inputs.extend(d.inputs);
+        }
+        if o.domains.len() > 1 {
+            return Err(err(
+                data,
+                &data.describe_net(net),
+                HdlErrorKind::CrossDomain(format!(
+                    "combines values of domains {}",
+                    domain_list(data, &o.domains)
+                )),
+            ));
+        }
+        origin[net.0 as usize] = o;
+    }
+
+    // Sinks: every place a value is sampled by a clock domain.
+    let mut sinks: Vec<(String, DomainId, NetId)> = Vec::new();
+    for r in &data.regs {
+        let name = data.describe_net(r.q);
+        if !r.crossing {
+            sinks.push((format!("register `{name}`"), r.domain, r.next));
+        }
+        if let Some(en) = r.enable {
+            sinks.push((format!("enable of register `{name}`"), r.domain, en));
+        }
+    }
+    for m in &data.mems {
+        if let Some(w) = &m.write {
+            for net in [w.addr, w.data, w.enable] {
+                sinks.push((format!("write port of memory `{}`", m.name), w.domain, net));
+            }
+        }
+        for r in &m.reads {
+            for net in std::iter::once(r.addr).chain(r.enable) {
+                sinks.push((format!("read port of memory `{}`", m.name), r.domain, net));
+            }
+        }
+    }
+    for (ii, inst) in data.instances.iter().enumerate() {
+        for (pi, port) in inst.module.ports.iter().enumerate() {
+            if port.direction != Direction::Input || port.kind != PortKind::Data {
+                continue;
+            }
+            let net = inst.connections[pi].expect("checked by check_instances");
+            for d in &inst.module.summary.domains[pi] {
+                sinks.push((
+                    format!("input `{}` of instance `{}`", port.name, inst.name),
+                    maps[ii][d],
+                    net,
+                ));
+            }
+        }
+    }
+
+    let mut input_sinks: BTreeMap<PortId, BTreeSet<DomainId>> = BTreeMap::new();
+    for (what, domain, net) in &sinks {
+        let o = &origin[net.0 as usize];
+        if let Some(other) = o.domains.iter().find(|d| *d != domain) {
+            return Err(err(
+                data,
+                &data.describe_net(*net),
+                HdlErrorKind::CrossDomain(format!(
+                    "{what} in domain `{}` samples a value of domain `{}`; use a synchronizer from hdl::std::cdc",
+                    data.domains[domain.0 as usize].name,
+                    data.domains[other.0 as usize].name
+                )),
+            ));
+        }
+        for p in &o.inputs {
+            input_sinks.entry(*p).or_default().insert(*domain);
+        }
+    }
+
+    let mut summary = PortSummary::default();
+    for (pi, port) in data.ports.iter().enumerate() {
+        let pid = PortId(pi as u32);
+        let (domains, comb) = match port.direction {
+            Direction::Input => (
+                input_sinks.get(&pid).cloned().unwrap_or_default(),
+                BTreeSet::new(),
+            ),
+            Direction::Output => {
+                let o = &origin[port.net.0 as usize];
+                (o.domains.clone(), o.inputs.clone())
+            }
+        };
+        if domains.len() > 1 {
+            return Err(err(
+                data,
+                &port.name,
+                HdlErrorKind::CrossDomain(format!(
+                    "input feeds logic in domains {}",
+                    domain_list(data, &domains)
+                )),
+            ));
+        }
+        summary.domains.push(domains);
+        summary.comb_inputs.push(comb);
+    }
+    Ok(summary)
+}
+
+fn domain_list(data: &ModuleData, domains: &BTreeSet<DomainId>) -> String {
+    domains
+        .iter()
+        .map(|d| format!("`{}`", data.domains[d.0 as usize].name))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}

@@ -1,0 +1,14 @@
+//! `hdl`: wirespeed's Rust-embedded hardware description language.
+//!
+//! - [`ir`]: the netlist every back end reads;
+//! - [`dsl`]: the builder designs are written with;
+//! - [`std`](crate::std): reusable blocks (FIFOs, clock-domain crossings, AXI-Stream, AXI-Lite).
+
+pub mod bits;
+pub mod dsl;
+pub mod ir;
+pub mod std;
+
+pub use bits::Bits;
+pub use dsl::{Domain, Instance, Memory, ModuleBuilder, Signal};
+pub use ir::{HdlError, HdlErrorKind, Module, ResetPolarity};

@@ -1,0 +1,1 @@
+//! Reusable blocks written with the builder.
