@@ -1,1 +1,8 @@
-//! wirespeed facade
+#![doc = include_str!("../README.md")]
+//! The `wirespeed` facade: re-exports the crates and holds the command line's catalog.
+
+pub mod catalog;
+
+pub use gen;
+pub use hdl;
+pub use sim;

@@ -62,12 +62,12 @@ impl Bits {
     /// The low `width` bits of little-endian 64-bit `words` (missing words are 0,
     /// bits above `width` are ignored): the simulator's packed representation.
     pub fn from_words(words: &[u64], width: u32) -> Self {
-        let mut b = Self::zero(width);
-        for i in 0..width as usize {
-            let w = words.get(i / 64).copied().unwrap_or(0);
-            b.0.set(i, (w >> (i % 64)) & 1 == 1);
-        }
-        b
+        let n = (width as usize).div_ceil(64);
+        let mut raw: Vec<u64> = words.iter().copied().take(n).collect();
+        raw.resize(n, 0);
+        let mut v = BitVec::<u64, Lsb0>::from_vec(raw);
+        v.truncate(width as usize);
+        Bits(v)
     }
 
     /// Parses hexadecimal digits (optional `0x`, `_` separators) into `width` bits.
@@ -125,10 +125,11 @@ impl Bits {
 
     /// Little-endian 64-bit words, `ceil(width / 64)` of them, unused high bits 0.
     pub fn to_words(&self) -> Vec<u64> {
-        let n = (self.0.len()).div_ceil(64);
-        let mut words = vec![0u64; n];
-        for i in self.0.iter_ones() {
-            words[i / 64] |= 1u64 << (i % 64);
+        let mut words = self.0.as_raw_slice().to_vec();
+        if !self.0.len().is_multiple_of(64) {
+            if let Some(last) = words.last_mut() {
+                *last &= (1u64 << (self.0.len() % 64)) - 1;
+            }
         }
         words
     }

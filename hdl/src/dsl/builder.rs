@@ -312,6 +312,9 @@ impl ModuleBuilder {
     /// must see reset, such as an output that is forced low during reset).
     #[track_caller]
     pub fn reset_active(&mut self, domain: Domain) -> Signal {
+        if !self.owns_domain(domain) {
+            return self.lit(0, 1);
+        }
         let d = self.data.domains[domain.id.0 as usize].clone();
         match d.reset {
             None => self.lit(0, 1),
@@ -332,7 +335,7 @@ impl ModuleBuilder {
     /// Checks a domain handle belongs to this builder.
     #[track_caller]
     pub(crate) fn owns_domain(&mut self, d: Domain) -> bool {
-        if d.builder != self.id {
+        if d.builder != self.id || d.id.0 as usize >= self.data.domains.len() {
             self.error(
                 None,
                 HdlErrorKind::IllegalUse("a clock domain of another module was used here".into()),

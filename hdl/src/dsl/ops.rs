@@ -419,7 +419,7 @@ impl ModuleBuilder {
     /// Splits `a` into lanes of `lane_width` bits, lane 0 the least significant.
     #[track_caller]
     pub fn split_lanes(&mut self, a: Signal, lane_width: u32) -> Vec<Signal> {
-        if lane_width == 0 || a.width % lane_width != 0 {
+        if lane_width == 0 || !a.width.is_multiple_of(lane_width) {
             let detail = format!(
                 "`{}` ({} bits) does not split into {lane_width}-bit lanes",
                 self.describe(a),

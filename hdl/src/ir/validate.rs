@@ -192,16 +192,24 @@ struct Origin {
 fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, HdlError> {
     let order = comb_order(data)?;
     let is_clock: BTreeSet<NetId> = data.domains.iter().map(|d| d.clock).collect();
-    let is_reset: BTreeSet<NetId> = data.domains.iter().filter_map(|d| d.reset).collect();
+    let reset_domain: BTreeMap<NetId, DomainId> = data
+        .domains
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| d.reset.map(|r| (r, DomainId(i as u32))))
+        .collect();
     let mut origin = vec![Origin::default(); data.nets.len()];
     for &net in &order {
         let mut o = Origin::default();
         match &data.net(net).driver {
-            Driver::Input(p) => {
-                if data.ports[p.0 as usize].kind == PortKind::Data {
+            Driver::Input(p) => match data.ports[p.0 as usize].kind {
+                PortKind::Data => {
                     o.inputs.insert(*p);
                 }
-            }
+                // A reset belongs to its domain: logic of another domain may not use it.
+                PortKind::Reset => o.domains.extend(reset_domain.get(&net)),
+                PortKind::Clock => {}
+            },
             Driver::Reg(r) => {
                 o.domains.insert(data.regs[r.0 as usize].domain);
             }
@@ -227,9 +235,6 @@ fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, Hdl
                         data.describe_net(dep)
                     )),
                 ));
-            }
-            if is_reset.contains(&dep) {
-                continue;
             }
             let d = origin[dep.0 as usize].clone();
             o.domains.extend(d.domains);

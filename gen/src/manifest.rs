@@ -1,0 +1,276 @@
+//! The manifest of a generated design (`manifest.json`): top module, its ports and
+//! clock domains, the generator parameters and the Verilog files; and
+//! [`write_design`], which puts a design and its manifest in a directory.
+
+use crate::verilog::Design;
+use crate::GenError;
+use hdl::ir::{Direction, PortKind, ResetPolarity};
+use hdl::Module;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// One port of the top module.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PortInfo {
+    /// Port name.
+    pub name: String,
+    /// `input` or `output`.
+    pub direction: Direction,
+    /// Width in bits.
+    pub width: u32,
+    /// `data`, `clock` or `reset`.
+    pub kind: PortKind,
+}
+
+/// One clock domain of the top module (for timing constraints and test benches).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DomainInfo {
+    /// Domain name.
+    pub name: String,
+    /// Clock port.
+    pub clock: String,
+    /// Reset port, if the domain has one.
+    pub reset: Option<String>,
+    /// Reset polarity (`active_high` / `active_low`).
+    pub polarity: ResetPolarity,
+}
+
+/// What `manifest.json` says about a generated design.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Manifest {
+    /// Top module name.
+    pub top: String,
+    /// Ports of the top module, in declaration order.
+    pub ports: Vec<PortInfo>,
+    /// Clock domains of the top module.
+    pub domains: Vec<DomainInfo>,
+    /// Generator parameters, as text (sorted by name).
+    pub parameters: BTreeMap<String, String>,
+    /// Verilog files, in dependency order (top last).
+    pub files: Vec<String>,
+}
+
+impl Manifest {
+    /// The manifest of `design`, generated from `top`, with no parameters yet.
+    pub fn new(top: &Module, design: &Design) -> Self {
+        let port_name = |net| {
+            top.ports
+                .iter()
+                .find(|p| p.net == net)
+                .map(|p| p.name.clone())
+                .unwrap_or_else(|| top.describe_net(net))
+        };
+        Manifest {
+            top: design.top.clone(),
+            ports: top
+                .ports
+                .iter()
+                .map(|p| PortInfo {
+                    name: p.name.clone(),
+                    direction: p.direction,
+                    width: top.net(p.net).width,
+                    kind: p.kind,
+                })
+                .collect(),
+            domains: top
+                .domains
+                .iter()
+                .map(|d| DomainInfo {
+                    name: d.name.clone(),
+                    clock: port_name(d.clock),
+                    reset: d.reset.map(port_name),
+                    polarity: d.polarity,
+                })
+                .collect(),
+            parameters: BTreeMap::new(),
+            files: design.files.iter().map(|(n, _)| n.clone()).collect(),
+        }
+    }
+
+    /// The same manifest with generator parameter `name` set to `value`.
+    pub fn with_parameter(mut self, name: &str, value: impl ToString) -> Self {
+        self.parameters.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// The manifest as pretty-printed JSON (ending in a newline).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(self).map(|s| s + "\n")
+    }
+}
+
+/// Writes every Verilog file of `design` and `manifest.json` into `dir` (created if
+/// needed) and returns the paths written, manifest last.
+///
+/// Each file is first written in full under a temporary name in `dir`, and only when all
+/// are written are they renamed into place: an error leaves no partial files behind
+/// (the temporaries are removed). Errors name the path concerned.
+pub fn write_design(
+    dir: &Path,
+    design: &Design,
+    manifest: &Manifest,
+) -> Result<Vec<PathBuf>, GenError> {
+    let names: Vec<&String> = design.files.iter().map(|(n, _)| n).collect();
+    if manifest.files.iter().collect::<Vec<_>>() != names || manifest.top != design.top {
+        return Err(GenError::ManifestMismatch(format!(
+            "manifest lists top `{}` and files {:?}, the design has top `{}` and files {:?}",
+            manifest.top, manifest.files, design.top, names
+        )));
+    }
+    let manifest_path = dir.join("manifest.json");
+    let json = manifest.to_json().map_err(|source| GenError::Json {
+        path: manifest_path.clone(),
+        source,
+    })?;
+    fs::create_dir_all(dir).map_err(|source| GenError::Io {
+        action: "create directory",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+
+    let mut outputs: Vec<(PathBuf, &str)> = design
+        .files
+        .iter()
+        .map(|(n, t)| (dir.join(n), t.as_str()))
+        .collect();
+    outputs.push((manifest_path, &json));
+
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(outputs.len());
+    for (path, text) in &outputs {
+        let tmp = temp_path(path);
+        if let Err(source) = fs::write(&tmp, text) {
+            let _ = fs::remove_file(&tmp);
+            cleanup(&staged);
+            return Err(GenError::Io {
+                action: "write",
+                path: tmp,
+                source,
+            });
+        }
+        staged.push((tmp, path.clone()));
+    }
+    for (i, (tmp, path)) in staged.iter().enumerate() {
+        if let Err(source) = fs::rename(tmp, path) {
+            cleanup(&staged[i..]);
+            return Err(GenError::Io {
+                action: "rename into place",
+                path: path.clone(),
+                source,
+            });
+        }
+    }
+    Ok(outputs.into_iter().map(|(p, _)| p).collect())
+}
+
+/// `dir/.name.tmp<pid>` for `dir/name`.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Removes staged temporaries after a failure (best effort: the error being reported
+/// matters more than a failure to clean up).
+fn cleanup(staged: &[(PathBuf, PathBuf)]) {
+    for (tmp, _) in staged {
+        let _ = fs::remove_file(tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verilog::emit;
+    use hdl::{ModuleBuilder, ResetPolarity};
+
+    fn top() -> Module {
+        let mut m = ModuleBuilder::new("mtop");
+        let d = m.domain(
+            "axis",
+            "axis_aclk",
+            Some("axis_resetn"),
+            ResetPolarity::ActiveLow,
+        );
+        let x = m.input("x", 12);
+        let r = m.register(d, "r", x);
+        m.output("y", r);
+        m.finish().unwrap()
+    }
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn writes_every_file_and_a_manifest() {
+        let m = top();
+        let design = emit(&m).unwrap();
+        let manifest = Manifest::new(&m, &design).with_parameter("width", 12);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out/nested");
+        let written = write_design(&dir, &design, &manifest).unwrap();
+        assert_eq!(written, vec![dir.join("mtop.v"), dir.join("manifest.json")]);
+        assert_eq!(
+            fs::read_to_string(dir.join("mtop.v")).unwrap(),
+            design.files[0].1
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(json["top"], "mtop");
+        assert_eq!(json["files"][0], "mtop.v");
+        assert_eq!(json["parameters"]["width"], "12");
+        assert_eq!(json["ports"][0]["name"], "axis_aclk");
+        assert_eq!(json["ports"][0]["kind"], "clock");
+        assert_eq!(json["ports"][1]["kind"], "reset");
+        assert_eq!(json["ports"][2]["direction"], "input");
+        assert_eq!(json["ports"][2]["width"], 12);
+        assert_eq!(json["ports"][3]["direction"], "output");
+        assert_eq!(json["domains"][0]["reset"], "axis_resetn");
+        assert_eq!(json["domains"][0]["polarity"], "active_low");
+        assert!(leftovers(&dir).is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_path_and_leave_no_temporaries() {
+        let m = top();
+        let design = emit(&m).unwrap();
+        let manifest = Manifest::new(&m, &design);
+        let tmp = tempfile::tempdir().unwrap();
+
+        let file = tmp.path().join("a_file");
+        fs::write(&file, "x").unwrap();
+        let err = write_design(&file.join("sub"), &design, &manifest).unwrap_err();
+        assert!(err.to_string().contains("a_file"), "{err}");
+
+        // A directory where manifest.json should go: the rename fails.
+        let dir = tmp.path().join("out");
+        fs::create_dir_all(dir.join("manifest.json")).unwrap();
+        let err = write_design(&dir, &design, &manifest).unwrap_err();
+        assert!(
+            matches!(&err, GenError::Io { path, .. } if path.ends_with("manifest.json")),
+            "{err}"
+        );
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+    }
+
+    #[test]
+    fn a_manifest_of_another_design_is_refused() {
+        let m = top();
+        let design = emit(&m).unwrap();
+        let mut manifest = Manifest::new(&m, &design);
+        manifest.files.push("extra.v".into());
+        let tmp = tempfile::tempdir().unwrap();
+        let err = write_design(tmp.path(), &design, &manifest).unwrap_err();
+        assert!(matches!(err, GenError::ManifestMismatch(_)), "{err}");
+    }
+}

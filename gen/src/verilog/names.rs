@@ -1,0 +1,233 @@
+//! Verilog identifiers of one module: builder names are kept, unnamed nets become
+//! `_n<id>`, and every helper name the emitter invents is made unique.
+
+use crate::GenError;
+use hdl::ir::{is_legal_identifier, NetId};
+use hdl::Module;
+use std::collections::HashSet;
+
+/// Words Verilator reserves for its C++ output (its `V3LanguageWords`): a top-level port
+/// with one of these names draws a SYMRSVDWORD warning, because top-level ports become
+/// members of the generated C++ class. Verilog keywords are already excluded by the
+/// builder; this is the rest.
+const VERILATOR_CPP_WORDS: &[&str] = &[
+    "NULL",
+    "abort",
+    "alignas",
+    "alignof",
+    "and_eq",
+    "asm",
+    "atomic_cancel",
+    "atomic_commit",
+    "atomic_noexcept",
+    "auto",
+    "bit_vector",
+    "bitand",
+    "bitor",
+    "bool",
+    "case",
+    "catch",
+    "cdecl",
+    "char",
+    "char16_t",
+    "char32_t",
+    "compl",
+    "complex",
+    "concept",
+    "const_cast",
+    "const_iterator",
+    "constexpr",
+    "decltype",
+    "delete",
+    "deque",
+    "double",
+    "dynamic_cast",
+    "explicit",
+    "false",
+    "far",
+    "float",
+    "friend",
+    "goto",
+    "huge",
+    "inline",
+    "interrupt",
+    "iterator",
+    "list",
+    "long",
+    "map",
+    "mutable",
+    "namespace",
+    "near",
+    "noexcept",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or_eq",
+    "override",
+    "pascal",
+    "private",
+    "public",
+    "queue",
+    "reference",
+    "register",
+    "requires",
+    "restrict",
+    "set",
+    "short",
+    "sizeof",
+    "stack",
+    "static_assert",
+    "static_cast",
+    "switch",
+    "synchronized",
+    "template",
+    "thread_local",
+    "throw",
+    "transaction_safe",
+    "transaction_safe_dynamic",
+    "true",
+    "try",
+    "type_info",
+    "typeid",
+    "typename",
+    "uint16_t",
+    "uint32_t",
+    "uint8_t",
+    "using",
+    "vector",
+    "wchar_t",
+    "xor_eq",
+    "sc_clock",
+    "sc_in",
+    "sc_inout",
+    "sc_out",
+    "sc_signal",
+    "sensitive",
+    "sensitive_neg",
+    "sensitive_pos",
+];
+
+/// True if Verilator reserves `name` for its C++ output (see `VERILATOR_CPP_WORDS`).
+pub(crate) fn is_verilator_cpp_word(name: &str) -> bool {
+    VERILATOR_CPP_WORDS.contains(&name)
+}
+
+/// The identifiers taken in one Verilog module scope.
+#[derive(Debug, Default)]
+pub(crate) struct Namespace {
+    taken: HashSet<String>,
+}
+
+impl Namespace {
+    /// Takes `name`; false if it was already taken.
+    pub(crate) fn reserve(&mut self, name: &str) -> bool {
+        self.taken.insert(name.to_string())
+    }
+
+    /// A name not yet taken: `base`, else `base_1`, `base_2`, … (first free), now taken.
+    pub(crate) fn fresh(&mut self, base: &str) -> String {
+        if self.reserve(base) {
+            return base.to_string();
+        }
+        let mut i = 1u64;
+        loop {
+            let candidate = format!("{base}_{i}");
+            if self.reserve(&candidate) {
+                return candidate;
+            }
+            i += 1;
+        }
+    }
+}
+
+/// The Verilog name of every net of a module, plus the namespace holding them.
+#[derive(Debug)]
+pub(crate) struct ModuleNames {
+    /// Name of net `i`.
+    nets: Vec<String>,
+    /// Name of memory `i`.
+    pub(crate) mems: Vec<String>,
+    /// Name of instance `i`.
+    pub(crate) instances: Vec<String>,
+}
+
+impl ModuleNames {
+    /// Names for everything in `m`, and the namespace holding them (helpers draw fresh
+    /// names from it). Port names are the interface and must be legal and unique; other
+    /// builder names are kept when legal and unique, otherwise made unique.
+    pub(crate) fn new(m: &Module) -> Result<(Self, Namespace), GenError> {
+        let mut space = Namespace::default();
+        let mut nets: Vec<Option<String>> = vec![None; m.nets.len()];
+        let bad = |what: &'static str, name: &str, reason: &str| GenError::BadName {
+            module: m.name.clone(),
+            what,
+            name: name.to_string(),
+            reason: reason.to_string(),
+        };
+        for port in &m.ports {
+            if !is_legal_identifier(&port.name) {
+                return Err(bad("port", &port.name, "not a legal identifier"));
+            }
+            if !space.reserve(&port.name) {
+                return Err(bad("port", &port.name, "two ports share the name"));
+            }
+            let slot = nets
+                .get_mut(port.net.0 as usize)
+                .ok_or_else(|| bad("port", &port.name, "its net does not exist"))?;
+            *slot = Some(port.name.clone());
+        }
+        // Unnamed nets first: `_n<id>` can never clash with a legal builder name.
+        for (i, net) in m.nets.iter().enumerate() {
+            if nets[i].is_none() && net.name.is_none() {
+                let name = format!("_n{i}");
+                space.reserve(&name);
+                nets[i] = Some(name);
+            }
+        }
+        let mut claim = |name: &str| {
+            if is_legal_identifier(name) {
+                space.fresh(name)
+            } else {
+                space.fresh("_renamed")
+            }
+        };
+        let named: Vec<String> = m
+            .nets
+            .iter()
+            .zip(nets)
+            .map(|(net, pre)| match pre {
+                Some(n) => n,
+                None => claim(net.name.as_deref().unwrap_or("_renamed")),
+            })
+            .collect();
+        let mems = m.mems.iter().map(|mem| claim(&mem.name)).collect();
+        let instances = m.instances.iter().map(|inst| claim(&inst.name)).collect();
+        let names = ModuleNames {
+            nets: named,
+            mems,
+            instances,
+        };
+        Ok((names, space))
+    }
+
+    /// The Verilog name of `net`.
+    pub(crate) fn net(&self, net: NetId) -> &str {
+        &self.nets[net.0 as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_names_skip_taken_ones() {
+        let mut s = Namespace::default();
+        assert!(s.reserve("a"));
+        assert!(s.reserve("a_1"));
+        assert!(!s.reserve("a"));
+        assert_eq!(s.fresh("a"), "a_2");
+        assert_eq!(s.fresh("b"), "b");
+        assert_eq!(s.fresh("b"), "b_1");
+    }
+}

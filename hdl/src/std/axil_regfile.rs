@@ -1,0 +1,365 @@
+//! An AXI-Lite register file generated from a list of named registers, with its
+//! register map as data (for documentation and C headers), optionally in its own
+//! clock domain with safe crossings to the datapath.
+
+use super::cdc::{handshake_sync, pulse_sync};
+use crate::dsl::{AxiLiteConfig, Domain, ModuleBuilder, Signal};
+use crate::ir::{HdlError, Module, ResetPolarity};
+use serde::Serialize;
+
+/// How software may access a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Software writes it (byte strobes honoured) and reads it back; the datapath
+    /// sees its value on output port `<name>`.
+    ReadWrite,
+    /// The datapath drives it through input port `<name>`; software reads it;
+    /// writes are answered with SLVERR and ignored.
+    ReadOnly,
+    /// Read-only value from input port `<name>`; any write pulses output
+    /// `<name>_clear` for one datapath cycle (e.g. to clear a counter).
+    ClearOnWrite,
+}
+
+/// One register of a register file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterSpec {
+    /// Name: a port-name-friendly identifier.
+    pub name: String,
+    /// Access type.
+    pub access: Access,
+    /// Width in bits (1..=32), right-aligned in the 32-bit word.
+    pub width: u32,
+    /// Reset value (read-write registers).
+    pub reset: u32,
+    /// One line for the documentation.
+    pub description: String,
+}
+
+impl RegisterSpec {
+    /// A register with the given name, access and width, reset 0, no description.
+    pub fn new(name: &str, access: Access, width: u32) -> Self {
+        RegisterSpec {
+            name: name.to_string(),
+            access,
+            width,
+            reset: 0,
+            description: String::new(),
+        }
+    }
+
+    /// The same register with reset value `reset`.
+    pub fn with_reset(mut self, reset: u32) -> Self {
+        self.reset = reset;
+        self
+    }
+
+    /// The same register with a description.
+    pub fn describe(mut self, text: &str) -> Self {
+        self.description = text.to_string();
+        self
+    }
+}
+
+/// What to generate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegFileSpec {
+    /// Module name.
+    pub name: String,
+    /// Registers, at byte offsets 0, 4, 8, … in this order.
+    pub registers: Vec<RegisterSpec>,
+    /// AXI-Lite address width (12 for a 4 KiB window).
+    pub addr_width: u32,
+    /// If true, the AXI-Lite side runs on its own clock (`S_AXI_ACLK`) and the
+    /// datapath ports on domain `core` (`clk`, `rst` active high), every value
+    /// crossing through `hdl::std::cdc`; if false, everything runs on `S_AXI_ACLK`.
+    pub separate_clock: bool,
+}
+
+/// One entry of a register map.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegisterEntry {
+    /// Register name.
+    pub name: String,
+    /// Byte offset in the AXI-Lite window.
+    pub offset: u32,
+    /// Width in bits (right-aligned).
+    pub width: u32,
+    /// Access type.
+    pub access: Access,
+    /// Reset value.
+    pub reset: u32,
+    /// Description.
+    pub description: String,
+}
+
+/// A register file's map: what documentation and C headers are made from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegisterMap {
+    /// The register file's module name.
+    pub block: String,
+    /// AXI-Lite address width.
+    pub addr_width: u32,
+    /// Data width (always 32).
+    pub data_width: u32,
+    /// The registers in address order.
+    pub registers: Vec<RegisterEntry>,
+}
+
+const OKAY: u64 = 0b00;
+const SLVERR: u64 = 0b10;
+
+fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
+    let p = |param: &str, reason: String| Err(HdlError::parameter(&spec.name, param, reason));
+    if !(4..=32).contains(&spec.addr_width) {
+        return p("addr_width", format!("{} is not in 4..=32", spec.addr_width));
+    }
+    if spec.registers.is_empty() {
+        return p("registers", "the register list is empty".into());
+    }
+    let capacity = 1u64 << (spec.addr_width - 2);
+    if spec.registers.len() as u64 > capacity {
+        return p(
+            "registers",
+            format!(
+                "{} registers do not fit a {}-bit address space ({capacity} words)",
+                spec.registers.len(),
+                spec.addr_width
+            ),
+        );
+    }
+    for r in &spec.registers {
+        if !(1..=32).contains(&r.width) {
+            return p(&r.name, format!("width {} is not in 1..=32", r.width));
+        }
+        if r.width < 32 && r.reset >> r.width != 0 {
+            return p(&r.name, format!("reset value {:#x} does not fit {} bits", r.reset, r.width));
+        }
+    }
+    Ok(())
+}
+
+/// Generates the register file and its map. Ports: the AXI-Lite slave `S_AXI_*`
+/// (with `S_AXI_ACLK`, `S_AXI_ARESETN` active low), and per register the datapath
+/// ports described at [`Access`]. Unmapped addresses read 0 with SLVERR.
+pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlError> {
+    check(spec)?;
+    let mut m = ModuleBuilder::new(&spec.name);
+    let axil = m.domain("axil", "S_AXI_ACLK", Some("S_AXI_ARESETN"), ResetPolarity::ActiveLow);
+    let core = spec
+        .separate_clock
+        .then(|| m.domain("core", "clk", Some("rst"), ResetPolarity::ActiveHigh));
+    let bus = m.axilite_slave(&AxiLiteConfig {
+        prefix: "S_AXI".into(),
+        addr_width: spec.addr_width,
+        uppercase: true,
+    });
+    let iw = spec.addr_width - 2;
+
+    // Write channel: latch address and data independently, then write and respond.
+    let aw_full = m.reg(axil, "aw_full", 1);
+    let aw_index = m.reg(axil, "aw_index", iw);
+    let w_full = m.reg(axil, "w_full", 1);
+    let w_data = m.reg(axil, "w_data", 32);
+    let w_strb = m.reg(axil, "w_strb", 4);
+    let bvalid = m.reg(axil, "bvalid_q", 1);
+    let bresp = m.reg(axil, "bresp_q", 2);
+    let awready = m.not(aw_full);
+    let wready = m.not(w_full);
+    let aw_take = m.and(bus.awvalid, awready);
+    let w_take = m.and(bus.wvalid, wready);
+    let both = m.and(aw_full, w_full);
+    let no_b = m.not(bvalid);
+    let do_write = m.and(both, no_b);
+    let do_write = m.named("do_write", do_write);
+    let awi = m.slice(bus.awaddr, 2, iw);
+    m.set_next(aw_index, awi);
+    m.set_enable(aw_index, aw_take);
+    m.set_next(w_data, bus.wdata);
+    m.set_enable(w_data, w_take);
+    m.set_next(w_strb, bus.wstrb);
+    m.set_enable(w_strb, w_take);
+    let no_write = m.not(do_write);
+    let aw_full_next = m.mux(aw_full, no_write, aw_take);
+    m.set_next(aw_full, aw_full_next);
+    let w_full_next = m.mux(w_full, no_write, w_take);
+    m.set_next(w_full, w_full_next);
+    let b_done = m.and(bvalid, bus.bready);
+    let b_pending = m.not(b_done);
+    let b_keep = m.and(bvalid, b_pending);
+    let bvalid_next = m.or(b_keep, do_write);
+    m.set_next(bvalid, bvalid_next);
+
+    // Read channel: one outstanding read; data registered.
+    let rvalid = m.reg(axil, "rvalid_q", 1);
+    let rdata = m.reg(axil, "rdata_q", 32);
+    let rresp = m.reg(axil, "rresp_q", 2);
+    let arready = m.not(rvalid);
+    let ar_take = m.and(bus.arvalid, arready);
+    let r_done = m.and(rvalid, bus.rready);
+    let r_pending = m.not(r_done);
+    let r_keep = m.and(rvalid, r_pending);
+    let rvalid_next = m.or(r_keep, ar_take);
+    m.set_next(rvalid, rvalid_next);
+    let ari = m.slice(bus.araddr, 2, iw);
+
+    // Byte-strobe merge of the written word into an old value.
+    let strb_bits: Vec<Signal> = (0..4)
+        .map(|i| {
+            let b = m.bit(w_strb, i);
+            m.replicate(b, 8)
+        })
+        .collect();
+    let strb_mask = m.join_lanes(&strb_bits);
+
+    let mut read_values = Vec::new();
+    let mut write_ok = Vec::new();
+    let mut entries = Vec::new();
+    for (i, r) in spec.registers.iter().enumerate() {
+        let hit = m.eq_const(aw_index, i as u64);
+        let wr = m.and(do_write, hit);
+        let value = match r.access {
+            Access::ReadWrite => {
+                write_ok.push(hit);
+                let q = m.reg_init(axil, &format!("{}_q", r.name), r.width, r.reset as u64);
+                let old = m.zext(q, 32);
+                let keep = m.not(strb_mask);
+                let kept = m.and(old, keep);
+                let new = m.and(w_data, strb_mask);
+                let merged = m.or(kept, new);
+                let merged = m.truncate(merged, r.width);
+                m.set_next(q, merged);
+                m.set_enable(q, wr);
+                let out = match core {
+                    Some(core) => to_core(&mut m, axil, core, r, q)?,
+                    None => q,
+                };
+                m.output(&r.name, out);
+                q
+            }
+            Access::ReadOnly | Access::ClearOnWrite => {
+                let input = m.input(&r.name, r.width);
+                if r.access == Access::ClearOnWrite {
+                    write_ok.push(hit);
+                    let clear = match core {
+                        Some(core) => pulse_to_core(&mut m, axil, core, &r.name, wr)?,
+                        None => wr,
+                    };
+                    m.output(&format!("{}_clear", r.name), clear);
+                }
+                match core {
+                    Some(core) => from_core(&mut m, axil, core, &r.name, input)?,
+                    None => input,
+                }
+            }
+        };
+        let rhit = m.eq_const(ari, i as u64);
+        let word = m.zext(value, 32);
+        read_values.push((rhit, word));
+        entries.push(RegisterEntry {
+            name: r.name.clone(),
+            offset: 4 * i as u32,
+            width: r.width,
+            access: r.access,
+            reset: r.reset,
+            description: r.description.clone(),
+        });
+    }
+    let zero = m.zeros(32);
+    let read_word = m.select(&read_values, zero);
+    m.set_next(rdata, read_word);
+    m.set_enable(rdata, ar_take);
+    let mapped = if spec.registers.len() as u64 == 1u64 << iw {
+        m.lit(1, 1)
+    } else {
+        let count = m.lit(spec.registers.len() as u64, iw);
+        m.lt(ari, count)
+    };
+    let okay = m.lit(OKAY, 2);
+    let slverr = m.lit(SLVERR, 2);
+    let read_resp = m.mux(mapped, okay, slverr);
+    m.set_next(rresp, read_resp);
+    m.set_enable(rresp, ar_take);
+    let writable = if write_ok.is_empty() {
+        m.lit(0, 1)
+    } else {
+        m.or_all(&write_ok)
+    };
+    let write_resp = m.mux(writable, okay, slverr);
+    m.set_next(bresp, write_resp);
+    m.set_enable(bresp, do_write);
+
+    m.assign(bus.awready, awready);
+    m.assign(bus.wready, wready);
+    m.assign(bus.bvalid, bvalid);
+    m.assign(bus.bresp, bresp);
+    m.assign(bus.arready, arready);
+    m.assign(bus.rvalid, rvalid);
+    m.assign(bus.rdata, rdata);
+    m.assign(bus.rresp, rresp);
+    let map = RegisterMap {
+        block: spec.name.clone(),
+        addr_width: spec.addr_width,
+        data_width: 32,
+        registers: entries,
+    };
+    Ok((m.finish()?, map))
+}
+
+/// Carries a read-write register's value to the datapath domain: re-sent
+/// continuously through a handshake crossing, held in a `core` register that resets
+/// to the register's reset value.
+fn to_core(
+    m: &mut ModuleBuilder,
+    axil: Domain,
+    core: Domain,
+    r: &RegisterSpec,
+    value: Signal,
+) -> Result<Signal, HdlError> {
+    let hs = m.instance(&format!("u_{}_sync", r.name), &handshake_sync(r.width)?);
+    m.bind_domain(hs, "src", axil);
+    m.bind_domain(hs, "dst", core);
+    let one = m.lit(1, 1);
+    m.connect(hs, "src_valid", one);
+    m.connect(hs, "src_data", value);
+    let valid = m.instance_output(hs, "dst_valid");
+    let data = m.instance_output(hs, "dst_data");
+    let q = m.reg_init(core, &format!("{}_core", r.name), r.width, r.reset as u64);
+    m.set_next(q, data);
+    m.set_enable(q, valid);
+    Ok(q)
+}
+
+/// Samples a datapath value into the AXI-Lite domain, continuously, through a
+/// handshake crossing (the value read is at most a few cycles old, never torn).
+fn from_core(
+    m: &mut ModuleBuilder,
+    axil: Domain,
+    core: Domain,
+    name: &str,
+    value: Signal,
+) -> Result<Signal, HdlError> {
+    let hs = m.instance(&format!("u_{name}_sync"), &handshake_sync(value.width())?);
+    m.bind_domain(hs, "src", core);
+    m.bind_domain(hs, "dst", axil);
+    let one = m.lit(1, 1);
+    m.connect(hs, "src_valid", one);
+    m.connect(hs, "src_data", value);
+    Ok(m.instance_output(hs, "dst_data"))
+}
+
+/// Carries a write pulse to the datapath domain.
+fn pulse_to_core(
+    m: &mut ModuleBuilder,
+    axil: Domain,
+    core: Domain,
+    name: &str,
+    pulse: Signal,
+) -> Result<Signal, HdlError> {
+    let ps = m.instance(&format!("u_{name}_clear_sync"), &pulse_sync()?);
+    m.bind_domain(ps, "src", axil);
+    m.bind_domain(ps, "dst", core);
+    m.connect(ps, "src_pulse", pulse);
+    Ok(m.instance_output(ps, "dst_pulse"))
+}

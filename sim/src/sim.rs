@@ -1,0 +1,530 @@
+//! The [`Simulator`]: construction, time and clock control, reset and tracing.
+//! Port and net access live in `ports.rs`.
+
+use crate::clock::Clocks;
+use crate::compile::{compile, Program};
+use crate::error::SimError;
+use crate::exec;
+use crate::flatten::{flatten, FlatDesign};
+use crate::instr::Span;
+use crate::state;
+use crate::trace::{TraceEntry, TraceSelection, Tracer};
+use hdl::ir::{Direction, PortKind, ResetPolarity};
+use hdl::Module;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static NEXT_SIM: AtomicU64 = AtomicU64::new(1);
+
+/// A top-level port as the simulator sees it.
+#[derive(Clone, Debug)]
+pub struct PortInfo {
+    /// Port name.
+    pub name: String,
+    /// Width in bits.
+    pub width: u32,
+    /// Input or output.
+    pub direction: Direction,
+    /// Data, clock or reset.
+    pub kind: PortKind,
+    pub(crate) span: Span,
+}
+
+/// A named net (port, register, wire; of any instance) for `peek` and tracing.
+#[derive(Clone, Debug)]
+pub(crate) struct NamedNet {
+    pub name: String,
+    pub width: u32,
+    pub span: Span,
+}
+
+/// A top-level clock domain.
+#[derive(Clone, Debug)]
+pub(crate) struct DomainInfo {
+    pub name: String,
+    /// Storage of the clock port (its level).
+    pub clock: Span,
+    /// Storage of the reset port and the value that asserts it.
+    pub reset: Option<(u32, u64)>,
+}
+
+/// A pre-resolved clock domain, from [`Simulator::domain_handle`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DomainHandle {
+    pub(crate) sim: u64,
+    pub(crate) index: u32,
+}
+
+/// Something that names a top-level clock domain: its name (`&str`, `String`) or a
+/// [`DomainHandle`].
+pub trait DomainRef {
+    /// The domain's index in `sim`, or an error naming it.
+    fn domain_index(&self, sim: &Simulator) -> Result<usize, SimError>;
+}
+
+impl DomainRef for &str {
+    fn domain_index(&self, sim: &Simulator) -> Result<usize, SimError> {
+        sim.domains
+            .iter()
+            .position(|d| d.name == *self)
+            .ok_or_else(|| SimError::UnknownDomain(self.to_string()))
+    }
+}
+
+impl DomainRef for String {
+    fn domain_index(&self, sim: &Simulator) -> Result<usize, SimError> {
+        self.as_str().domain_index(sim)
+    }
+}
+
+impl DomainRef for &String {
+    fn domain_index(&self, sim: &Simulator) -> Result<usize, SimError> {
+        self.as_str().domain_index(sim)
+    }
+}
+
+impl DomainRef for DomainHandle {
+    fn domain_index(&self, sim: &Simulator) -> Result<usize, SimError> {
+        if self.sim != sim.id || self.index as usize >= sim.domains.len() {
+            return Err(SimError::ForeignHandle);
+        }
+        Ok(self.index as usize)
+    }
+}
+
+/// A compiled, running simulation of one top module (see the crate documentation
+/// for the evaluation and clocking rules).
+pub struct Simulator {
+    pub(crate) id: u64,
+    pub(crate) name: String,
+    pub(crate) prog: Program,
+    pub(crate) vals: Vec<u64>,
+    pub(crate) shadow: Vec<u64>,
+    pub(crate) mem: Vec<u64>,
+    pub(crate) dirty: bool,
+    pub(crate) ports: Vec<PortInfo>,
+    pub(crate) port_index: HashMap<String, u32>,
+    pub(crate) named: Vec<NamedNet>,
+    pub(crate) net_index: HashMap<String, u32>,
+    pub(crate) mem_index: HashMap<String, u32>,
+    pub(crate) domains: Vec<DomainInfo>,
+    pub(crate) clocks: Clocks,
+    pub(crate) fired: Vec<usize>,
+    pub(crate) steps: u64,
+    pub(crate) tracer: Option<Tracer>,
+    pub(crate) trace_error: Option<std::io::Error>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("module", &self.name)
+            .field("time_ps", &self.clocks.now)
+            .field("instructions", &self.prog.instrs.len())
+            .field("storage_words", &self.vals.len())
+            .finish()
+    }
+}
+
+impl Simulator {
+    /// Flattens and compiles `module`. Registers and read data start at 0, memories at
+    /// their initial contents, reset inputs at their inactive level, clocks low with a
+    /// period of 1000 ps.
+    pub fn new(module: &Module) -> Result<Simulator, SimError> {
+        let flat = flatten(module)?;
+        Self::from_flat(&flat)
+    }
+
+    /// Compiles an already flattened design (see [`flatten`](crate::flatten())).
+    pub fn from_flat(flat: &FlatDesign) -> Result<Simulator, SimError> {
+        let prog = compile(flat)?;
+        let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
+        let ports: Vec<PortInfo> = flat
+            .ports
+            .iter()
+            .map(|p| PortInfo {
+                name: p.name.clone(),
+                width: flat.nets[p.net.0 as usize].width,
+                direction: p.direction,
+                kind: p.kind,
+                span: span(p.net),
+            })
+            .collect();
+        let port_index = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.clone(), i as u32))
+            .collect();
+        let named: Vec<NamedNet> = flat
+            .nets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                n.name.as_ref().map(|name| NamedNet {
+                    name: name.clone(),
+                    width: n.width,
+                    span: prog.nets[i],
+                })
+            })
+            .collect();
+        let net_index = named
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i as u32))
+            .collect();
+        let mem_index = prog
+            .mems
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.clone(), i as u32))
+            .collect();
+        let domains: Vec<DomainInfo> = flat
+            .domains
+            .iter()
+            .map(|d| DomainInfo {
+                name: d.name.clone(),
+                clock: span(d.clock),
+                reset: d.reset.map(|r| {
+                    let level = (d.polarity == ResetPolarity::ActiveHigh) as u64;
+                    (span(r).off, level)
+                }),
+            })
+            .collect();
+        let mut vals = prog.init.clone();
+        for d in &domains {
+            if let Some((off, level)) = d.reset {
+                vals[off as usize] = 1 - level;
+            }
+        }
+        Ok(Simulator {
+            id: NEXT_SIM.fetch_add(1, Ordering::Relaxed),
+            name: flat.name.clone(),
+            shadow: vec![0; prog.shadow_len],
+            mem: prog.mem_init.clone(),
+            vals,
+            dirty: true,
+            ports,
+            port_index,
+            named,
+            net_index,
+            mem_index,
+            clocks: Clocks::new(domains.len()),
+            fired: Vec::with_capacity(domains.len()),
+            domains,
+            steps: 0,
+            tracer: None,
+            trace_error: None,
+            prog,
+        })
+    }
+
+    /// Name of the simulated top module.
+    pub fn module_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The top module's ports.
+    pub fn ports(&self) -> &[PortInfo] {
+        &self.ports
+    }
+
+    /// Names of the top-level clock domains; the first is the primary domain.
+    pub fn domain_names(&self) -> Vec<&str> {
+        self.domains.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// Settles the combinational logic if an input or a register changed since the
+    /// last settle (reads do this by themselves).
+    pub fn settle(&mut self) {
+        if self.dirty {
+            exec::run(&self.prog.instrs, &self.prog.parts, &mut self.vals);
+            self.dirty = false;
+        }
+    }
+
+    /// Current simulated time in picoseconds (the time of the last processed edge).
+    pub fn time_ps(&self) -> u64 {
+        self.clocks.now
+    }
+
+    /// A pre-resolved handle to domain `name`.
+    pub fn domain_handle(&self, name: &str) -> Result<DomainHandle, SimError> {
+        let index = name.domain_index(self)?;
+        Ok(DomainHandle {
+            sim: self.id,
+            index: index as u32,
+        })
+    }
+
+    /// Rising edges domain `d` has had.
+    pub fn cycle_count(&self, d: impl DomainRef) -> Result<u64, SimError> {
+        let i = d.domain_index(self)?;
+        Ok(self.clocks.clocks[i].cycles)
+    }
+
+    /// Rising edges of the primary domain; for a module without domains, the number
+    /// of [`step`](Self::step) calls.
+    pub fn cycles(&self) -> u64 {
+        match self.clocks.clocks.first() {
+            Some(c) => c.cycles,
+            None => self.steps,
+        }
+    }
+
+    /// Sets the clock period of domain `d` (at least 2 ps); it applies from the next
+    /// edge of that clock, counted from its last rising edge.
+    pub fn set_clock_period(&mut self, d: impl DomainRef, period_ps: u64) -> Result<(), SimError> {
+        let i = d.domain_index(self)?;
+        if period_ps < 2 {
+            return Err(SimError::BadClockPeriod {
+                domain: self.domains[i].name.clone(),
+                period: period_ps,
+            });
+        }
+        self.clocks.set_period(i, period_ps);
+        Ok(())
+    }
+
+    /// Sets the phase offset of domain `d`'s clock: its rising edges come at
+    /// `phase + k·period`, k ≥ 1. Only before the clock's first rising edge.
+    pub fn set_clock_phase(&mut self, d: impl DomainRef, phase_ps: u64) -> Result<(), SimError> {
+        let i = d.domain_index(self)?;
+        if self.clocks.clocks[i].last_rise.is_some() {
+            return Err(SimError::ClockRunning(self.domains[i].name.clone()));
+        }
+        self.clocks.set_phase(i, phase_ps);
+        Ok(())
+    }
+
+    /// Clock period of domain `d` in picoseconds.
+    pub fn clock_period(&self, d: impl DomainRef) -> Result<u64, SimError> {
+        let i = d.domain_index(self)?;
+        Ok(self.clocks.clocks[i].period)
+    }
+
+    /// Advances to the next rising edge of the primary domain (the top module's first),
+    /// processing every other domain's edges on the way. Without domains: settles and
+    /// counts a step.
+    pub fn step(&mut self) {
+        if self.domains.is_empty() {
+            self.settle();
+            self.steps += 1;
+            let now = self.clocks.now;
+            self.trace(|t, vals| t.dump(vals, now));
+            return;
+        }
+        self.step_index(0);
+    }
+
+    /// [`step`](Self::step) `n` times.
+    pub fn step_n(&mut self, n: u64) {
+        for _ in 0..n {
+            self.step();
+        }
+    }
+
+    /// Advances to the next rising edge of domain `d`, processing every other domain's
+    /// edges on the way.
+    pub fn step_domain(&mut self, d: impl DomainRef) -> Result<(), SimError> {
+        let i = d.domain_index(self)?;
+        self.step_index(i);
+        Ok(())
+    }
+
+    /// Advances to the next rising edge of any clock and returns the domains that rose
+    /// there (several when edges coincide), for test benches that act on every edge of
+    /// several clocks. With no domains it behaves like [`step`](Self::step) and returns
+    /// nothing.
+    pub fn step_edge(&mut self) -> Vec<DomainHandle> {
+        if self.domains.is_empty() {
+            self.step();
+            return vec![];
+        }
+        self.advance();
+        self.fired
+            .iter()
+            .map(|&d| DomainHandle {
+                sim: self.id,
+                index: d as u32,
+            })
+            .collect()
+    }
+
+    fn step_index(&mut self, d: usize) {
+        loop {
+            self.advance();
+            if self.fired.contains(&d) {
+                break;
+            }
+        }
+    }
+
+    /// Asserts every top-level domain's reset (respecting its polarity), steps until
+    /// every domain has had at least `cycles` rising edges, then deasserts the resets.
+    pub fn reset(&mut self, cycles: u64) {
+        if self.domains.is_empty() {
+            self.settle();
+            return;
+        }
+        self.drive_resets(true);
+        let start: Vec<u64> = self.clocks.clocks.iter().map(|c| c.cycles).collect();
+        while self
+            .clocks
+            .clocks
+            .iter()
+            .zip(&start)
+            .any(|(c, s)| c.cycles - s < cycles)
+        {
+            self.advance();
+        }
+        self.drive_resets(false);
+    }
+
+    fn drive_resets(&mut self, active: bool) {
+        for d in &self.domains {
+            if let Some((off, level)) = d.reset {
+                self.vals[off as usize] = if active { level } else { 1 - level };
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// Processes the next rising edge of any clock: falling edges before it, then one
+    /// atomic update of every domain rising at that instant.
+    fn advance(&mut self) {
+        let Some(t) = self.clocks.next_rise() else {
+            return;
+        };
+        self.settle();
+        let now = self.clocks.now;
+        self.trace(|tr, vals| tr.dump(vals, now));
+        // Falling edges up to t (those exactly at t are written with the rising edge).
+        while let Some(tf) = self.clocks.next_fall_until(t) {
+            for (c, d) in self.clocks.clocks.iter_mut().zip(&self.domains) {
+                if c.next_fall == Some(tf) {
+                    c.next_fall = None;
+                    self.vals[d.clock.off as usize] = 0;
+                }
+            }
+            if tf < t {
+                self.trace(|tr, vals| tr.dump_clocks(vals, tf));
+            }
+        }
+
+        let mut fired = std::mem::take(&mut self.fired);
+        self.clocks.rise(t, &mut fired);
+        let p = &self.prog;
+        for &d in &fired {
+            state::sample_regs(&p.domains[d], &self.vals, &mut self.shadow);
+        }
+        for &d in &fired {
+            state::sample_reads(
+                &p.domains[d],
+                &p.mems,
+                &self.vals,
+                &self.mem,
+                &mut self.shadow,
+            );
+        }
+        for &d in &fired {
+            state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
+        }
+        for &d in &fired {
+            state::commit(&p.domains[d], &p.mems, &self.shadow, &mut self.vals);
+            self.vals[self.domains[d].clock.off as usize] = 1;
+        }
+        self.fired = fired;
+        self.dirty = true;
+        if self.tracer.is_some() {
+            self.settle();
+            self.trace(|tr, vals| tr.dump(vals, t));
+        }
+    }
+
+    /// Runs `f` on the open trace, if any; an I/O error closes the trace and is kept
+    /// for [`finish_trace`](Self::finish_trace).
+    fn trace(&mut self, f: impl FnOnce(&mut Tracer, &[u64]) -> std::io::Result<()>) {
+        if let Some(t) = &mut self.tracer {
+            if let Err(e) = f(t, &self.vals) {
+                self.tracer = None;
+                self.trace_error = Some(e);
+            }
+        }
+    }
+
+    /// Starts writing a VCD trace of `selection` (plus the top-level clocks) to `writer`,
+    /// beginning with the current values at the current time. An open trace is finished
+    /// first. Write errors during simulation close the trace and are reported by
+    /// [`finish_trace`](Self::finish_trace).
+    ///
+    /// Values are written at every rising edge (after the commit), clocks also at their
+    /// falling edges; inputs set between two edges appear at the time of the last edge.
+    /// Nets sharing storage (aliases, instance ports) share one VCD code.
+    pub fn trace_vcd<W: Write + Send + 'static>(
+        &mut self,
+        writer: W,
+        selection: TraceSelection,
+    ) -> Result<(), SimError> {
+        self.finish_trace()?;
+        let mut entries: Vec<TraceEntry> = self
+            .ports
+            .iter()
+            .filter(|p| p.kind == PortKind::Clock)
+            .map(|p| TraceEntry {
+                name: p.name.clone(),
+                span: p.span,
+                width: p.width,
+                clock: true,
+            })
+            .collect();
+        let clock_names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+        let chosen: Vec<&NamedNet> = match &selection {
+            TraceSelection::All => self.named.iter().collect(),
+            TraceSelection::Names(names) => {
+                let mut v = Vec::with_capacity(names.len());
+                for n in names {
+                    let i = self
+                        .net_index
+                        .get(n)
+                        .ok_or_else(|| SimError::UnknownNet(n.clone()))?;
+                    v.push(&self.named[*i as usize]);
+                }
+                v
+            }
+        };
+        for n in chosen {
+            if !clock_names.contains(&n.name) {
+                entries.push(TraceEntry {
+                    name: n.name.clone(),
+                    span: n.span,
+                    width: n.width,
+                    clock: false,
+                });
+            }
+        }
+        self.settle();
+        let tracer = Tracer::start(
+            Box::new(writer),
+            &self.name,
+            &entries,
+            &self.vals,
+            self.clocks.now,
+        )?;
+        self.tracer = Some(tracer);
+        Ok(())
+    }
+
+    /// Flushes and closes the VCD trace, if one is open; returns the first write error
+    /// the trace met, if any.
+    pub fn finish_trace(&mut self) -> Result<(), SimError> {
+        let flushed = match self.tracer.take() {
+            Some(mut t) => t.flush(),
+            None => Ok(()),
+        };
+        if let Some(e) = self.trace_error.take() {
+            return Err(e.into());
+        }
+        flushed.map_err(SimError::from)
+    }
+}

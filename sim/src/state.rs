@@ -1,0 +1,168 @@
+//! The clock-edge half of the two-phase evaluation: registers and memory ports of
+//! the domains that have a rising edge sample their inputs into a shadow buffer,
+//! memory writes are applied (after every read port of the edge has sampled:
+//! read-first), then the shadow values are committed.
+
+/// "No net" marker for optional storage offsets.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// One register, compiled: `shadow <= reset ? reset_value : enable ? next : q`.
+#[derive(Clone, Debug)]
+pub(crate) struct RegSample {
+    /// Storage of the register's output.
+    pub q: u32,
+    /// Storage of its next value.
+    pub next: u32,
+    /// Storage of the enable bit, or `NONE`.
+    pub enable: u32,
+    /// Storage of the reset bit, or `NONE` (no reset value, or no reset).
+    pub reset: u32,
+    /// Reset bit value that asserts reset (1 active-high, 0 active-low).
+    pub reset_level: u64,
+    /// Storage of the reset value (a hidden constant).
+    pub reset_value: u32,
+    /// Offset in the shadow buffer.
+    pub shadow: u32,
+    /// Width in words.
+    pub words: u32,
+}
+
+/// Where a memory's words live in memory storage.
+#[derive(Clone, Debug)]
+pub(crate) struct MemLayout {
+    /// Hierarchical name.
+    pub name: String,
+    /// First storage word of word 0.
+    pub base: usize,
+    /// Number of memory words.
+    pub depth: u32,
+    /// Storage words per memory word.
+    pub words: u32,
+    /// Bits per memory word.
+    pub width: u32,
+}
+
+/// A synchronous read port, compiled.
+#[derive(Clone, Debug)]
+pub(crate) struct ReadPort {
+    /// Index into the memory layouts.
+    pub mem: u32,
+    /// Storage of the address.
+    pub addr: u32,
+    /// Words of the address.
+    pub addr_words: u32,
+    /// Storage of the read enable, or `NONE`.
+    pub enable: u32,
+    /// Storage of the read data (the port's output net).
+    pub data: u32,
+    /// Offset in the shadow buffer.
+    pub shadow: u32,
+}
+
+/// A write port, compiled.
+#[derive(Clone, Debug)]
+pub(crate) struct WritePort {
+    /// Index into the memory layouts.
+    pub mem: u32,
+    /// Storage of the address.
+    pub addr: u32,
+    /// Words of the address.
+    pub addr_words: u32,
+    /// Storage of the write enable.
+    pub enable: u32,
+    /// Storage of the data.
+    pub data: u32,
+}
+
+/// The state elements clocked by one top-level domain.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DomainState {
+    pub regs: Vec<RegSample>,
+    pub reads: Vec<ReadPort>,
+    pub writes: Vec<WritePort>,
+}
+
+/// An address held at `off`, saturated to `u64::MAX` if wider than 64 bits.
+#[inline]
+fn address(vals: &[u64], off: u32, words: u32) -> u64 {
+    let w = &vals[off as usize..(off + words) as usize];
+    crate::wide::read_amount(w)
+}
+
+#[inline]
+fn copy(dst: &mut [u64], d: u32, src: &[u64], s: u32, words: u32) {
+    let (d, s, n) = (d as usize, s as usize, words as usize);
+    if n == 1 {
+        dst[d] = src[s];
+    } else {
+        dst[d..d + n].copy_from_slice(&src[s..s + n]);
+    }
+}
+
+/// First phase for registers: every register of `dom` computes its next value.
+pub(crate) fn sample_regs(dom: &DomainState, vals: &[u64], shadow: &mut [u64]) {
+    for r in &dom.regs {
+        let src = if r.reset != NONE && vals[r.reset as usize] & 1 == r.reset_level {
+            r.reset_value
+        } else if r.enable == NONE || vals[r.enable as usize] & 1 == 1 {
+            r.next
+        } else {
+            r.q
+        };
+        copy(shadow, r.shadow, vals, src, r.words);
+    }
+}
+
+/// First phase for read ports: every enabled port of `dom` reads `mem[addr]`
+/// (0 past the depth); a disabled port keeps its data.
+pub(crate) fn sample_reads(
+    dom: &DomainState,
+    mems: &[MemLayout],
+    vals: &[u64],
+    mem: &[u64],
+    shadow: &mut [u64],
+) {
+    for p in &dom.reads {
+        let m = &mems[p.mem as usize];
+        let n = m.words as usize;
+        let dst = p.shadow as usize;
+        if p.enable != NONE && vals[p.enable as usize] & 1 == 0 {
+            copy(shadow, p.shadow, vals, p.data, m.words);
+            continue;
+        }
+        let addr = address(vals, p.addr, p.addr_words);
+        if addr < m.depth as u64 {
+            let at = m.base + addr as usize * n;
+            shadow[dst..dst + n].copy_from_slice(&mem[at..at + n]);
+        } else {
+            shadow[dst..dst + n].fill(0);
+        }
+    }
+}
+
+/// Applies the enabled writes of `dom` (addresses past the depth are ignored).
+pub(crate) fn apply_writes(dom: &DomainState, mems: &[MemLayout], vals: &[u64], mem: &mut [u64]) {
+    for w in &dom.writes {
+        if vals[w.enable as usize] & 1 == 0 {
+            continue;
+        }
+        let m = &mems[w.mem as usize];
+        let addr = address(vals, w.addr, w.addr_words);
+        if addr < m.depth as u64 {
+            let n = m.words as usize;
+            let at = m.base + addr as usize * n;
+            let d = w.data as usize;
+            mem[at..at + n].copy_from_slice(&vals[d..d + n]);
+        }
+    }
+}
+
+/// Second phase: the sampled values become the registers' and read ports' outputs.
+pub(crate) fn commit(dom: &DomainState, mems: &[MemLayout], shadow: &[u64], vals: &mut [u64]) {
+    for r in &dom.regs {
+        copy(vals, r.q, shadow, r.shadow, r.words);
+    }
+    for p in &dom.reads {
+        copy(vals, p.data, shadow, p.shadow, mems[p.mem as usize].words);
+    }
+}

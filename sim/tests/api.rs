@@ -1,0 +1,145 @@
+//! The port API's errors and access paths: every user mistake is a `SimError`
+//! naming the port, net, domain or memory — never a panic.
+
+use hdl::{Bits, Module, ModuleBuilder, ResetPolarity};
+use sim::{SimError, Simulator};
+
+fn module() -> Module {
+    let mut m = ModuleBuilder::new("api");
+    let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+    let d = m.input("d", 8);
+    let big = m.input("big", 100);
+    let r = m.register(clk, "r", d);
+    let mem = m.memory("ram", 8, 4, None);
+    let a = m.slice(d, 0, 2);
+    let one = m.lit(1, 1);
+    m.mem_write(mem, clk, a, d, one);
+    let q = m.mem_read(mem, clk, "ram_q", a, None);
+    m.output("q", r);
+    m.output("big_q", big);
+    m.output("mq", q);
+    m.finish().unwrap()
+}
+
+#[test]
+fn user_mistakes_are_errors_naming_the_culprit() {
+    let mut s = Simulator::new(&module()).unwrap();
+    let e = s.set_u64("nope", 1).unwrap_err();
+    assert!(matches!(e, SimError::UnknownPort(ref n) if n == "nope"));
+    assert!(e.to_string().contains("nope"));
+    let e = s.set_u64("d", 256).unwrap_err();
+    assert!(
+        matches!(e, SimError::ValueTooWide { ref name, width: 8 } if name == "d"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("`d`"));
+    let e = s.set("d", &Bits::from_u64(0x1ff, 9).unwrap()).unwrap_err();
+    assert!(matches!(e, SimError::ValueTooWide { .. }));
+    s.set("d", &Bits::from_u64(0xff, 16).unwrap()).unwrap(); // wider Bits, value fits
+    assert!(matches!(s.set_u64("clk", 1), Err(SimError::SetClock(ref n)) if n == "clk"));
+    assert!(matches!(s.set_u64("q", 1), Err(SimError::NotAnInput(ref n)) if n == "q"));
+    assert!(matches!(s.get_u64("nope"), Err(SimError::UnknownPort(_))));
+    assert!(matches!(s.peek("nope.x"), Err(SimError::UnknownNet(_))));
+    assert!(matches!(
+        s.step_domain("nope"),
+        Err(SimError::UnknownDomain(_))
+    ));
+    assert!(matches!(
+        s.cycle_count("nope"),
+        Err(SimError::UnknownDomain(_))
+    ));
+    assert!(matches!(
+        s.set_clock_period("clk", 1),
+        Err(SimError::BadClockPeriod { period: 1, .. })
+    ));
+    assert!(matches!(
+        s.peek_mem("nope", 0),
+        Err(SimError::UnknownMemory(_))
+    ));
+    assert!(matches!(
+        s.peek_mem("ram", 4),
+        Err(SimError::AddressOutOfRange {
+            addr: 4,
+            depth: 4,
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.poke_mem("ram", 0, &Bits::from_u64(256, 9).unwrap()),
+        Err(SimError::ValueTooWide { .. })
+    ));
+    s.step();
+    assert!(matches!(
+        s.set_clock_phase("clk", 5),
+        Err(SimError::ClockRunning(_))
+    ));
+    // Resets may be driven directly.
+    s.set_u64("rst", 1).unwrap();
+    s.step();
+    assert_eq!(s.get_u64("q").unwrap(), 0);
+}
+
+#[test]
+fn wide_values_and_handles() {
+    let mut s = Simulator::new(&module()).unwrap();
+    let big = s.port_handle("big").unwrap();
+    let out = s.port_handle("big_q").unwrap();
+    s.set_words(big, &[5, 7]).unwrap();
+    assert_eq!(s.get_words(out).unwrap(), &[5, 7]);
+    assert!(matches!(
+        s.get_u64("big_q"),
+        Err(SimError::NotU64 { width: 100, .. })
+    ));
+    assert!(matches!(
+        s.get_handle_u64(out),
+        Err(SimError::NotU64 { .. })
+    ));
+    s.set_words(big, &[9]).unwrap();
+    assert_eq!(s.get_handle_u64(out).unwrap(), 9);
+    assert_eq!(s.get_u64("big_q").unwrap(), 9);
+    s.set_words(big, &[1, 0, 0, 0]).unwrap();
+    assert!(matches!(
+        s.set_words(big, &[1, 1 << 36]),
+        Err(SimError::ValueTooWide { .. })
+    ));
+    assert!(matches!(
+        s.set_words(big, &[1, 0, 1]),
+        Err(SimError::ValueTooWide { .. })
+    ));
+    s.set_handle_u64(big, u64::MAX).unwrap();
+    assert_eq!(s.get_handle(out).unwrap().to_u64(), Some(u64::MAX));
+    let full = Bits::ones(100);
+    s.set_handle(big, &full).unwrap();
+    assert_eq!(s.get("big_q").unwrap(), full);
+    assert_eq!(s.peek("big").unwrap(), full);
+
+    let other = Simulator::new(&module()).unwrap();
+    let foreign = other.port_handle("big").unwrap();
+    assert!(matches!(
+        s.set_handle_u64(foreign, 1),
+        Err(SimError::ForeignHandle)
+    ));
+    let dom = other.domain_handle("clk").unwrap();
+    assert!(matches!(s.step_domain(dom), Err(SimError::ForeignHandle)));
+    assert!(matches!(
+        s.port_handle("zzz"),
+        Err(SimError::UnknownPort(_))
+    ));
+}
+
+#[test]
+fn memories_can_be_peeked_and_poked() {
+    let mut s = Simulator::new(&module()).unwrap();
+    s.poke_mem("ram", 2, &Bits::from_u64(0x42, 8).unwrap())
+        .unwrap();
+    // Address = d[1:0]; the write port writes d there every edge, read-first.
+    s.set_u64("d", 0x02).unwrap();
+    s.step();
+    assert_eq!(s.get_u64("mq").unwrap(), 0x42);
+    assert_eq!(s.peek_mem("ram", 2).unwrap().to_u64(), Some(0x02));
+    s.step();
+    assert_eq!(s.get_u64("mq").unwrap(), 0x02);
+    assert_eq!(s.peek_u64("ram_q").unwrap(), 0x02);
+    let names: Vec<&str> = s.ports().iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["clk", "rst", "d", "big", "q", "big_q", "mq"]);
+}

@@ -1,0 +1,137 @@
+//! Golden floating-point addition for binary32, bfloat16 and binary16: plain Rust,
+//! bit-exact with the hardware's contract (round to nearest even, canonical NaN,
+//! optional flush-to-zero), and the tree sum in PANAMA's pairing order.
+//!
+//! Method: both operands are converted exactly to `f64`, added in `f64`, and the
+//! sum is rounded once to the target format. The `f64` sum is itself rounded (to 53
+//! bits), but double rounding through a precision p' ≥ 2p + 2 is innocuous for
+//! addition (Figueroa, "When is double rounding innocuous?", 1995): 53 ≥ 2·24 + 2,
+//! so the result equals a single correct rounding for all three formats, including
+//! subnormal results and overflow to infinity.
+
+use half::{bf16, f16};
+use hdl::std::fp::FpFormat;
+
+/// True if `bits` is a NaN in `format`.
+pub fn is_nan(format: FpFormat, bits: u64) -> bool {
+    let (e, m) = (format.exp_bits(), format.frac_bits());
+    let exp = (bits >> m) & ((1 << e) - 1);
+    exp == (1 << e) - 1 && bits & ((1 << m) - 1) != 0
+}
+
+/// True if `bits` is a subnormal (not zero) in `format`.
+pub fn is_subnormal(format: FpFormat, bits: u64) -> bool {
+    let (e, m) = (format.exp_bits(), format.frac_bits());
+    (bits >> m) & ((1 << e) - 1) == 0 && bits & ((1 << m) - 1) != 0
+}
+
+/// A subnormal flushed to zero of the same sign; anything else unchanged.
+pub fn flush(format: FpFormat, bits: u64) -> u64 {
+    if is_subnormal(format, bits) {
+        bits & (1 << (format.width() - 1))
+    } else {
+        bits
+    }
+}
+
+/// The exact value of `bits` as `f64`.
+pub fn to_f64(format: FpFormat, bits: u64) -> f64 {
+    match format {
+        FpFormat::Fp32 => f32::from_bits(bits as u32) as f64,
+        FpFormat::Bf16 => bf16::from_bits(bits as u16).to_f64(),
+        FpFormat::Fp16 => f16::from_bits(bits as u16).to_f64(),
+    }
+}
+
+/// `x` rounded to nearest even in `format`.
+pub fn from_f64(format: FpFormat, x: f64) -> u64 {
+    match format {
+        FpFormat::Fp32 => (x as f32).to_bits() as u64,
+        FpFormat::Bf16 => bf16::from_f64(x).to_bits() as u64,
+        FpFormat::Fp16 => f16::from_f64(x).to_bits() as u64,
+    }
+}
+
+/// `a + b` in `format` as the hardware must compute it.
+pub fn add(format: FpFormat, ftz: bool, a: u64, b: u64) -> u64 {
+    if is_nan(format, a) || is_nan(format, b) {
+        return format.canonical_nan();
+    }
+    let (a, b) = if ftz {
+        (flush(format, a), flush(format, b))
+    } else {
+        (a, b)
+    };
+    let sum = to_f64(format, a) + to_f64(format, b);
+    if sum.is_nan() {
+        return format.canonical_nan();
+    }
+    let bits = from_f64(format, sum);
+    if ftz {
+        flush(format, bits)
+    } else {
+        bits
+    }
+}
+
+/// −0.0 in `format`: what an absent tree input contributes.
+pub fn negative_zero(format: FpFormat) -> u64 {
+    1 << (format.width() - 1)
+}
+
+/// The sum of `operands` (absent ones as −0.0) in PANAMA's tree order: each level
+/// adds pairs (0,1), (2,3), …, and an odd last operand moves up unchanged.
+pub fn tree_sum(format: FpFormat, ftz: bool, operands: &[Option<u64>]) -> u64 {
+    let mut level: Vec<u64> = operands
+        .iter()
+        .map(|o| o.unwrap_or(negative_zero(format)))
+        .collect();
+    if level.is_empty() {
+        return negative_zero(format);
+    }
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| match pair {
+                [x, y] => add(format, ftz, *x, *y),
+                [x] => *x,
+                _ => unreachable!("chunks(2)"),
+            })
+            .collect();
+    }
+    level[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specials_follow_the_contract() {
+        let f = FpFormat::Fp32;
+        let inf = 0x7F80_0000;
+        let ninf = 0xFF80_0000;
+        assert_eq!(add(f, false, inf, ninf), 0x7FC0_0000);
+        assert_eq!(add(f, false, 0x7F80_0001, 0), 0x7FC0_0000);
+        assert_eq!(add(f, false, 0x8000_0000, 0x8000_0000), 0x8000_0000);
+        assert_eq!(add(f, false, 0x3F80_0000, 0xBF80_0000), 0);
+        assert_eq!(add(f, false, 0x7F7F_FFFF, 0x7F7F_FFFF), inf);
+        // Two smallest subnormals sum exactly; with ftz they vanish.
+        assert_eq!(add(f, false, 1, 1), 2);
+        assert_eq!(add(f, true, 1, 1), 0);
+        assert_eq!(add(FpFormat::Fp16, false, 0x7BFF, 0x7BFF), 0x7C00);
+        assert_eq!(add(FpFormat::Bf16, false, 0xFF80, 0x7F80), 0x7FC0);
+    }
+
+    #[test]
+    fn tree_pairs_in_order_and_absent_inputs_are_identity() {
+        let f = FpFormat::Fp32;
+        let one = 1.0f32.to_bits() as u64;
+        let big = 16_777_216.0f32.to_bits() as u64; // 2^24: 2^24 + 1 rounds to 2^24
+        // ((big + 1) + (1 + 1)) = big + 2 exactly, unlike ((big + 1) + 1) + 1.
+        let s = tree_sum(f, false, &[Some(big), Some(one), Some(one), Some(one)]);
+        assert_eq!(f32::from_bits(s as u32), 16_777_218.0);
+        let s = tree_sum(f, false, &[None, Some(0x8000_0000), None]);
+        assert_eq!(s, 0x8000_0000);
+    }
+}

@@ -1,0 +1,4 @@
+//! Golden models: what the hardware must compute, from its inputs, in plain Rust
+//! that knows nothing of the HDL.
+
+pub mod fp;

@@ -1,0 +1,7 @@
+//! Reference models of the `hdl::std` blocks: plain Rust, written from each block's
+//! documented behaviour and independent of the HDL, for the simulators to be checked
+//! against.
+
+pub mod counter;
+pub mod fifo;
+pub mod skid;
