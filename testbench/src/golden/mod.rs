@@ -2,3 +2,4 @@
 //! that knows nothing of the HDL.
 
 pub mod fp;
+pub mod fp_cases;
