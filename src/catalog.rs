@@ -186,7 +186,12 @@ pub fn blocks() -> &'static [BlockSpec] {
             name: "fifo",
             summary: "synchronous first-word-fall-through FIFO in block RAM",
             params: WIDTH_DEPTH,
-            build: |s| Ok(module_only(fifo::sync_fifo(s.u32("width")?, s.u32("depth")?)?)),
+            build: |s| {
+                Ok(module_only(fifo::sync_fifo(
+                    s.u32("width")?,
+                    s.u32("depth")?,
+                )?))
+            },
         },
         BlockSpec {
             name: "async-fifo",
@@ -203,7 +208,12 @@ pub fn blocks() -> &'static [BlockSpec] {
                     help: "capacity in words (a power of two, >= 4)",
                 },
             ],
-            build: |s| Ok(module_only(fifo::async_fifo(s.u32("width")?, s.u32("depth")?)?)),
+            build: |s| {
+                Ok(module_only(fifo::async_fifo(
+                    s.u32("width")?,
+                    s.u32("depth")?,
+                )?))
+            },
         },
         BlockSpec {
             name: "sync-bits",
@@ -220,7 +230,12 @@ pub fn blocks() -> &'static [BlockSpec] {
                     help: "flops in the chain (2..=8)",
                 },
             ],
-            build: |s| Ok(module_only(cdc::sync_bits(s.u32("width")?, s.u32("stages")?)?)),
+            build: |s| {
+                Ok(module_only(cdc::sync_bits(
+                    s.u32("width")?,
+                    s.u32("stages")?,
+                )?))
+            },
         },
         BlockSpec {
             name: "pulse-sync",

@@ -3,7 +3,7 @@
 //! - [`verilog`]: Verilog-2005, one file per unique module, deterministic and clean under
 //!   `verilator --lint-only -Wall`, `iverilog -g2005` and `yosys synth_xilinx`;
 //! - [`manifest`]: a JSON description of a generated design (top, ports, files,
-//!   generator parameters) and [`write_design`](manifest::write_design), which puts a
+//!   generator parameters) and [`write_design`], which puts a
 //!   design and its manifest on disk.
 
 #![warn(missing_docs)]

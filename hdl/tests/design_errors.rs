@@ -25,11 +25,23 @@ fn width_mismatch_names_both_operands_and_the_call_site() {
     let y = m.and(a, b);
     m.output("y", y);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::WidthMismatch { ref op, .. } if op == "and"), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::WidthMismatch { ref op, .. } if op == "and"),
+        "{e}"
+    );
     assert_eq!(e.module, "bad_width");
     let text = e.to_string();
-    assert!(text.contains("`a` is 8 bits") && text.contains("`b` is 9 bits"), "{text}");
-    assert!(e.location.as_deref().unwrap_or("").contains("design_errors.rs"), "{text}");
+    assert!(
+        text.contains("`a` is 8 bits") && text.contains("`b` is 9 bits"),
+        "{text}"
+    );
+    assert!(
+        e.location
+            .as_deref()
+            .unwrap_or("")
+            .contains("design_errors.rs"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -60,7 +72,11 @@ fn slice_out_of_range_is_rejected() {
     let y = m.slice(a, 4, 8);
     m.output("y", y);
     let e = expect_err(m.finish());
-    assert!(e.to_string().contains("bits [11:4] of `a`, which has 8 bits"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("bits [11:4] of `a`, which has 8 bits"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -77,7 +93,10 @@ fn undriven_output_is_rejected() {
     let mut m = ModuleBuilder::new("no_drive");
     let _y = m.output_wire("y", 4);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::Undriven(ref s) if s.contains("output `y`")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::Undriven(ref s) if s.contains("output `y`")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -86,7 +105,10 @@ fn undriven_wire_is_rejected() {
     let w = m.wire("floating", 4);
     m.output("y", w);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::Undriven(ref s) if s.contains("wire `floating`")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::Undriven(ref s) if s.contains("wire `floating`")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -99,7 +121,10 @@ fn second_driver_is_rejected() {
     m.assign(w, b);
     m.output("y", w);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::MultipleDrivers(ref s) if s.contains("`a`")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::MultipleDrivers(ref s) if s.contains("`a`")),
+        "{e}"
+    );
     assert_eq!(e.signal.as_deref(), Some("w"));
 }
 
@@ -129,7 +154,10 @@ fn combinational_loop_is_rejected_with_its_path() {
     let e = expect_err(m.finish());
     match &e.kind {
         HdlErrorKind::CombinationalLoop(path) => {
-            assert!(path.contains(&"w".to_string()) && path.contains(&"x".to_string()), "{e}");
+            assert!(
+                path.contains(&"w".to_string()) && path.contains(&"x".to_string()),
+                "{e}"
+            );
             assert_eq!(path.first(), path.last(), "the path closes: {e}");
         }
         _ => panic!("expected a loop: {e}"),
@@ -164,7 +192,10 @@ fn register_sampling_another_domain_is_rejected() {
     let e = expect_err(m.finish());
     match &e.kind {
         HdlErrorKind::CrossDomain(s) => {
-            assert!(s.contains("register `rb`") && s.contains("`slow`") && s.contains("`fast`"), "{e}")
+            assert!(
+                s.contains("register `rb`") && s.contains("`slow`") && s.contains("`fast`"),
+                "{e}"
+            )
         }
         _ => panic!("expected a crossing error: {e}"),
     }
@@ -181,7 +212,10 @@ fn logic_mixing_two_domains_is_rejected() {
     let both = m.and(ra, rb);
     m.output("y", both);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("combines")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("combines")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -195,7 +229,10 @@ fn input_feeding_two_domains_is_rejected() {
     m.output("ya", ra);
     m.output("yb", rb);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("input feeds")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("input feeds")),
+        "{e}"
+    );
     assert_eq!(e.signal.as_deref(), Some("x"));
 }
 
@@ -218,7 +255,10 @@ fn crossing_through_an_instance_boundary_is_rejected() {
     let y = m.instance_output(u, "q_out");
     m.output("y", y);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("instance `u`")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("instance `u`")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -252,7 +292,10 @@ fn memory_written_and_read_in_different_domains_is_rejected() {
     let q = m.mem_read(mem, b, "q", ra, None);
     m.output("y", q);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("async_fifo")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("async_fifo")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -262,13 +305,19 @@ fn duplicate_and_illegal_names_are_rejected() {
     let _ = m.input("a", 1);
     m.output("y", a);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::BadName(ref s) if s.contains("clashes")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::BadName(ref s) if s.contains("clashes")),
+        "{e}"
+    );
 
     let mut m = ModuleBuilder::new("keyword");
     let a = m.input("module", 1);
     m.output("y", a);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::BadName(ref s) if s.contains("not a legal identifier")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::BadName(ref s) if s.contains("not a legal identifier")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -285,7 +334,10 @@ fn instance_mistakes_are_connection_errors() {
     let q = m.instance_output(u, "q");
     m.output("y", q);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::Connection(ref s) if s.contains("input `d` is not connected")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::Connection(ref s) if s.contains("input `d` is not connected")),
+        "{e}"
+    );
     assert_eq!(e.signal.as_deref(), Some("u_leaf"));
 
     let (mut m, _) = clocked("unbound");
@@ -295,7 +347,10 @@ fn instance_mistakes_are_connection_errors() {
     let q = m.instance_output(u, "q");
     m.output("y", q);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::Connection(ref s) if s.contains("not bound")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::Connection(ref s) if s.contains("not bound")),
+        "{e}"
+    );
 
     let (mut m, clk) = clocked("unknown_port");
     let u = m.instance("u_leaf", &child);
@@ -303,7 +358,10 @@ fn instance_mistakes_are_connection_errors() {
     let x = m.input("x", 4);
     m.connect(u, "dd", x);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::Connection(ref s) if s.contains("no port `dd`")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::Connection(ref s) if s.contains("no port `dd`")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -315,7 +373,10 @@ fn signal_of_another_builder_is_rejected() {
     let y = m.and(a, foreign);
     m.output("y", y);
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::IllegalUse(ref s) if s.contains("another module")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::IllegalUse(ref s) if s.contains("another module")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -324,7 +385,10 @@ fn memory_with_wrong_initial_contents_is_rejected() {
     let words = vec![hdl::Bits::zero(8); 3];
     let _ = m.memory("weights", 8, 4, Some(words));
     let e = expect_err(m.finish());
-    assert!(matches!(e.kind, HdlErrorKind::Memory(ref s) if s.contains("3 initial words")), "{e}");
+    assert!(
+        matches!(e.kind, HdlErrorKind::Memory(ref s) if s.contains("3 initial words")),
+        "{e}"
+    );
     assert_eq!(e.signal.as_deref(), Some("weights"));
 }
 

@@ -1,13 +1,16 @@
 //! Clock generators: one per top-level domain, with a period and a phase in
 //! picoseconds. Rising edges of a clock with period `P` and phase `φ` are at
 //! `φ + k·P` for `k = 1, 2, …`; it falls `P / 2` (rounded down) after each rise.
+//!
+//! Public so that other engines (the Verilator test bench) drive their clocks by the
+//! very same schedule as the native simulator.
 
 /// Default clock period: 1 ns.
 pub const DEFAULT_PERIOD_PS: u64 = 1000;
 
 /// One domain's clock.
 #[derive(Clone, Debug)]
-pub(crate) struct Clock {
+pub struct Clock {
     /// Period in ps (at least 2).
     pub period: u64,
     /// Phase offset in ps.
@@ -49,7 +52,7 @@ impl Clock {
 
 /// All clocks and the current time.
 #[derive(Clone, Debug)]
-pub(crate) struct Clocks {
+pub struct Clocks {
     /// One clock per top-level domain, in domain order.
     pub clocks: Vec<Clock>,
     /// Current time in ps (the time of the last processed edge, 0 at the start).

@@ -90,7 +90,8 @@ impl Builder<'_> {
                 (sw == w || (!signed && words(sw) == words(w))).then(|| self.span(*src))
             }
             Driver::Op(Op::Slice { src, lo }) => {
-                let aligned = lo % 64 == 0 && (w % 64 == 0 || lo + w == self.width(*src));
+                let aligned =
+                    lo.is_multiple_of(64) && (w.is_multiple_of(64) || lo + w == self.width(*src));
                 aligned.then(|| Span {
                     off: self.off(*src) + lo / 64,
                     words: words(w) as u32,

@@ -69,7 +69,7 @@
 
 #![warn(missing_docs)]
 
-mod clock;
+pub mod clock;
 mod compile;
 mod error;
 mod exec;

@@ -56,6 +56,13 @@ pub struct DomainHandle {
     pub(crate) index: u32,
 }
 
+impl DomainHandle {
+    /// The domain's position in [`Simulator::domain_names`].
+    pub fn index(&self) -> usize {
+        self.index as usize
+    }
+}
+
 /// Something that names a top-level clock domain: its name (`&str`, `String`) or a
 /// [`DomainHandle`].
 pub trait DomainRef {

@@ -3,8 +3,11 @@
 //! - [`tools`]: the external EDA tools as checks — Verilator lint, Icarus Verilog
 //!   compile and simulation, Verilator binaries, Yosys synthesis for Xilinx parts.
 
-pub mod tools;
+pub mod dut;
 pub mod golden;
+pub mod harness;
 pub mod models;
 pub mod rng;
+pub mod tools;
 pub mod verilator;
+pub mod waveform;

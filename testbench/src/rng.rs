@@ -22,7 +22,7 @@ pub fn seeded(test: &str, default_seed: u64) -> ChaCha8Rng {
 pub fn random_words(rng: &mut impl rand::Rng, width: u32) -> Vec<u64> {
     let n = width.div_ceil(64) as usize;
     let mut words: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
-    if width % 64 != 0 {
+    if !width.is_multiple_of(64) {
         if let Some(last) = words.last_mut() {
             *last &= (1u64 << (width % 64)) - 1;
         }

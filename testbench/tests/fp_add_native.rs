@@ -22,7 +22,10 @@ fn stream(cfg: &FpAddConfig, pairs: impl Iterator<Item = (u64, u64)>) -> usize {
         sim.port_handle("b").unwrap(),
         sim.port_handle("in_valid").unwrap(),
     );
-    let (y, ov) = (sim.port_handle("y").unwrap(), sim.port_handle("out_valid").unwrap());
+    let (y, ov) = (
+        sim.port_handle("y").unwrap(),
+        sim.port_handle("out_valid").unwrap(),
+    );
     sim.reset(1);
     let latency = cfg.stages.max(1) as usize;
     let mut in_flight: VecDeque<Option<(u64, u64)>> = VecDeque::new();
@@ -43,12 +46,17 @@ fn stream(cfg: &FpAddConfig, pairs: impl Iterator<Item = (u64, u64)>) -> usize {
         }
         if in_flight.len() >= latency {
             let op = in_flight.pop_front().expect("queued");
-            assert_eq!(sim.get_handle_u64(ov).unwrap() == 1, op.is_some(), "out_valid");
+            assert_eq!(
+                sim.get_handle_u64(ov).unwrap() == 1,
+                op.is_some(),
+                "out_valid"
+            );
             if let Some((pa, pb)) = op {
                 let got = sim.get_handle_u64(y).unwrap();
                 let want = add(cfg.format, cfg.ftz, pa, pb);
                 assert_eq!(
-                    got, want,
+                    got,
+                    want,
                     "{}: {pa:#x} + {pb:#x} = {got:#x}, golden {want:#x}",
                     cfg.module_name()
                 );
@@ -69,7 +77,11 @@ fn adder_matches_golden_on_every_special_pair() {
             .collect();
         for stages in [0, 3] {
             for ftz in [false, true] {
-                let cfg = FpAddConfig { format, stages, ftz };
+                let cfg = FpAddConfig {
+                    format,
+                    stages,
+                    ftz,
+                };
                 assert_eq!(stream(&cfg, pairs.iter().copied()), pairs.len());
             }
         }
@@ -80,10 +92,21 @@ fn adder_matches_golden_on_every_special_pair() {
 fn adder_matches_golden_on_random_pairs() {
     for (k, format) in FpFormat::ALL.into_iter().enumerate() {
         for (stages, ftz) in [(1, false), (5, false), (2, true)] {
-            let n = if ftz { RANDOM_PAIRS / 10 } else { RANDOM_PAIRS / 2 };
-            let mut rng = seeded(&format!("fp_add {format} p{stages} ftz={ftz}"), 200 + k as u64);
+            let n = if ftz {
+                RANDOM_PAIRS / 10
+            } else {
+                RANDOM_PAIRS / 2
+            };
+            let mut rng = seeded(
+                &format!("fp_add {format} p{stages} ftz={ftz}"),
+                200 + k as u64,
+            );
             let pairs = (0..n).map(move |_| random_pair(format, &mut rng));
-            let cfg = FpAddConfig { format, stages, ftz };
+            let cfg = FpAddConfig {
+                format,
+                stages,
+                ftz,
+            };
             assert_eq!(stream(&cfg, pairs), n);
         }
     }
@@ -98,15 +121,29 @@ fn tree_matches_golden_with_random_present_flags() {
         (FpFormat::Fp32, 3, 2, 0),
     ];
     for (k, (format, inputs, lanes, stages)) in cases.into_iter().enumerate() {
-        let cfg = FpTreeConfig { inputs, lanes, adder: FpAddConfig { format, stages, ftz: false } };
-        let mut rng = seeded(&format!("fp_add_tree {format} {inputs}x{lanes} p{stages}"), 300 + k as u64);
+        let cfg = FpTreeConfig {
+            inputs,
+            lanes,
+            adder: FpAddConfig {
+                format,
+                stages,
+                ftz: false,
+            },
+        };
+        let mut rng = seeded(
+            &format!("fp_add_tree {format} {inputs}x{lanes} p{stages}"),
+            300 + k as u64,
+        );
         let mut sim = Simulator::new(&fp_add_tree(&cfg).unwrap()).unwrap();
         let (data, present, valid) = (
             sim.port_handle("in_data").unwrap(),
             sim.port_handle("in_present").unwrap(),
             sim.port_handle("in_valid").unwrap(),
         );
-        let (out, out_valid) = (sim.port_handle("out_data").unwrap(), sim.port_handle("out_valid").unwrap());
+        let (out, out_valid) = (
+            sim.port_handle("out_data").unwrap(),
+            sim.port_handle("out_valid").unwrap(),
+        );
         sim.reset(1);
         let w = format.width();
         let latency = cfg.latency() as usize;
@@ -114,7 +151,11 @@ fn tree_matches_golden_with_random_present_flags() {
         for cycle in 0..3_000 {
             let mut ops: Vec<Vec<u64>> = Vec::new();
             for _ in 0..inputs {
-                ops.push((0..lanes).map(|_| random_pair(format, &mut rng).0).collect());
+                ops.push(
+                    (0..lanes)
+                        .map(|_| random_pair(format, &mut rng).0)
+                        .collect(),
+                );
             }
             let flags: u64 = rng.gen::<u64>() & ((1 << inputs) - 1);
             let is_valid = rng.gen_bool(0.9);
@@ -131,8 +172,9 @@ fn tree_matches_golden_with_random_present_flags() {
             sim.set_handle_u64(valid, is_valid as u64).unwrap();
             let sums: Vec<u64> = (0..lanes as usize)
                 .map(|j| {
-                    let operands: Vec<Option<u64>> =
-                        (0..inputs as usize).map(|i| (flags >> i & 1 == 1).then_some(ops[i][j])).collect();
+                    let operands: Vec<Option<u64>> = (0..inputs as usize)
+                        .map(|i| (flags >> i & 1 == 1).then_some(ops[i][j]))
+                        .collect();
                     tree_sum(format, false, &operands)
                 })
                 .collect();
@@ -142,12 +184,23 @@ fn tree_matches_golden_with_random_present_flags() {
             }
             if expected.len() >= latency.max(1) {
                 let want = expected.pop_front().expect("queued");
-                assert_eq!(sim.get_handle_u64(out_valid).unwrap() == 1, want.is_some(), "valid at {cycle}");
+                assert_eq!(
+                    sim.get_handle_u64(out_valid).unwrap() == 1,
+                    want.is_some(),
+                    "valid at {cycle}"
+                );
                 if let Some(want) = want {
                     let got = sim.get_handle(out).unwrap();
                     for (j, s) in want.iter().enumerate() {
-                        let g: u64 = (0..w).map(|b| (got.bit(j as u32 * w + b) as u64) << b).sum();
-                        assert_eq!(g, *s, "{} lane {j} at cycle {cycle}", cfg.adder.module_name());
+                        let g: u64 = (0..w)
+                            .map(|b| (got.bit(j as u32 * w + b) as u64) << b)
+                            .sum();
+                        assert_eq!(
+                            g,
+                            *s,
+                            "{} lane {j} at cycle {cycle}",
+                            cfg.adder.module_name()
+                        );
                     }
                 }
             }

@@ -30,8 +30,12 @@ fn softfloat_add(format: FpFormat, ftz: bool, a: u64, b: u64) -> u64 {
     };
     let rne = RoundingMode::TiesToEven;
     let raw = match format {
-        FpFormat::Fp32 => F32::from_bits(a as u32).add(F32::from_bits(b as u32), rne).to_bits() as u64,
-        FpFormat::Fp16 => F16::from_bits(a as u16).add(F16::from_bits(b as u16), rne).to_bits() as u64,
+        FpFormat::Fp32 => F32::from_bits(a as u32)
+            .add(F32::from_bits(b as u32), rne)
+            .to_bits() as u64,
+        FpFormat::Fp16 => F16::from_bits(a as u16)
+            .add(F16::from_bits(b as u16), rne)
+            .to_bits() as u64,
         FpFormat::Bf16 => {
             let s = F32::from_bits((a as u32) << 16).add(F32::from_bits((b as u32) << 16), rne);
             if s.is_nan() {
@@ -40,7 +44,11 @@ fn softfloat_add(format: FpFormat, ftz: bool, a: u64, b: u64) -> u64 {
             f32_bits_to_bf16_rne(s.to_bits())
         }
     };
-    let raw = if is_nan(format, raw) { format.canonical_nan() } else { raw };
+    let raw = if is_nan(format, raw) {
+        format.canonical_nan()
+    } else {
+        raw
+    };
     if ftz {
         flush(format, raw)
     } else {

@@ -48,7 +48,11 @@ fn run_sync_fifo(width: u32, depth: u32, seed: u64) {
         let exp = model.outputs();
         assert_eq!(bit(&mut sim, "empty"), exp.empty, "empty at cycle {cycle}");
         assert_eq!(bit(&mut sim, "full"), exp.full, "full at cycle {cycle}");
-        assert_eq!(sim.get_u64("count").unwrap(), exp.count, "count at cycle {cycle}");
+        assert_eq!(
+            sim.get_u64("count").unwrap(),
+            exp.count,
+            "count at cycle {cycle}"
+        );
         if let Some(d) = &exp.rd_data {
             assert_eq!(&words(&mut sim, "rd_data"), d, "rd_data at cycle {cycle}");
         }
@@ -64,7 +68,10 @@ fn run_sync_fifo(width: u32, depth: u32, seed: u64) {
         pushes += pushed as u32;
         pops += popped as u32;
     }
-    assert!(pushes > 1000 && pops > 1000 && full_seen > 10, "stimulus too weak");
+    assert!(
+        pushes > 1000 && pops > 1000 && full_seen > 10,
+        "stimulus too weak"
+    );
 }
 
 #[test]
@@ -101,10 +108,21 @@ fn run_skid(cfg: AxisConfig, seed: u64) {
         } else {
             (0.5, 0.95)
         };
-        assert_eq!(bit(&mut sim, "s_axis_tready"), model.ready(), "tready at {cycle}");
+        assert_eq!(
+            bit(&mut sim, "s_axis_tready"),
+            model.ready(),
+            "tready at {cycle}"
+        );
         let head = model.head().cloned();
-        assert_eq!(bit(&mut sim, "m_axis_tvalid"), head.is_some(), "tvalid at {cycle}");
-        let beat: Vec<Vec<u64>> = fields.iter().map(|(_, w)| random_words(&mut rng, *w)).collect();
+        assert_eq!(
+            bit(&mut sim, "m_axis_tvalid"),
+            head.is_some(),
+            "tvalid at {cycle}"
+        );
+        let beat: Vec<Vec<u64>> = fields
+            .iter()
+            .map(|(_, w)| random_words(&mut rng, *w))
+            .collect();
         if let Some(h) = head {
             let got: Vec<Vec<u64>> = fields
                 .iter()
@@ -144,7 +162,11 @@ fn counter_matches_model() {
         let mut model = CounterModel::new(width);
         sim.reset(1);
         for cycle in 0..CYCLES {
-            assert_eq!(sim.get_u64("count").unwrap(), model.count(), "cycle {cycle}");
+            assert_eq!(
+                sim.get_u64("count").unwrap(),
+                model.count(),
+                "cycle {cycle}"
+            );
             let en = rng.gen_bool(0.8);
             let load = rng.gen_bool(0.02);
             let value = random_words(&mut rng, width)[0];
@@ -237,7 +259,10 @@ fn pulse_sync_delivers_every_pulse_once_within_three_destination_cycles() {
         assert_eq!(got.len(), sent.len(), "every pulse arrives exactly once");
         for (k, (s, g)) in sent.iter().zip(&got).enumerate() {
             // Edges observed here are the edges at which the pulse was sampled / seen.
-            assert!(*g > *s && *g <= *s + 4 * p_dst, "pulse {k}: sent {s} ps, got {g} ps");
+            assert!(
+                *g > *s && *g <= *s + 4 * p_dst,
+                "pulse {k}: sent {s} ps, got {g} ps"
+            );
         }
     }
 }
@@ -295,16 +320,25 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
             let rd_data = words(&mut sim, "rd_data");
             let level = sim.get_u64("wr_count").unwrap();
             assert!(level <= depth as u64, "wr_count {level} > depth");
-            assert!(queue.len() <= depth as usize + 1, "more words held than RAM + output");
+            assert!(
+                queue.len() <= depth as usize + 1,
+                "more words held than RAM + output"
+            );
             full_seen += full as u32;
             let fired = sim.step_edge();
             if fired.contains(&rd) {
                 if rd_en && !empty {
-                    let expect = queue.pop_front().expect("a word was read that was never written");
+                    let expect = queue
+                        .pop_front()
+                        .expect("a word was read that was never written");
                     assert_eq!(rd_data, expect, "word {pops} out of order or corrupted");
                     pops += 1;
                 }
-                let p = if (wr_cycles / 700) % 2 == 0 { 0.3 } else { 0.95 };
+                let p = if (wr_cycles / 700) % 2 == 0 {
+                    0.3
+                } else {
+                    0.95
+                };
                 rd_en = !writing || rng.gen_bool(p);
                 set_bit(&mut sim, "rd_en", rd_en);
                 if !writing {
@@ -325,7 +359,10 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
         }
         assert!(queue.is_empty(), "{} words never came out", queue.len());
         assert!(bit(&mut sim, "empty"), "empty after draining");
-        assert!(pushes > 1000 && full_seen > 10, "stimulus too weak: {pushes} pushes");
+        assert!(
+            pushes > 1000 && full_seen > 10,
+            "stimulus too weak: {pushes} pushes"
+        );
         assert_eq!(pushes, pops);
     }
 }
@@ -371,7 +408,10 @@ mod axil {
     }
 
     fn run(separate_clock: bool, periods: (u64, u64), seed: u64) {
-        let mut rng = seeded(&format!("axil_regfile separate={separate_clock} {periods:?}"), seed);
+        let mut rng = seeded(
+            &format!("axil_regfile separate={separate_clock} {periods:?}"),
+            seed,
+        );
         let s = spec(separate_clock);
         let (m, _) = axil_regfile(&s).unwrap();
         let mut sim = Simulator::new(&m).unwrap();
@@ -389,7 +429,13 @@ mod axil {
         let widths = [32u32, 5];
         let mut status_history: Vec<(u64, u64)> = vec![(0, 0)];
         let (mut clears_expected, mut clears_seen) = (0u32, 0u32);
-        let mut master = Master { op: None, aw_done: false, w_done: false, ar_done: false, delay: 0 };
+        let mut master = Master {
+            op: None,
+            aw_done: false,
+            w_done: false,
+            ar_done: false,
+            delay: 0,
+        };
         let (mut axil_cycles, mut completed, mut quiet) = (0u64, 0u32, 0u32);
         let window_ps = 40 * periods.0.max(periods.1);
         while axil_cycles < CYCLES {
@@ -431,12 +477,25 @@ mod axil {
                 master.w_done |= wvalid && wready;
                 master.ar_done |= arvalid && arready;
                 if bvalid && bready {
-                    let Op::Write { index, data, strb } = op else { panic!("B response to a read") };
+                    let Op::Write { index, data, strb } = op else {
+                        panic!("B response to a read")
+                    };
                     let writable = matches!(index, 0 | 1 | 3);
-                    assert_eq!(bresp, if writable { OKAY } else { SLVERR }, "bresp for {op:?}");
+                    assert_eq!(
+                        bresp,
+                        if writable { OKAY } else { SLVERR },
+                        "bresp for {op:?}"
+                    );
                     if (index as usize) < 2 {
-                        let mask: u32 = (0..4).filter(|b| strb >> b & 1 == 1).map(|b| 0xffu32 << (8 * b)).sum();
-                        let width_mask = if widths[index as usize] == 32 { u32::MAX } else { (1 << widths[index as usize]) - 1 };
+                        let mask: u32 = (0..4)
+                            .filter(|b| strb >> b & 1 == 1)
+                            .map(|b| 0xffu32 << (8 * b))
+                            .sum();
+                        let width_mask = if widths[index as usize] == 32 {
+                            u32::MAX
+                        } else {
+                            (1 << widths[index as usize]) - 1
+                        };
                         let r = &mut rw[index as usize];
                         *r = ((*r & !mask) | (data & mask)) & width_mask;
                     }
@@ -447,9 +506,15 @@ mod axil {
                     completed += 1;
                 }
                 if rvalid && rready {
-                    let Op::Read { index } = op else { panic!("R response to a write") };
+                    let Op::Read { index } = op else {
+                        panic!("R response to a write")
+                    };
                     match index {
-                        0 | 1 => assert_eq!((rdata, rresp), (rw[index as usize] as u64, OKAY), "read {index}"),
+                        0 | 1 => assert_eq!(
+                            (rdata, rresp),
+                            (rw[index as usize] as u64, OKAY),
+                            "read {index}"
+                        ),
                         2 => {
                             assert_eq!(rresp, OKAY);
                             let recent = status_history.iter().enumerate().any(|(k, (t, v))| {
@@ -469,16 +534,32 @@ mod axil {
             if master.op.is_none() && quiet > 0 {
                 quiet -= 1;
                 if quiet == 0 {
-                    assert_eq!(sim.get_u64("ctrl").unwrap(), rw[0] as u64, "ctrl at datapath");
-                    assert_eq!(sim.get_u64("mode").unwrap(), rw[1] as u64, "mode at datapath");
+                    assert_eq!(
+                        sim.get_u64("ctrl").unwrap(),
+                        rw[0] as u64,
+                        "ctrl at datapath"
+                    );
+                    assert_eq!(
+                        sim.get_u64("mode").unwrap(),
+                        rw[1] as u64,
+                        "mode at datapath"
+                    );
                 }
             } else if master.op.is_none() {
                 if rng.gen_bool(0.02) {
                     quiet = 60;
                 } else {
-                    let index = if rng.gen_bool(0.1) { rng.gen_range(4..1024) } else { rng.gen_range(0..4) };
+                    let index = if rng.gen_bool(0.1) {
+                        rng.gen_range(4..1024)
+                    } else {
+                        rng.gen_range(0..4)
+                    };
                     master.op = Some(if rng.gen_bool(0.5) {
-                        Op::Write { index, data: rng.gen(), strb: rng.gen_range(0..16) }
+                        Op::Write {
+                            index,
+                            data: rng.gen(),
+                            strb: rng.gen_range(0..16),
+                        }
                     } else {
                         Op::Read { index }
                     });
@@ -504,9 +585,9 @@ mod axil {
                 None => (false, false, false, 0, 0, 0),
             };
             // A valid, once raised, stays until its handshake.
-            let aw = aw || (awvalid && !(awvalid && awready));
-            let w = w || (wvalid && !(wvalid && wready));
-            let ar = ar || (arvalid && !(arvalid && arready));
+            let aw = aw || (awvalid && !awready);
+            let w = w || (wvalid && !wready);
+            let ar = ar || (arvalid && !arready);
             sim.set_u64("S_AXI_AWVALID", aw as u64).unwrap();
             sim.set_u64("S_AXI_WVALID", w as u64).unwrap();
             sim.set_u64("S_AXI_ARVALID", ar as u64).unwrap();
@@ -514,8 +595,10 @@ mod axil {
             sim.set_u64("S_AXI_ARADDR", addr as u64).unwrap();
             sim.set_u64("S_AXI_WDATA", data as u64).unwrap();
             sim.set_u64("S_AXI_WSTRB", strb as u64).unwrap();
-            sim.set_u64("S_AXI_BREADY", rng.gen_bool(0.6) as u64).unwrap();
-            sim.set_u64("S_AXI_RREADY", rng.gen_bool(0.6) as u64).unwrap();
+            sim.set_u64("S_AXI_BREADY", rng.gen_bool(0.6) as u64)
+                .unwrap();
+            sim.set_u64("S_AXI_RREADY", rng.gen_bool(0.6) as u64)
+                .unwrap();
         }
         // Let the last clear pulses cross.
         for _ in 0..40 {
@@ -526,7 +609,10 @@ mod axil {
             }
         }
         assert!(completed > 500, "too few transactions: {completed}");
-        assert_eq!(clears_seen, clears_expected, "one clear pulse per write to `drops`");
+        assert_eq!(
+            clears_seen, clears_expected,
+            "one clear pulse per write to `drops`"
+        );
     }
 
     #[test]

@@ -100,6 +100,6 @@ fn lint_warnings_are_errors_with_verilators_text() {
 }
 
 #[test]
-fn corner_cases_pass_lint_and_iverilog() {
-    check_tools(&corners(), false);
+fn corner_cases_pass_lint_iverilog_and_yosys() {
+    check_tools(&corners(), true);
 }

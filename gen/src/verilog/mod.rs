@@ -18,7 +18,10 @@
 //!   are the IR's;
 //! - leading-zero counts are balanced trees of assigns (see `lzc`);
 //! - memory reads past the end of a non-power-of-two memory read zero;
-//! - every bit nothing reads is named in one `wire _unused_ok = &{...}` (see `unused`).
+//! - every bit nothing reads is named in one `wire _unused_ok = &{...}` (see `unused`);
+//! - each file declares Verilog-2005 keywords (`` `begin_keywords "1364-2005" ``), so
+//!   names SystemVerilog reserves but Verilog-2005 does not (`global`, `cross`, …) work
+//!   in tools that read `.v` as SystemVerilog.
 
 mod expr;
 mod lzc;

@@ -9,6 +9,15 @@ use crate::GenError;
 use hdl::ir::{Direction, Driver, NetId, Op};
 use hdl::Module;
 
+/// Declares the file's keywords to be Verilog-2005's, so that names SystemVerilog took
+/// (`global`, `cross`, `soft`, …, legal in the builder) parse in Verilator and Vivado,
+/// which read `.v` files as SystemVerilog by default. Yosys 0.23 lacks the directive but
+/// reads Verilog-2005 keywords anyway, hence the guard.
+const KEYWORDS_BEGIN: &str = "`ifndef YOSYS\n`begin_keywords \"1364-2005\"\n`endif\n";
+
+/// Closes [`KEYWORDS_BEGIN`].
+const KEYWORDS_END: &str = "`ifndef YOSYS\n`end_keywords\n`endif\n";
+
 /// The sections of a module body being written, each a sequence of indented lines.
 #[derive(Debug, Default)]
 pub(crate) struct Body {
@@ -137,6 +146,7 @@ pub(crate) fn emit_module(
             m.name
         ));
     }
+    text.push_str(KEYWORDS_BEGIN);
     text.push_str("`default_nettype none\n\n");
     text.push_str(&header(m, &names, verilog_name));
     let unused_name = refs.space.fresh("_unused_ok");
@@ -152,6 +162,7 @@ pub(crate) fn emit_module(
         }
     }
     text.push_str("\nendmodule\n\n`default_nettype wire\n");
+    text.push_str(KEYWORDS_END);
     Ok(text)
 }
 

@@ -110,7 +110,9 @@ impl ModuleBuilder {
             let prev = *prev;
             self.error(
                 Some(name),
-                HdlErrorKind::BadName(format!("{what} `{name}` clashes with a {prev} of that name")),
+                HdlErrorKind::BadName(format!(
+                    "{what} `{name}` clashes with a {prev} of that name"
+                )),
             );
             return false;
         }
@@ -273,7 +275,11 @@ impl ModuleBuilder {
             net.name = Some(name.to_string());
             value
         } else {
-            self.new_net(Some(name.to_string()), value.width, Driver::Alias(value.net))
+            self.new_net(
+                Some(name.to_string()),
+                value.width,
+                Driver::Alias(value.net),
+            )
         }
     }
 

@@ -79,7 +79,13 @@ impl AxisBeat {
 
     /// Width of the packed vector for `cfg`.
     pub fn packed_width(cfg: &AxisConfig) -> u32 {
-        cfg.data_width + cfg.user_width + if cfg.packets { cfg.data_width / 8 + 1 } else { 0 }
+        cfg.data_width
+            + cfg.user_width
+            + if cfg.packets {
+                cfg.data_width / 8 + 1
+            } else {
+                0
+            }
     }
 }
 
@@ -149,8 +155,8 @@ impl ModuleBuilder {
         let tkeep = cfg
             .packets
             .then(|| self.input(&format!("{prefix}_tkeep"), (cfg.data_width / 8).max(1)));
-        let tuser = (cfg.user_width > 0)
-            .then(|| self.input(&format!("{prefix}_tuser"), cfg.user_width));
+        let tuser =
+            (cfg.user_width > 0).then(|| self.input(&format!("{prefix}_tuser"), cfg.user_width));
         let tvalid = self.input(&format!("{prefix}_tvalid"), 1);
         let tready = self.output_wire(&format!("{prefix}_tready"), 1);
         let tlast = cfg

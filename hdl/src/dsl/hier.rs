@@ -117,7 +117,10 @@ impl ModuleBuilder {
         }
         let child = self.data.instances[inst.id.0 as usize].module.clone();
         let Some((_, cd)) = child.domain(child_domain) else {
-            let what = format!("module `{}` has no clock domain `{child_domain}`", child.name);
+            let what = format!(
+                "module `{}` has no clock domain `{child_domain}`",
+                child.name
+            );
             self.connection_error(inst, what);
             return;
         };
@@ -174,7 +177,8 @@ impl ModuleBuilder {
         let i = &self.data.instances[inst.id.0 as usize];
         match i.module.port(port) {
             Some((pid, p)) if p.direction == Direction::Output => {
-                let net = i.connections[pid.0 as usize].expect("outputs are created with the instance");
+                let net =
+                    i.connections[pid.0 as usize].expect("outputs are created with the instance");
                 Signal {
                     builder: self.id,
                     net,

@@ -12,7 +12,6 @@ use super::builder::{ModuleBuilder, Signal};
 use crate::bits::Bits;
 use crate::ir::*;
 
-
 impl ModuleBuilder {
     #[track_caller]
     fn op(&mut self, width: u32, op: Op) -> Signal {
@@ -601,7 +600,6 @@ impl ModuleBuilder {
             self.zext(total, out_width)
         }
     }
-
 }
 
 /// Bits needed to hold the numbers `0 ..= n` (at least 1).

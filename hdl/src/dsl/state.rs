@@ -139,7 +139,10 @@ impl ModuleBuilder {
         let r = &self.data.regs[id.0 as usize];
         if r.next != r.q {
             let prev = self.data.describe_net(r.next);
-            self.error(Some(&name), HdlErrorKind::MultipleDrivers(format!("`{prev}`")));
+            self.error(
+                Some(&name),
+                HdlErrorKind::MultipleDrivers(format!("`{prev}`")),
+            );
             return;
         }
         self.data.regs[id.0 as usize].next = next.net;

@@ -75,11 +75,7 @@ impl HdlError {
 
     /// A bad generator parameter `param` of block `module`, with the reason.
     pub fn parameter(module: &str, param: &str, reason: impl Into<String>) -> Self {
-        HdlError::new(
-            module,
-            Some(param),
-            HdlErrorKind::Parameter(reason.into()),
-        )
+        HdlError::new(module, Some(param), HdlErrorKind::Parameter(reason.into()))
     }
 
     /// The same error, remembering the builder call's source location.

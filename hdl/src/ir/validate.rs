@@ -135,10 +135,8 @@ pub fn comb_order(data: &ModuleData) -> Result<Vec<NetId>, HdlError> {
         if mark[root] != Mark::New {
             continue;
         }
-        let mut stack: Vec<(NetId, Vec<NetId>)> = vec![(
-            NetId(root as u32),
-            comb_deps(data, NetId(root as u32)),
-        )];
+        let mut stack: Vec<(NetId, Vec<NetId>)> =
+            vec![(NetId(root as u32), comb_deps(data, NetId(root as u32)))];
         mark[root] = Mark::Active;
         while let Some((net, deps)) = stack.last_mut() {
             if let Some(dep) = deps.pop() {

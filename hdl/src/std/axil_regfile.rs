@@ -113,7 +113,10 @@ const SLVERR: u64 = 0b10;
 fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
     let p = |param: &str, reason: String| Err(HdlError::parameter(&spec.name, param, reason));
     if !(4..=32).contains(&spec.addr_width) {
-        return p("addr_width", format!("{} is not in 4..=32", spec.addr_width));
+        return p(
+            "addr_width",
+            format!("{} is not in 4..=32", spec.addr_width),
+        );
     }
     if spec.registers.is_empty() {
         return p("registers", "the register list is empty".into());
@@ -134,7 +137,10 @@ fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
             return p(&r.name, format!("width {} is not in 1..=32", r.width));
         }
         if r.width < 32 && r.reset >> r.width != 0 {
-            return p(&r.name, format!("reset value {:#x} does not fit {} bits", r.reset, r.width));
+            return p(
+                &r.name,
+                format!("reset value {:#x} does not fit {} bits", r.reset, r.width),
+            );
         }
     }
     Ok(())
@@ -146,7 +152,12 @@ fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
 pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlError> {
     check(spec)?;
     let mut m = ModuleBuilder::new(&spec.name);
-    let axil = m.domain("axil", "S_AXI_ACLK", Some("S_AXI_ARESETN"), ResetPolarity::ActiveLow);
+    let axil = m.domain(
+        "axil",
+        "S_AXI_ACLK",
+        Some("S_AXI_ARESETN"),
+        ResetPolarity::ActiveLow,
+    );
     let core = spec
         .separate_clock
         .then(|| m.domain("core", "clk", Some("rst"), ResetPolarity::ActiveHigh));

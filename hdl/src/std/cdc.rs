@@ -18,7 +18,11 @@ pub fn sync_bits(width: u32, stages: u32) -> Result<Module, HdlError> {
         return Err(HdlError::parameter(NAME, "width", "must be at least 1"));
     }
     if !(2..=8).contains(&stages) {
-        return Err(HdlError::parameter(NAME, "stages", format!("{stages} is not in 2..=8")));
+        return Err(HdlError::parameter(
+            NAME,
+            "stages",
+            format!("{stages} is not in 2..=8"),
+        ));
     }
     let mut m = ModuleBuilder::new(&format!("sync_bits_w{width}_s{stages}"));
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
@@ -72,7 +76,11 @@ pub fn pulse_sync() -> Result<Module, HdlError> {
 /// `dst_clk`, `dst_rst`, `dst_valid`, `dst_data[width]` (resets active high).
 pub fn handshake_sync(width: u32) -> Result<Module, HdlError> {
     if width == 0 {
-        return Err(HdlError::parameter("handshake_sync", "width", "must be at least 1"));
+        return Err(HdlError::parameter(
+            "handshake_sync",
+            "width",
+            "must be at least 1",
+        ));
     }
     let mut m = ModuleBuilder::new(&format!("handshake_sync_w{width}"));
     let src = m.domain("src", "src_clk", Some("src_rst"), ResetPolarity::ActiveHigh);

@@ -10,7 +10,11 @@ use crate::ir::{HdlError, Module, ResetPolarity};
 pub fn up_counter(width: u32) -> Result<Module, HdlError> {
     const NAME: &str = "up_counter";
     if !(1..=64).contains(&width) {
-        return Err(HdlError::parameter(NAME, "width", format!("{width} is not in 1..=64")));
+        return Err(HdlError::parameter(
+            NAME,
+            "width",
+            format!("{width} is not in 1..=64"),
+        ));
     }
     let mut m = ModuleBuilder::new(&format!("up_counter_w{width}"));
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);

@@ -13,7 +13,11 @@ pub const MAX_DEPTH: u32 = 1 << 20;
 
 fn check_width_depth(name: &str, width: u32, depth: u32) -> Result<(), HdlError> {
     if width == 0 || width > 4096 {
-        return Err(HdlError::parameter(name, "width", format!("{width} is not in 1..=4096")));
+        return Err(HdlError::parameter(
+            name,
+            "width",
+            format!("{width} is not in 1..=4096"),
+        ));
     }
     if !(2..=MAX_DEPTH).contains(&depth) {
         return Err(HdlError::parameter(

@@ -128,7 +128,7 @@ mod tests {
         let f = FpFormat::Fp32;
         let one = 1.0f32.to_bits() as u64;
         let big = 16_777_216.0f32.to_bits() as u64; // 2^24: 2^24 + 1 rounds to 2^24
-        // ((big + 1) + (1 + 1)) = big + 2 exactly, unlike ((big + 1) + 1) + 1.
+                                                    // ((big + 1) + (1 + 1)) = big + 2 exactly, unlike ((big + 1) + 1) + 1.
         let s = tree_sum(f, false, &[Some(big), Some(one), Some(one), Some(one)]);
         assert_eq!(f32::from_bits(s as u32), 16_777_218.0);
         let s = tree_sum(f, false, &[None, Some(0x8000_0000), None]);

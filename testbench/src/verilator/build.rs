@@ -2,7 +2,7 @@
 //!
 //! A cold build, in a private directory `<cache>/<key>/tmp-*/`:
 //!
-//! 1. `verilator --cc --build -j <jobs> -O3 --x-assign fast --x-initial fast --noassert
+//! 1. `verilator --cc --build -j <jobs> -O3 --x-assign 0 --x-initial 0 --noassert
 //!    -CFLAGS -fPIC [--trace] --prefix Vdut --top-module <top> -Mdir obj src/<files>`
 //!    → `obj/Vdut__ALL.a` (the model; Verilator 5.006 builds no runtime library here).
 //! 2. The Verilator runtime (`verilated.o`, `verilated_threads.o`, `verilated_vcd_c.o`, ...)
@@ -75,9 +75,11 @@ fn verilator_flags(design: &VerilatorDesign, options: &BuildOptions) -> Vec<Stri
         "--build",
         "-O3",
         "--x-assign",
-        "fast",
+        "0",
+        // Every variable starts at 0, as in the native simulator, so both engines agree
+        // from the first cycle.
         "--x-initial",
-        "fast",
+        "0",
         "--noassert",
         "-CFLAGS",
         "-fPIC",

@@ -416,7 +416,8 @@ pub fn files_in(dir: &Path, d: &Design) -> Vec<PathBuf> {
 
 /// Corner cases: 1-bit memories of depth 2 and 3 (no read enable), a 1-bit register
 /// reset to 1, a child module without ports, an output that is a constant, and a
-/// leading-zero count of a 1-bit and a power-of-two-wide value.
+/// leading-zero count of a 1-bit and a power-of-two-wide value, and names only
+/// SystemVerilog reserves.
 pub fn corners() -> Module {
     let blank = {
         let mut m = ModuleBuilder::new("blank");
@@ -443,6 +444,11 @@ pub fn corners() -> Module {
     let lz1 = m.leading_zeros(a);
     let w16 = m.input("w16", 16);
     let lz16 = m.leading_zeros(w16);
+    // Names SystemVerilog reserves but Verilog-2005 (and the builder) allow.
+    let global = m.input("global", 4);
+    let cross = m.not(global);
+    let cross = m.named("cross", cross);
+    m.output("soft", cross);
     m.output("q2", q2);
     m.output("q3", q3);
     m.output("one_q", one);

@@ -98,8 +98,8 @@ pub fn fp_add(cfg: &FpAddConfig) -> Result<Module, HdlError> {
         ));
     }
     let mut m = ModuleBuilder::new(&cfg.module_name());
-    let domain = (cfg.stages > 0)
-        .then(|| m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh));
+    let domain =
+        (cfg.stages > 0).then(|| m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh));
     let w = cfg.format.width();
     let a = m.input("a", w);
     let b = m.input("b", w);
@@ -188,23 +188,22 @@ fn build_adder(
     let nan = m.or(any_nan, inf_clash);
     let inf = m.or(ua.inf, ub.inf);
     let inf_sign = m.mux(ua.inf, ua.sign, ub.sign);
-    let (valid, [sign, eff_sub, exp_big, sig_big, sig_small, dist, nan, inf, inf_sign]) = pipe
-        .cut(
-            m,
-            1,
-            valid,
-            [
-                ("sign", sign),
-                ("eff_sub", eff_sub),
-                ("exp_big", exp_big),
-                ("sig_big", sig_big),
-                ("sig_small", sig_small),
-                ("dist", dist),
-                ("nan", nan),
-                ("inf", inf),
-                ("inf_sign", inf_sign),
-            ],
-        );
+    let (valid, [sign, eff_sub, exp_big, sig_big, sig_small, dist, nan, inf, inf_sign]) = pipe.cut(
+        m,
+        1,
+        valid,
+        [
+            ("sign", sign),
+            ("eff_sub", eff_sub),
+            ("exp_big", exp_big),
+            ("sig_big", sig_big),
+            ("sig_small", sig_small),
+            ("dist", dist),
+            ("nan", nan),
+            ("inf", inf),
+            ("inf_sign", inf_sign),
+        ],
+    );
 
     // 2. Align: shift the smaller significand right by the exponent distance, keeping
     // the bits shifted out as a sticky bit. Distances ≥ ext leave only the sticky bit.

@@ -46,10 +46,18 @@ pub fn negative_zero(format: FpFormat) -> u64 {
 pub fn fp_add_tree(cfg: &FpTreeConfig) -> Result<Module, HdlError> {
     const NAME: &str = "fp_add_tree";
     if !(1..=64).contains(&cfg.inputs) {
-        return Err(HdlError::parameter(NAME, "inputs", format!("{} is not in 1..=64", cfg.inputs)));
+        return Err(HdlError::parameter(
+            NAME,
+            "inputs",
+            format!("{} is not in 1..=64", cfg.inputs),
+        ));
     }
     if !(1..=256).contains(&cfg.lanes) {
-        return Err(HdlError::parameter(NAME, "lanes", format!("{} is not in 1..=256", cfg.lanes)));
+        return Err(HdlError::parameter(
+            NAME,
+            "lanes",
+            format!("{} is not in 1..=256", cfg.lanes),
+        ));
     }
     if cfg.adder.stages > MAX_STAGES {
         return Err(HdlError::parameter(
@@ -93,7 +101,8 @@ pub fn fp_add_tree(cfg: &FpTreeConfig) -> Result<Module, HdlError> {
         for (p, pair) in operands.chunks(2).enumerate() {
             match pair {
                 [x, y] => {
-                    let (sum, v) = add_lanes(&mut m, cfg, &adder, domain, (level, p), *x, *y, valid);
+                    let (sum, v) =
+                        add_lanes(&mut m, cfg, &adder, domain, (level, p), *x, *y, valid);
                     next_valid.get_or_insert(v);
                     next.push(sum);
                 }

@@ -1,0 +1,143 @@
+//! One `Dut` trait for every engine: the native simulator and the Verilator model of
+//! the emitted Verilog are driven through the same calls, with the same clock
+//! schedule (`sim::clock`), so a test runs on either or on both in lockstep.
+
+mod native;
+mod verilated;
+
+pub use native::NativeDut;
+pub use verilated::VerilatorDut;
+
+use hdl::ir::{Direction, PortKind};
+use std::path::Path;
+
+/// A port of the design under test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DutPort {
+    /// Port name.
+    pub name: String,
+    /// Width in bits.
+    pub width: u32,
+    /// Input or output.
+    pub direction: Direction,
+    /// Data, clock or reset.
+    pub kind: PortKind,
+}
+
+/// Why a `Dut` call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DutError {
+    /// No port of that name.
+    #[error("the design has no port `{0}`")]
+    UnknownPort(String),
+    /// No clock domain of that name.
+    #[error("the design has no clock domain `{0}`")]
+    UnknownDomain(String),
+    /// A value does not fit the port, or the port cannot be driven.
+    #[error("port `{port}`: {reason}")]
+    BadValue {
+        /// The port.
+        port: String,
+        /// Why.
+        reason: String,
+    },
+    /// The native simulator refused.
+    #[error(transparent)]
+    Sim(#[from] sim::SimError),
+    /// The Verilator bridge failed (build, load, call).
+    #[error(transparent)]
+    Verilator(#[from] crate::verilator::BridgeError),
+    /// Verilog generation failed.
+    #[error(transparent)]
+    Gen(#[from] gen::GenError),
+    /// A trace file could not be written.
+    #[error("trace `{path}`: {source}")]
+    Trace {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// A design under test: set inputs, advance clocks, read outputs.
+///
+/// Clocks follow `sim::clock`: clock `d` rises at `φ + k·P` (k ≥ 1) and falls `P/2`
+/// later; rising edges at the same instant are one atomic update. Inputs set between
+/// two edges are sampled at the next edge; outputs read between edges are settled.
+pub trait Dut {
+    /// `"native"` or `"verilator"`.
+    fn engine(&self) -> &'static str;
+    /// The top module's ports, in declaration order (the order of port indices).
+    fn ports(&self) -> &[DutPort];
+    /// The top module's clock domains, in declaration order.
+    fn domains(&self) -> &[String];
+    /// Sets the clock period of `domain` (before the first edge, normally).
+    fn set_clock_period(&mut self, domain: &str, period_ps: u64) -> Result<(), DutError>;
+    /// Drives input `port` with little-endian 64-bit words.
+    fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError>;
+    /// Reads any port (settled) as little-endian 64-bit words.
+    fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError>;
+    /// Advances to the next rising edge of any clock; returns the indices (into
+    /// [`domains`](Self::domains)) of the domains that rose.
+    fn step_edge(&mut self) -> Vec<usize>;
+    /// Current time in picoseconds.
+    fn time_ps(&self) -> u64;
+    /// Asserts every domain's reset for `cycles` rising edges of each domain.
+    fn reset(&mut self, cycles: u64);
+    /// Starts writing a VCD of every port to `path`.
+    fn trace_open(&mut self, path: &Path) -> Result<(), DutError>;
+    /// Finishes the VCD.
+    fn trace_close(&mut self) -> Result<(), DutError>;
+
+    /// The index of port `name`.
+    fn port(&self, name: &str) -> Result<usize, DutError> {
+        self.ports()
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| DutError::UnknownPort(name.to_string()))
+    }
+
+    /// Advances to the next rising edge of the first domain (one cycle of a
+    /// single-clock design), processing other domains' edges on the way.
+    fn step(&mut self) {
+        if self.domains().is_empty() {
+            self.step_edge();
+            return;
+        }
+        while !self.step_edge().contains(&0) {}
+    }
+
+    /// Sets input `name` to `value`.
+    fn set_u64(&mut self, name: &str, value: u64) -> Result<(), DutError> {
+        let p = self.port(name)?;
+        self.set(p, &[value])
+    }
+
+    /// Reads port `name` (at most 64 bits wide).
+    fn get_u64(&mut self, name: &str) -> Result<u64, DutError> {
+        let p = self.port(name)?;
+        let words = self.get(p)?;
+        if words.iter().skip(1).any(|w| *w != 0) {
+            return Err(DutError::BadValue {
+                port: name.to_string(),
+                reason: "value does not fit in 64 bits".into(),
+            });
+        }
+        Ok(words.first().copied().unwrap_or(0))
+    }
+}
+
+/// The ports of `module` as a `Dut` sees them.
+pub fn ports_of(module: &hdl::Module) -> Vec<DutPort> {
+    module
+        .ports
+        .iter()
+        .map(|p| DutPort {
+            name: p.name.clone(),
+            width: module.net(p.net).width,
+            direction: p.direction,
+            kind: p.kind,
+        })
+        .collect()
+}

@@ -1,0 +1,98 @@
+//! The native simulator as a `Dut`.
+
+use super::{ports_of, Dut, DutError, DutPort};
+use sim::{PortHandle, Simulator, TraceSelection};
+use std::path::Path;
+
+/// `sim::Simulator` behind the `Dut` trait.
+pub struct NativeDut {
+    sim: Simulator,
+    ports: Vec<DutPort>,
+    handles: Vec<PortHandle>,
+    domains: Vec<String>,
+}
+
+impl NativeDut {
+    /// Simulates `module` natively.
+    pub fn new(module: &hdl::Module) -> Result<Self, DutError> {
+        let sim = Simulator::new(module)?;
+        let ports = ports_of(module);
+        let handles = ports
+            .iter()
+            .map(|p| sim.port_handle(&p.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let domains = sim.domain_names().iter().map(|s| s.to_string()).collect();
+        Ok(NativeDut {
+            sim,
+            ports,
+            handles,
+            domains,
+        })
+    }
+
+    /// The simulator itself, for what the trait does not cover (peeking internal nets).
+    pub fn simulator(&mut self) -> &mut Simulator {
+        &mut self.sim
+    }
+}
+
+impl Dut for NativeDut {
+    fn engine(&self) -> &'static str {
+        "native"
+    }
+
+    fn ports(&self) -> &[DutPort] {
+        &self.ports
+    }
+
+    fn domains(&self) -> &[String] {
+        &self.domains
+    }
+
+    fn set_clock_period(&mut self, domain: &str, period_ps: u64) -> Result<(), DutError> {
+        Ok(self.sim.set_clock_period(domain, period_ps)?)
+    }
+
+    fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError> {
+        let h = *self
+            .handles
+            .get(port)
+            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        Ok(self.sim.set_words(h, words)?)
+    }
+
+    fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError> {
+        let h = *self
+            .handles
+            .get(port)
+            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        Ok(self.sim.get_words(h)?.to_vec())
+    }
+
+    fn step_edge(&mut self) -> Vec<usize> {
+        self.sim.step_edge().iter().map(|h| h.index()).collect()
+    }
+
+    fn time_ps(&self) -> u64 {
+        self.sim.time_ps()
+    }
+
+    fn reset(&mut self, cycles: u64) {
+        self.sim.reset(cycles);
+    }
+
+    fn trace_open(&mut self, path: &Path) -> Result<(), DutError> {
+        let file = std::fs::File::create(path).map_err(|source| DutError::Trace {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let names = self.ports.iter().map(|p| p.name.clone()).collect();
+        self.sim
+            .trace_vcd(std::io::BufWriter::new(file), TraceSelection::Names(names))?;
+        Ok(())
+    }
+
+    fn trace_close(&mut self) -> Result<(), DutError> {
+        Ok(self.sim.finish_trace()?)
+    }
+}

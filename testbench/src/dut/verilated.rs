@@ -1,0 +1,224 @@
+//! The Verilator model of the emitted Verilog as a `Dut`, clocked by the native
+//! simulator's own schedule (`sim::clock::Clocks`).
+
+use super::{ports_of, Dut, DutError, DutPort};
+use crate::verilator::{BuildOptions, PortInfo, VerilatorDesign, VerilatorModel};
+use hdl::ir::{Direction, ResetPolarity};
+use sim::clock::Clocks;
+use std::path::Path;
+
+/// One clock domain: its clock port and, if any, its reset port and active level.
+struct DomainPorts {
+    clock: usize,
+    reset: Option<(usize, u64)>,
+}
+
+/// A Verilator model behind the `Dut` trait.
+pub struct VerilatorDut {
+    model: VerilatorModel,
+    ports: Vec<DutPort>,
+    domains: Vec<String>,
+    domain_ports: Vec<DomainPorts>,
+    clocks: Clocks,
+    tracing: bool,
+}
+
+impl VerilatorDut {
+    /// Emits `module` as Verilog, builds it with Verilator (cached) and loads it.
+    pub fn new(module: &hdl::Module, options: &BuildOptions) -> Result<Self, DutError> {
+        let design = gen::emit(module)?;
+        let ports = ports_of(module);
+        let vports = ports
+            .iter()
+            .map(|p| match p.direction {
+                Direction::Input => PortInfo::input(&p.name, p.width),
+                Direction::Output => PortInfo::output(&p.name, p.width),
+            })
+            .collect();
+        let model = VerilatorModel::build(
+            &VerilatorDesign {
+                sources: design.files,
+                top: design.top,
+                ports: vports,
+            },
+            options,
+        )?;
+        let port_of_net = |net| {
+            module
+                .ports
+                .iter()
+                .position(|p| p.net == net)
+                .expect("domain clocks and resets are ports")
+        };
+        let domain_ports: Vec<DomainPorts> = module
+            .domains
+            .iter()
+            .map(|d| DomainPorts {
+                clock: port_of_net(d.clock),
+                reset: d.reset.map(|r| {
+                    let active = match d.polarity {
+                        ResetPolarity::ActiveHigh => 1,
+                        ResetPolarity::ActiveLow => 0,
+                    };
+                    (port_of_net(r), active)
+                }),
+            })
+            .collect();
+        let mut dut = VerilatorDut {
+            model,
+            ports,
+            domains: module.domains.iter().map(|d| d.name.clone()).collect(),
+            clocks: Clocks::new(domain_ports.len()),
+            domain_ports,
+            tracing: false,
+        };
+        dut.drive_resets(false)?;
+        dut.model.eval();
+        Ok(dut)
+    }
+
+    /// The loaded model (build report, direct port access).
+    pub fn model(&self) -> &VerilatorModel {
+        &self.model
+    }
+
+    fn drive_resets(&mut self, active: bool) -> Result<(), DutError> {
+        for d in &self.domain_ports {
+            if let Some((port, level)) = d.reset {
+                let v = if active { level } else { 1 - level };
+                self.model.set_u64(port, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_clock(&mut self, domain: usize, level: u64) {
+        let port = self.domain_ports[domain].clock;
+        self.model
+            .set_u64(port, level)
+            .expect("clock ports are 1-bit inputs");
+    }
+}
+
+impl Dut for VerilatorDut {
+    fn engine(&self) -> &'static str {
+        "verilator"
+    }
+
+    fn ports(&self) -> &[DutPort] {
+        &self.ports
+    }
+
+    fn domains(&self) -> &[String] {
+        &self.domains
+    }
+
+    fn set_clock_period(&mut self, domain: &str, period_ps: u64) -> Result<(), DutError> {
+        let d = self
+            .domains
+            .iter()
+            .position(|n| n == domain)
+            .ok_or_else(|| DutError::UnknownDomain(domain.to_string()))?;
+        if period_ps < 2 {
+            return Err(DutError::BadValue {
+                port: domain.to_string(),
+                reason: format!("clock period {period_ps} ps is below 2 ps"),
+            });
+        }
+        self.clocks.set_period(d, period_ps);
+        Ok(())
+    }
+
+    fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError> {
+        let p = self
+            .ports
+            .get(port)
+            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        let fits = words.iter().enumerate().all(|(i, w)| {
+            *w == 0 || 64 * i as u64 + 64 - w.leading_zeros() as u64 <= p.width as u64
+        });
+        if !fits {
+            return Err(DutError::BadValue {
+                port: p.name.clone(),
+                reason: format!("value does not fit in {} bits", p.width),
+            });
+        }
+        Ok(self.model.set(port, words)?)
+    }
+
+    fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError> {
+        self.model.eval();
+        Ok(self.model.get(port)?)
+    }
+
+    fn step_edge(&mut self) -> Vec<usize> {
+        let Some(t) = self.clocks.next_rise() else {
+            self.model.eval();
+            return vec![];
+        };
+        self.model.eval();
+        while let Some(tf) = self.clocks.next_fall_until(t) {
+            for d in 0..self.domain_ports.len() {
+                if self.clocks.clocks[d].next_fall == Some(tf) {
+                    self.clocks.clocks[d].next_fall = None;
+                    self.set_clock(d, 0);
+                }
+            }
+            self.model.eval();
+            if self.tracing && tf < t {
+                self.model.trace_dump(tf);
+            }
+        }
+        let mut fired = Vec::new();
+        self.clocks.rise(t, &mut fired);
+        for &d in &fired {
+            self.set_clock(d, 1);
+        }
+        self.model.eval();
+        if self.tracing {
+            self.model.trace_dump(t);
+        }
+        fired
+    }
+
+    fn time_ps(&self) -> u64 {
+        self.clocks.now
+    }
+
+    fn reset(&mut self, cycles: u64) {
+        if self.domain_ports.is_empty() {
+            self.model.eval();
+            return;
+        }
+        self.drive_resets(true)
+            .expect("reset ports are 1-bit inputs");
+        let start: Vec<u64> = self.clocks.clocks.iter().map(|c| c.cycles).collect();
+        while self
+            .clocks
+            .clocks
+            .iter()
+            .zip(&start)
+            .any(|(c, s)| c.cycles - s < cycles)
+        {
+            self.step_edge();
+        }
+        self.drive_resets(false)
+            .expect("reset ports are 1-bit inputs");
+        self.model.eval();
+    }
+
+    fn trace_open(&mut self, path: &Path) -> Result<(), DutError> {
+        self.model.trace_open(path)?;
+        self.tracing = true;
+        self.model.trace_dump(self.clocks.now);
+        Ok(())
+    }
+
+    fn trace_close(&mut self) -> Result<(), DutError> {
+        if self.tracing {
+            self.model.trace_close();
+            self.tracing = false;
+        }
+        Ok(())
+    }
+}
