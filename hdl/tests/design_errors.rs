@@ -403,3 +403,29 @@ fn block_parameters_out_of_range_are_rejected_by_name() {
     let e = hdl::std::counter::up_counter(0).unwrap_err();
     assert_eq!(e.signal.as_deref(), Some("width"));
 }
+
+#[test]
+fn reset_of_one_domain_used_by_another_is_rejected() {
+    let mut m = ModuleBuilder::new("cdc_reset");
+    let a = m.domain("a", "clk_a", Some("rst_a"), ResetPolarity::ActiveHigh);
+    let b = m.domain("b", "clk_b", Some("rst_b"), ResetPolarity::ActiveHigh);
+    let rst_a = m.reset_active(a);
+    let rb = m.register(b, "rb", rst_a);
+    m.output("y", rb);
+    let e = expect_err(m.finish());
+    assert!(
+        matches!(e.kind, HdlErrorKind::CrossDomain(ref s) if s.contains("register `rb`")),
+        "{e}"
+    );
+}
+
+#[test]
+fn reserved_words_of_verilator_are_rejected_as_names() {
+    for name in ["switch", "global", "delete"] {
+        let mut m = ModuleBuilder::new("reserved");
+        let a = m.input(name, 1);
+        m.output("y", a);
+        let e = expect_err(m.finish());
+        assert!(matches!(e.kind, HdlErrorKind::BadName(_)), "{name}: {e}");
+    }
+}

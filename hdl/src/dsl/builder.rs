@@ -52,6 +52,8 @@ pub struct ModuleBuilder {
     names: HashMap<String, &'static str>,
     pub(crate) reg_of: HashMap<NetId, RegId>,
     pub(crate) dual_clock_mems: BTreeSet<MemId>,
+    /// Inverted copies of reset nets, shared by every instance that needs one.
+    pub(crate) inverted_resets: HashMap<NetId, NetId>,
 }
 
 impl ModuleBuilder {
@@ -74,6 +76,7 @@ impl ModuleBuilder {
             names: HashMap::new(),
             reg_of: HashMap::new(),
             dual_clock_mems: BTreeSet::new(),
+            inverted_resets: HashMap::new(),
         };
         if !is_legal_identifier(name) {
             b.error(

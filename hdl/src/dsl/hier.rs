@@ -147,13 +147,17 @@ impl ModuleBuilder {
             };
             let net = if cd.polarity == parent.polarity {
                 parent_reset
+            } else if let Some(inverted) = self.inverted_resets.get(&parent_reset) {
+                *inverted
             } else {
                 let r = Signal {
                     builder: self.id,
                     net: parent_reset,
                     width: 1,
                 };
-                self.not(r).net
+                let inverted = self.not(r).net;
+                self.inverted_resets.insert(parent_reset, inverted);
+                inverted
             };
             links.push((reset_port, net));
         }

@@ -79,7 +79,8 @@ impl ModuleBuilder {
     }
 
     /// A register without reset (datapath pipelines: saves a reset net's fan-out).
-    /// It starts at 0 in simulation.
+    /// Its power-up value is undefined in hardware; both of wirespeed's simulation
+    /// engines start it at 0 (Verilator is run with `--x-initial 0`).
     #[track_caller]
     pub fn reg_no_reset(&mut self, domain: Domain, name: &str, width: u32) -> Signal {
         self.new_reg(domain, name, width, None, false)

@@ -437,6 +437,7 @@ pub struct Memory {
 }
 
 /// A memory write port: on a rising edge of its domain's clock, if `enable`, `mem[addr] <= data`.
+/// A write to an address ≥ depth is ignored.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MemWrite {
     /// Clock domain.

@@ -1,0 +1,151 @@
+//! Simulator benchmark: for a few designs, the native simulator and Verilator run the
+//! same stimulus through the same `Dut` calls in one process; prints time to first
+//! cycle (native: compile; Verilator: cold build into an empty cache, then a cached
+//! load) and steady-state cycles per second, with the ratio native ÷ Verilator.
+//!
+//! `cargo run --release -p testbench --example bench [-- --cycles N]`
+
+use hdl::dsl::AxisConfig;
+use hdl::ir::{Direction, PortKind};
+use hdl::std::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::std::{counter, fifo, skid};
+use hdl::Module;
+use rand::SeedableRng;
+use std::time::{Duration, Instant};
+use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::rng::random_words;
+use testbench::verilator::BuildOptions;
+
+struct Case {
+    name: &'static str,
+    module: Module,
+}
+
+fn cases() -> Vec<Case> {
+    let tree = FpTreeConfig {
+        inputs: 4,
+        lanes: 16,
+        adder: FpAddConfig {
+            format: FpFormat::Fp32,
+            stages: 3,
+            ftz: false,
+        },
+    };
+    vec![
+        Case {
+            name: "counter 32 bit",
+            module: counter::up_counter(32).expect("valid parameters"),
+        },
+        Case {
+            name: "fifo 512 x 512",
+            module: fifo::sync_fifo(512, 512).expect("valid parameters"),
+        },
+        Case {
+            name: "axis skid 1024 bit",
+            module: skid::axis_skid(&AxisConfig::packets(1024, 128)).expect("valid parameters"),
+        },
+        Case {
+            name: "fp32 adder tree 4 x 16",
+            module: fp_add_tree(&tree).expect("valid parameters"),
+        },
+    ]
+}
+
+/// 1024 cycles of random values for every data input, replayed cyclically, so that
+/// both engines get the same stimulus and generating it is not timed.
+type Stimulus = Vec<Vec<(usize, Vec<u64>)>>;
+
+fn stimulus(dut: &dyn Dut) -> Stimulus {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let inputs: Vec<(usize, u32)> = dut
+        .ports()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.direction == Direction::Input && p.kind == PortKind::Data)
+        .map(|(i, p)| (i, p.width))
+        .collect();
+    (0..1024)
+        .map(|_| {
+            inputs
+                .iter()
+                .map(|(i, w)| (*i, random_words(&mut rng, *w)))
+                .collect()
+        })
+        .collect()
+}
+
+/// Cycles per second of `dut` over `cycles` cycles: inputs set, one clock cycle,
+/// every output read.
+fn run(dut: &mut dyn Dut, stim: &Stimulus, cycles: usize) -> f64 {
+    dut.reset(2);
+    let outputs: Vec<usize> = dut
+        .ports()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.direction == Direction::Output)
+        .map(|(i, _)| i)
+        .collect();
+    let start = Instant::now();
+    let mut sink = 0u64;
+    for sets in stim.iter().cycle().take(cycles) {
+        for (port, words) in sets {
+            dut.set(*port, words).expect("stimulus fits the port");
+        }
+        dut.step();
+        for o in &outputs {
+            sink ^= dut.get(*o).expect("readable")[0];
+        }
+    }
+    std::hint::black_box(sink);
+    cycles as f64 / start.elapsed().as_secs_f64()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let cycles: usize = std::env::args()
+        .skip_while(|a| a != "--cycles")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000);
+    let cold_cache = std::env::temp_dir().join(format!("wirespeed-bench-{}", std::process::id()));
+    println!(
+        "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait\n"
+    );
+    println!("| design | native first cycle | Verilator first cycle (cold / cached) | native cycles/s | Verilator cycles/s | native ÷ Verilator |");
+    println!("|---|---|---|---|---|---|");
+    for case in cases() {
+        let t = Instant::now();
+        let mut native = NativeDut::new(&case.module).expect("the native simulator compiles it");
+        let native_first = t.elapsed();
+
+        let cold_opts = BuildOptions {
+            cache_dir: Some(cold_cache.clone()),
+            ..BuildOptions::default()
+        };
+        let t = Instant::now();
+        drop(VerilatorDut::new(&case.module, &cold_opts).expect("Verilator builds it"));
+        let cold = t.elapsed();
+        let t = Instant::now();
+        let mut verilator =
+            VerilatorDut::new(&case.module, &cold_opts).expect("Verilator loads it");
+        let cached = t.elapsed();
+
+        let stim = stimulus(&native);
+        let n = run(&mut native, &stim, cycles);
+        let v = run(&mut verilator, &stim, cycles);
+        println!(
+            "| {} | {} | {:.1} s / {} | {:.0} | {:.0} | {:.2} |",
+            case.name,
+            ms(native_first),
+            cold.as_secs_f64(),
+            ms(cached),
+            n,
+            v,
+            n / v
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cold_cache);
+}
