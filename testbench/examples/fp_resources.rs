@@ -1,0 +1,39 @@
+//! Resource and timing estimate of the floating-point adder: for every format and
+//! pipeline depth, `yosys synth_xilinx -family xcup` LUT / FF / CARRY / DSP counts and
+//! the LUT logic depth of the longest register-to-register path.
+//!
+//! `cargo run --release -p testbench --example fp_resources`
+
+use hdl::std::fp::{add::MAX_STAGES, fp_add, FpAddConfig, FpFormat};
+use testbench::tools;
+
+fn main() {
+    println!("| format | stages | LUT | FF | CARRY8 | DSP | LUT levels |");
+    println!("|---|---|---|---|---|---|---|");
+    for format in FpFormat::ALL {
+        for stages in 0..=MAX_STAGES {
+            let cfg = FpAddConfig {
+                format,
+                stages,
+                ftz: false,
+            };
+            let module = fp_add(&cfg).expect("valid parameters");
+            let design = gen::emit(&module).expect("emits");
+            let dir = std::env::temp_dir().join(format!("wirespeed-fp-{}", cfg.module_name()));
+            let manifest = gen::Manifest::new(&module, &design);
+            gen::write_design(&dir, &design, &manifest).expect("writes");
+            match tools::yosys_synth_xilinx(&[&dir], &design.top, "xcup") {
+                Ok(r) => println!(
+                    "| {format} | {stages} | {} | {} | {} | {} | {} |",
+                    r.luts,
+                    r.ffs,
+                    r.carries,
+                    r.dsps,
+                    r.logic_depth.map_or("?".to_string(), |d| d.to_string())
+                ),
+                Err(e) => println!("| {format} | {stages} | synthesis failed: {e} |"),
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
