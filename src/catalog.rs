@@ -154,7 +154,7 @@ const FP_ADD: &[ParamSpec] = &[
     ParamSpec {
         name: "stages",
         default: "3",
-        help: "pipeline registers, 0 (combinational) to 5",
+        help: "pipeline registers, 0 (combinational) to 7",
     },
     ParamSpec {
         name: "ftz",

@@ -6,6 +6,7 @@
 pub mod dut;
 pub mod golden;
 pub mod harness;
+pub mod lut_levels;
 pub mod models;
 pub mod rng;
 pub mod tools;

@@ -325,6 +325,9 @@ pub struct SynthReport {
     /// Logic depth: cells (LUTs, MUXFx, carry blocks) on the longest combinational path
     /// between ports, flip-flops, shift registers, RAMs and DSPs (`ltp`), if reported.
     pub logic_depth: Option<u64>,
+    /// LUT levels: LUTs on the longest combinational path (carry chains and MUXFx count
+    /// 0), see [`crate::lut_levels`], if the netlist could be read.
+    pub lut_levels: Option<u64>,
     /// Yosys' `Warning:` lines.
     pub warnings: Vec<String>,
 }
@@ -396,6 +399,7 @@ pub fn yosys_synth_xilinx<P: AsRef<Path>>(
     // element, block RAM, DSP and clock buffer removed from the selection, so paths
     // start and end there or at ports).
     script.push_str("tee -q -o stat.json stat -json\n");
+    script.push_str("write_json netlist.json\n");
     script.push_str(
         "tee -q -o ltp.txt ltp -noff w:* t:* %u t:FD* %d t:SRL* %d t:RAM* %d t:DSP* %d t:BUFG* %d\n",
     );
@@ -431,6 +435,9 @@ pub fn yosys_synth_xilinx<P: AsRef<Path>>(
             .split("length=")
             .nth(1)
             .and_then(|rest| rest.split(')').next().and_then(|n| n.trim().parse().ok()));
+    }
+    if let Ok(netlist) = std::fs::read_to_string(dir.path().join("netlist.json")) {
+        report.lut_levels = crate::lut_levels::lut_levels(&netlist, top).ok();
     }
     if let Ok(log) = std::fs::read_to_string(dir.path().join("yosys.log")) {
         report.warnings = log

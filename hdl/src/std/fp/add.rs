@@ -1,12 +1,15 @@
 //! `fp_add`: a pipelined IEEE-754 adder for any binary format, round to nearest,
 //! ties to even, with full subnormal support (or flush-to-zero).
 //!
-//! The datapath has five steps with a possible register after each:
+//! The datapath has seven steps with a possible register after each:
 //! 1. unpack and order the operands by magnitude, detect NaN and infinity;
 //! 2. align the smaller significand (guard, round and sticky bits kept);
 //! 3. add or subtract the significands;
-//! 4. normalize (leading-zero count, stopping at the subnormal range);
-//! 5. round to nearest even and pack (the output register).
+//! 4. count leading zeros and choose the normalizing shift (stopping at the
+//!    subnormal range);
+//! 5. normalize;
+//! 6. round to nearest, ties to even;
+//! 7. pack, with the special results (the output register).
 //!
 //! `stages` registers are spread over these cuts (see [`cuts_for_depth`]); a valid
 //! bit travels with the data, and one result leaves per cycle at every depth.
@@ -16,7 +19,7 @@ use crate::dsl::{bits_for, Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 
 /// Largest pipeline depth offered.
-pub const MAX_STAGES: u32 = 5;
+pub const MAX_STAGES: u32 = 7;
 
 /// Options of an adder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,15 +44,17 @@ impl FpAddConfig {
     }
 }
 
-/// After which of the five steps a register sits, for each depth.
+/// After which of the seven steps a register sits, for each depth.
 pub fn cuts_for_depth(stages: u32) -> &'static [u32] {
     match stages {
         0 => &[],
-        1 => &[5],
-        2 => &[3, 5],
-        3 => &[2, 4, 5],
-        4 => &[2, 3, 4, 5],
-        _ => &[1, 2, 3, 4, 5],
+        1 => &[7],
+        2 => &[3, 7],
+        3 => &[2, 5, 7],
+        4 => &[2, 3, 5, 7],
+        5 => &[1, 2, 3, 5, 7],
+        6 => &[1, 2, 3, 4, 5, 7],
+        _ => &[1, 2, 3, 4, 5, 6, 7],
     }
 }
 
@@ -260,35 +265,55 @@ fn build_adder(
         ],
     );
 
-    // 4. Normalize to a leading one at bit ext-1, not below exponent 1.
+    // 4. Count leading zeros and choose the normalizing shift: left by the count, but
+    // not below exponent 1 (subnormal results); right by one on a carry.
     let xw = e.max(bits_for(ext)) + 2;
     let carry = m.bit(total, ext);
-    let body = m.truncate(total, ext);
-    let lsb = m.bit(total, 0);
-    let upper = m.slice(total, 1, ext);
-    let carry_sig = {
-        let sticky = m.zext(lsb, ext);
-        m.or(upper, sticky)
-    };
     let exp_x = m.zext(exp_big, xw);
     let one_x = m.lit(1, xw);
-    let exp_plus = m.add_wrap(exp_x, one_x);
+    let body = m.truncate(total, ext);
     let lz = m.leading_zeros(body);
     let lz_x = m.zext(lz, xw);
     let room = m.sub_wrap(exp_x, one_x);
     let lz_fits = m.le(lz_x, room);
     let left = m.mux(lz_fits, lz_x, room);
-    let left_sh = m.truncate(left, bits_for(ext).max(1));
+    let zero = m.reduce_or(total);
+    let zero = m.not(zero);
+    let (valid, [sign, eff_sub, total, carry, exp_x, left, zero, nan, inf, inf_sign]) = pipe.cut(
+        m,
+        4,
+        valid,
+        [
+            ("sign", sign),
+            ("eff_sub", eff_sub),
+            ("total", total),
+            ("carry", carry),
+            ("exp_x", exp_x),
+            ("left", left),
+            ("zero", zero),
+            ("nan", nan),
+            ("inf", inf),
+            ("inf_sign", inf_sign),
+        ],
+    );
+
+    // 5. Normalize to a leading one at bit ext-1.
+    let one_x = m.lit(1, xw);
+    let body = m.truncate(total, ext);
+    let lsb = m.bit(total, 0);
+    let upper = m.slice(total, 1, ext);
+    let lsb_x = m.zext(lsb, ext);
+    let carry_sig = m.or(upper, lsb_x);
+    let exp_plus = m.add_wrap(exp_x, one_x);
     // `left` ≤ ext (lz ≤ ext), so truncating it to the shifter's width keeps its value.
+    let left_sh = m.truncate(left, bits_for(ext));
     let left_full = m.shl_by(body, left_sh);
     let exp_left = m.sub_wrap(exp_x, left);
     let norm = m.mux(carry, carry_sig, left_full);
     let exp_n = m.mux(carry, exp_plus, exp_left);
-    let zero = m.reduce_or(total);
-    let zero = m.not(zero);
     let (valid, [sign, eff_sub, norm, exp_n, zero, nan, inf, inf_sign]) = pipe.cut(
         m,
-        4,
+        5,
         valid,
         [
             ("sign", sign),
@@ -302,7 +327,7 @@ fn build_adder(
         ],
     );
 
-    // 5. Round to nearest, ties to even, then pack.
+    // 6. Round to nearest, ties to even.
     let kept = m.slice(norm, 3, mb + 1);
     let guard = m.bit(norm, 2);
     let round = m.bit(norm, 1);
@@ -313,12 +338,30 @@ fn build_adder(
     let up_x = m.zext(up, mb + 1);
     let rounded = m.add(kept, up_x);
     let overflow = m.bit(rounded, mb + 1);
+    let ovf_x = m.zext(overflow, xw);
+    let exp_r = m.add_wrap(exp_n, ovf_x);
+    let (valid, [sign, eff_sub, rounded, exp_r, zero, nan, inf, inf_sign]) = pipe.cut(
+        m,
+        6,
+        valid,
+        [
+            ("sign", sign),
+            ("eff_sub", eff_sub),
+            ("rounded", rounded),
+            ("exp_r", exp_r),
+            ("zero", zero),
+            ("nan", nan),
+            ("inf", inf),
+            ("inf_sign", inf_sign),
+        ],
+    );
+
+    // 7. Pack, with the special results.
+    let overflow = m.bit(rounded, mb + 1);
     let hidden = m.bit(rounded, mb);
     let frac_shifted = m.slice(rounded, 1, mb);
     let frac_plain = m.slice(rounded, 0, mb);
     let frac_r = m.mux(overflow, frac_shifted, frac_plain);
-    let ovf_x = m.zext(overflow, xw);
-    let exp_r = m.add_wrap(exp_n, ovf_x);
     let normal = m.or(hidden, overflow);
     let max_exp = m.lit((1u64 << e) - 1, xw);
     let too_big = m.ge(exp_r, max_exp);
@@ -351,6 +394,6 @@ fn build_adder(
         ],
         finite,
     );
-    let (valid, [y]) = pipe.cut(m, 5, valid, [("y", y)]);
+    let (valid, [y]) = pipe.cut(m, 7, valid, [("y", y)]);
     (y, valid)
 }
