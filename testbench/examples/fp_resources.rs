@@ -1,6 +1,7 @@
 //! Resource and timing estimate of the floating-point adder: for every format and
-//! pipeline depth, `yosys synth_xilinx -family xcup` LUT / FF / CARRY / DSP counts and
-//! the LUT logic depth of the longest register-to-register path.
+//! pipeline depth, `yosys synth_xilinx -family xcup` LUT / FF / CARRY / DSP counts, the
+//! LUT levels of the longest register-to-register path (carry chains and MUXFx count
+//! 0) and Yosys' `ltp` cell depth (every cell counts 1).
 //!
 //! `cargo run --release -p testbench --example fp_resources`
 
@@ -8,8 +9,8 @@ use hdl::std::fp::{add::MAX_STAGES, fp_add, FpAddConfig, FpFormat};
 use testbench::tools;
 
 fn main() {
-    println!("| format | stages | LUT | FF | CARRY8 | DSP | LUT levels |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| format | stages | LUT | FF | CARRY | DSP | LUT levels | cell depth (ltp) |");
+    println!("|---|---|---|---|---|---|---|---|");
     for format in FpFormat::ALL {
         for stages in 0..=MAX_STAGES {
             let cfg = FpAddConfig {
@@ -24,11 +25,12 @@ fn main() {
             gen::write_design(&dir, &design, &manifest).expect("writes");
             match tools::yosys_synth_xilinx(&[&dir], &design.top, "xcup") {
                 Ok(r) => println!(
-                    "| {format} | {stages} | {} | {} | {} | {} | {} |",
+                    "| {format} | {stages} | {} | {} | {} | {} | {} | {} |",
                     r.luts,
                     r.ffs,
                     r.carries,
                     r.dsps,
+                    r.lut_levels.map_or("?".to_string(), |d| d.to_string()),
                     r.logic_depth.map_or("?".to_string(), |d| d.to_string())
                 ),
                 Err(e) => println!("| {format} | {stages} | synthesis failed: {e} |"),
