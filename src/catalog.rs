@@ -4,6 +4,7 @@
 
 use hdl::dsl::AxisConfig;
 use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+use hdl::std::count_action::{count_action, CountActionConfig};
 use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use hdl::std::{cdc, counter, fifo, skid};
 use hdl::Module;
@@ -326,6 +327,29 @@ pub fn blocks() -> &'static [BlockSpec] {
                     adder: s.adder()?,
                 };
                 Ok(module_only(fp_add_tree(&cfg)?))
+            },
+        },
+        BlockSpec {
+            name: "count-action",
+            summary: "Lightning's count-action unit: count events, fire at a run-time target",
+            params: &[
+                ParamSpec {
+                    name: "events",
+                    default: "16",
+                    help: "event strobes counted per cycle (1 = a single strobe)",
+                },
+                ParamSpec {
+                    name: "count_width",
+                    default: "16",
+                    help: "count and target width (1..=48)",
+                },
+            ],
+            build: |s| {
+                let cfg = CountActionConfig {
+                    events: s.u32("events")?,
+                    count_width: s.u32("count_width")?,
+                };
+                Ok(module_only(count_action(&cfg)?))
             },
         },
         BlockSpec {

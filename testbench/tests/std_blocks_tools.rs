@@ -7,6 +7,7 @@ mod verilog_common;
 
 use hdl::dsl::AxisConfig;
 use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+use hdl::std::count_action::{count_action, CountActionConfig};
 use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use hdl::std::{cdc, counter, fifo, skid};
 use hdl::Module;
@@ -68,6 +69,13 @@ fn register_files_and_counter_pass_the_tools() {
         check(&axil_regfile(&spec).unwrap().0);
     }
     check(&counter::up_counter(32).unwrap());
+    check(
+        &count_action(&CountActionConfig {
+            events: 16,
+            count_width: 16,
+        })
+        .unwrap(),
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub mod axil_regfile;
 pub mod cdc;
+pub mod count_action;
 pub mod counter;
 pub mod fifo;
 pub mod fp;
