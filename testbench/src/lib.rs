@@ -6,8 +6,10 @@
 pub mod dut;
 pub mod golden;
 pub mod harness;
+pub mod lightning;
 pub mod lut_levels;
 pub mod models;
+pub mod panama;
 pub mod rng;
 pub mod tools;
 pub mod verilator;

@@ -55,8 +55,8 @@ fn adders_agree_with_verilator_and_golden() {
 #[test]
 fn trees_agree_with_verilator_and_golden() {
     let cases = [
-        (FpFormat::Fp32, 4, 16, 3, 2_000),
-        (FpFormat::Bf16, 8, 32, 2, 1_000),
+        (FpFormat::Fp32, 4, 16, 3, 10_000),
+        (FpFormat::Bf16, 8, 32, 2, 10_000),
     ];
     for (k, (format, inputs, lanes, stages, cycles)) in cases.into_iter().enumerate() {
         let cfg = FpTreeConfig {

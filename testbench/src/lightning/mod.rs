@@ -1,0 +1,17 @@
+//! Golden model of the Lightning photonic-SmartNIC datapath (spec:
+//! `shared/docs/LIGHTNING.md`): the integer arithmetic the hardware must match
+//! bit for bit, and a real workload to run through it.
+//!
+//! - [`arith`]: the arithmetic contract — sample format, loss compensation,
+//!   sign, lane sums, saturating accumulation, ReLU, normalization, timing shape.
+//! - [`photonic`]: the photonic core as data — product, noise and loss — shared
+//!   with the `sim` peripheral.
+//! - [`golden`]: integer inference of a network, exact or through a noisy core,
+//!   and accuracy over a labelled set.
+//! - [`model_files`]: loading the shipped digits MLP and its test subset
+//!   (`testbench/data/lightning/`, made by `scripts/train_lightning_mlp.py`).
+
+pub mod arith;
+pub mod golden;
+pub mod model_files;
+pub mod photonic;

@@ -1,0 +1,86 @@
+//! The accelerator's packet counters and the identities that tie them together.
+
+use thiserror::Error;
+
+/// The counters at the end of a run (the spec's "cycles stalled on full buffers"
+/// depends on timing and is not modelled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Frames that entered the accelerator.
+    pub packets_in: u64,
+    /// Frames sent on the bypass path, unknown-job aggregation packets included.
+    pub bypassed: u64,
+    /// Well-formed aggregation packets written into a slot's FIFO.
+    pub accepted: u64,
+    /// Result frames sent.
+    pub results_out: u64,
+    /// Well-formed aggregation packets that matched no slot (also in `bypassed`).
+    pub unknown_job: u64,
+    /// Malformed aggregation packets dropped at the parser.
+    pub malformed: u64,
+    /// FIFO heads dropped because a newer `seq` was at another port's head.
+    pub seq_mismatch: u64,
+    /// FIFO heads dropped because `elem_count` or `format` differed, or the format
+    /// was not the instance's.
+    pub other_mismatch: u64,
+}
+
+/// A counter identity that does not hold (a bug in the model).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("counter identity `{identity}` fails: {lhs} ≠ {rhs} ({counters:?}, {waiting} waiting)")]
+pub struct AccountingError {
+    /// The identity, as text.
+    pub identity: &'static str,
+    /// Its left side.
+    pub lhs: u64,
+    /// Its right side.
+    pub rhs: u64,
+    /// The counters.
+    pub counters: Counters,
+    /// Packets still in the FIFOs.
+    pub waiting: u64,
+}
+
+impl Counters {
+    /// Checks the three identities, with `waiting` packets still in the FIFOs:
+    ///
+    /// 1. at the parser: `packets_in = bypassed + accepted + malformed`;
+    /// 2. at the FIFOs: `accepted = results_out + seq_mismatch + other_mismatch +
+    ///    waiting` (each aggregation consumes one head per participating port and
+    ///    sends one result per participating port);
+    /// 3. hence, end to end, the spec's "in = bypassed + accepted + dropped (by
+    ///    reason)" with accepted counted as summed: `packets_in = bypassed +
+    ///    results_out + malformed + seq_mismatch + other_mismatch + waiting`;
+    ///
+    /// and `unknown_job ≤ bypassed`.
+    pub fn check(&self, waiting: u64) -> Result<(), AccountingError> {
+        let c = *self;
+        let fail = |identity, lhs, rhs| AccountingError {
+            identity,
+            lhs,
+            rhs,
+            counters: c,
+            waiting,
+        };
+        let rhs = c.bypassed + c.accepted + c.malformed;
+        if c.packets_in != rhs {
+            return Err(fail(
+                "in = bypassed + accepted + malformed",
+                c.packets_in,
+                rhs,
+            ));
+        }
+        let rhs = c.results_out + c.seq_mismatch + c.other_mismatch + waiting;
+        if c.accepted != rhs {
+            return Err(fail(
+                "accepted = results_out + seq_mismatch + other_mismatch + waiting",
+                c.accepted,
+                rhs,
+            ));
+        }
+        if c.unknown_job > c.bypassed {
+            return Err(fail("unknown_job ≤ bypassed", c.unknown_job, c.bypassed));
+        }
+        Ok(())
+    }
+}
