@@ -1,3 +1,7 @@
 //! PANAMA: the bump-in-the-wire in-network aggregation accelerator (header parser,
 //! per-job buffers, floating-point adder tree at line rate). Spec:
 //! `shared/docs/PANAMA.md`.
+//!
+//! - [`parser`]: the header parser and classifier (frames through, metadata out).
+
+pub mod parser;
