@@ -1,3 +1,15 @@
 //! Lightning: the count-action datapath of a photonic-electronic SmartNIC (DAC
 //! streamers, photonic multiply timing, ADC decode), built from `hdl::std` blocks.
 //! Spec: `shared/docs/LIGHTNING.md`.
+//!
+//! - [`bus`]: the 16 × 16-bit sample bus and the preamble patterns;
+//! - [`align`]: per-stream operand alignment (whole-cycle delay, sample shift);
+//! - [`streamer`]: the synchronized DAC streamer with preamble insertion, built on
+//!   two count-action units and one aligner per stream;
+//! - [`preamble_detector`]: the ADC-side preamble lock, rotation and window, with a
+//!   count-action run counter and a count-action timeout.
+
+pub mod align;
+pub mod bus;
+pub mod preamble_detector;
+pub mod streamer;
