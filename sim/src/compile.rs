@@ -1,28 +1,42 @@
-//! Compilation of a [`FlatDesign`] into a [`Program`]: storage layout (one offset and
-//! `ceil(width / 64)` words per net, aliases sharing their source's words), the
-//! levelized instruction list, and the per-domain tables of registers and memory ports.
+//! Compilation of a [`FlatDesign`] into a [`Program`]:
+//!
+//! 1. levelize (a combinational loop is an error) and [`simplify`];
+//! 2. pick an instruction kind for every computed net and [`schedule`] them into
+//!    batches of independent instructions of one kind and cone;
+//! 3. [`lay_out`] storage;
+//! 4. lower every instruction, split batches into run, gather and mixed steps;
+//! 5. plan the register commits and build the per-domain tables.
 
+use crate::cones::cones;
 use crate::error::SimError;
+use crate::exec::Code;
 use crate::flatten::FlatDesign;
-use crate::instr::{Instr, Span};
+use crate::instr::{Batch, Kind, Rec, Span};
+use crate::layout::{lay_out, Inputs};
 use crate::levelize::levelize;
-use crate::lower::lower;
-use crate::state::{DomainState, MemLayout, ReadPort, RegSample, WritePort, NONE};
-use crate::wide::{last_mask, words};
-use hdl::ir::{Driver, NetId, Op, ResetPolarity};
-use hdl::Bits;
+use crate::lower::Lowerer;
+use crate::operands::each_node_operand;
+use crate::regs;
+use crate::roles::roles;
+use crate::runs::{params, steps};
+use crate::schedule::{schedule, Preds};
+use crate::simplify::{simplify, Graph, Node};
+use crate::state::{DomainState, MemLayout, NONE};
+use crate::tables::{state_tables, Tables};
+use crate::wide::words;
+use hdl::ir::NetId;
 
 /// Everything the simulator executes.
 #[derive(Clone, Debug)]
 pub(crate) struct Program {
-    /// Combinational instructions in dependency order.
-    pub instrs: Vec<Instr>,
-    /// Parts of narrow concatenations: `(offset, shift)`.
-    pub parts: Vec<(u32, u32)>,
+    /// The combinational logic.
+    pub code: Code,
     /// Initial storage: constants, reset values; everything else zero.
     pub init: Vec<u64>,
-    /// Storage span of every flat net.
+    /// Storage span of every flat net (`off == NONE` for nets eliminated as dead).
     pub nets: Vec<Span>,
+    /// The cone mask of every flat net (the sources its value depends on).
+    pub cones: Vec<u64>,
     /// State elements by top-level domain.
     pub domains: Vec<DomainState>,
     /// Memory layouts.
@@ -33,216 +47,163 @@ pub(crate) struct Program {
     pub shadow_len: usize,
 }
 
-/// Storage allocation and the instruction list being built.
-pub(crate) struct Builder<'a> {
-    pub flat: &'a FlatDesign,
-    pub nets: Vec<Span>,
-    pub init: Vec<u64>,
-    pub instrs: Vec<Instr>,
-    pub parts: Vec<(u32, u32)>,
+/// The net owning the words of each net, and the first of them it shares.
+fn owners(graph: &Graph, order: &[NetId]) -> Vec<(NetId, u32)> {
+    let mut owner: Vec<(NetId, u32)> = (0..graph.nodes.len())
+        .map(|i| (NetId(i as u32), 0))
+        .collect();
+    for &n in order {
+        if let Node::Share { src, word } = graph.nodes[n.0 as usize] {
+            let (root, w0) = owner[src.0 as usize];
+            owner[n.0 as usize] = (root, w0 + word);
+        }
+    }
+    owner
 }
 
-impl Builder<'_> {
-    /// Width of net `n`.
-    pub fn width(&self, n: NetId) -> u32 {
-        self.flat.nets[n.0 as usize].width
-    }
-
-    /// Storage of net `n`.
-    pub fn span(&self, n: NetId) -> Span {
-        self.nets[n.0 as usize]
-    }
-
-    /// Storage offset of net `n`.
-    pub fn off(&self, n: NetId) -> u32 {
-        self.nets[n.0 as usize].off
-    }
-
-    /// Reserves `count` zeroed words; returns the first one's offset.
-    pub fn alloc(&mut self, count: usize) -> u32 {
-        let off = self.init.len();
-        self.init.resize(off + count, 0);
-        off as u32
-    }
-
-    /// Stores `value` (truncated to `width` bits) at `off` in the initial image.
-    pub fn store_const(&mut self, off: u32, value: &Bits, width: u32) {
-        let n = words(width);
-        let src = value.to_words();
-        let dst = &mut self.init[off as usize..off as usize + n];
-        for (i, d) in dst.iter_mut().enumerate() {
-            *d = src.get(i).copied().unwrap_or(0);
-        }
-        if let Some(top) = dst.last_mut() {
-            *top &= last_mask(width);
-        }
-    }
-
-    /// Storage for net `n`: shared with its source for aliases and for operations
-    /// whose words equal their operand's, fresh words otherwise.
-    fn place(&mut self, n: NetId) {
-        let net = &self.flat.nets[n.0 as usize];
-        let w = net.width;
-        let shared = match &net.driver {
-            Driver::Alias(src) => Some(self.span(*src)),
-            Driver::Op(Op::Extend { src, signed }) => {
-                let sw = self.width(*src);
-                (sw == w || (!signed && words(sw) == words(w))).then(|| self.span(*src))
-            }
-            Driver::Op(Op::Slice { src, lo }) => {
-                let aligned =
-                    lo.is_multiple_of(64) && (w.is_multiple_of(64) || lo + w == self.width(*src));
-                aligned.then(|| Span {
-                    off: self.off(*src) + lo / 64,
-                    words: words(w) as u32,
-                })
-            }
-            _ => None,
-        };
-        self.nets[n.0 as usize] = match shared {
-            Some(s) => Span {
-                off: s.off,
-                words: words(w) as u32,
-            },
-            None => {
-                let count = words(w);
-                Span {
-                    off: self.alloc(count),
-                    words: count as u32,
-                }
-            }
-        };
-    }
-
-    /// True if net `n` has words of its own that an instruction must compute.
-    fn computes(&self, n: NetId) -> bool {
-        let net = &self.flat.nets[n.0 as usize];
-        match &net.driver {
-            Driver::Op(Op::Extend { src, .. }) | Driver::Op(Op::Slice { src, .. }) => {
-                let s = self.span(*src);
-                let d = self.span(n);
-                !(d.off >= s.off && d.off < s.off + s.words)
-            }
-            Driver::Op(_) => true,
-            _ => false,
-        }
-    }
+/// The kind and parameters of every instruction (lowered once over placeholder
+/// storage: neither depends on where operands live).
+fn probe(graph: &Graph, instrs: &[NetId]) -> Vec<(Kind, [u64; 5])> {
+    let shapes: Vec<Span> = graph
+        .widths
+        .iter()
+        .map(|w| Span {
+            off: 0,
+            words: words(*w) as u32,
+        })
+        .collect();
+    let mut probe = Lowerer {
+        graph,
+        spans: &shapes,
+        parts: Vec::new(),
+        wide: Vec::new(),
+    };
+    instrs
+        .iter()
+        .map(|n| {
+            let (kind, rec) = probe.lower(*n);
+            (kind, params(kind, &rec))
+        })
+        .collect()
 }
 
-/// Compiles `flat`: levelizes it (failing on a combinational loop), lays out storage
-/// and lowers every operation.
+/// For every instruction, the instructions it reads (sorted, without repeats).
+fn predecessors(graph: &Graph, instrs: &[NetId], owner: &[(NetId, u32)]) -> Preds {
+    let mut index = vec![u32::MAX; graph.nodes.len()];
+    for (i, n) in instrs.iter().enumerate() {
+        index[n.0 as usize] = i as u32;
+    }
+    let mut preds = Preds::default();
+    let mut row = Vec::new();
+    for n in instrs {
+        row.clear();
+        each_node_operand(&graph.nodes[n.0 as usize], |o| {
+            let i = index[owner[o.0 as usize].0 .0 as usize];
+            if i != u32::MAX {
+                row.push(i);
+            }
+        });
+        row.sort_unstable();
+        row.dedup();
+        preds.push_row(row.iter().copied());
+    }
+    preds
+}
+
+/// Compiles `flat`: levelizes it (failing on a combinational loop), simplifies,
+/// schedules, lays out storage and lowers every operation.
 pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
     let order = levelize(flat)?;
-    let unset = Span {
-        off: NONE,
-        words: 0,
-    };
-    let mut b = Builder {
+    let graph = simplify(flat, &order);
+    let owner = owners(&graph, &order);
+    let role = roles(flat, &order);
+    let cone = cones(flat, &graph, &order);
+
+    // Instructions in topological order, batched.
+    let instrs: Vec<NetId> = order
+        .iter()
+        .copied()
+        .filter(|n| matches!(graph.nodes[n.0 as usize], Node::Op(_) | Node::Copy(_)))
+        .collect();
+    let probed = probe(&graph, &instrs);
+    let keys: Vec<(Kind, u64)> = probed
+        .iter()
+        .zip(&instrs)
+        .map(|((k, _), n)| (*k, cone[n.0 as usize]))
+        .collect();
+    let batches = schedule(&keys, &predecessors(&graph, &instrs, &owner));
+
+    // Storage.
+    let mut param = vec![[0u64; 5]; flat.nets.len()];
+    for (n, (_, p)) in instrs.iter().zip(&probed) {
+        param[n.0 as usize] = *p;
+    }
+    let batches: Vec<(Kind, Vec<NetId>)> = batches
+        .into_iter()
+        .map(|(k, m)| (k, m.iter().map(|i| instrs[*i as usize]).collect()))
+        .collect();
+    let inputs = Inputs {
         flat,
-        nets: vec![unset; flat.nets.len()],
-        init: Vec::new(),
-        instrs: Vec::with_capacity(flat.nets.len()),
+        graph: &graph,
+        owner: &owner,
+        role: &role,
+        order: &order,
+    };
+    let (mut lay, ordered) = lay_out(&inputs, &batches, |n| param[n.0 as usize]);
+    // Instructions.
+    let mut lower = Lowerer {
+        graph: &graph,
+        spans: &lay.spans,
         parts: Vec::new(),
+        wide: Vec::new(),
     };
-    for &n in &order {
-        b.place(n);
-    }
-    for &n in &order {
-        if let Driver::Op(op) = &flat.nets[n.0 as usize].driver {
-            if b.computes(n) {
-                lower(&mut b, n, op);
-            }
-        }
-    }
-
-    let mut domains = vec![DomainState::default(); flat.domains.len()];
-    let mut shadow_len = 0usize;
-    let mut shadow = |count: u32| {
-        let off = shadow_len as u32;
-        shadow_len += count as usize;
-        off
-    };
-    for r in &flat.regs {
-        let span = b.span(r.q);
-        let (reset, reset_level, reset_value) = match (&r.reset_value, r.reset) {
-            (Some(v), Some(rst)) => {
-                let off = b.alloc(span.words as usize);
-                b.store_const(off, v, b.width(r.q));
-                let level = (rst.polarity == ResetPolarity::ActiveHigh) as u64;
-                (b.off(rst.net), level, off)
-            }
-            _ => (NONE, 0, NONE),
-        };
-        let sample = RegSample {
-            q: span.off,
-            next: b.off(r.next),
-            enable: r.enable.map_or(NONE, |e| b.off(e)),
-            reset,
-            reset_level,
-            reset_value,
-            shadow: shadow(span.words),
-            words: span.words,
-        };
-        domains[r.domain.0 as usize].regs.push(sample);
-    }
-
-    let mut mems = Vec::with_capacity(flat.mems.len());
-    let mut mem_init = Vec::new();
-    for (i, m) in flat.mems.iter().enumerate() {
-        let n = words(m.width);
-        let base = mem_init.len();
-        mem_init.resize(base + n * m.depth as usize, 0);
-        if let Some(init) = &m.init {
-            for (k, word) in init.iter().take(m.depth as usize).enumerate() {
-                let src = word.to_words();
-                let dst = &mut mem_init[base + k * n..base + (k + 1) * n];
-                for (j, d) in dst.iter_mut().enumerate() {
-                    *d = src.get(j).copied().unwrap_or(0);
-                }
-                if let Some(top) = dst.last_mut() {
-                    *top &= last_mask(m.width);
+    let mut recs: Vec<Rec> = Vec::with_capacity(instrs.len());
+    let mut rec_cones: Vec<u64> = Vec::with_capacity(instrs.len());
+    let mut code_batches: Vec<Batch> = Vec::with_capacity(ordered.len());
+    for (_, members) in &ordered {
+        // Members are independent: a kind the probe did not predict just splits
+        // the batch.
+        let mut cur: Option<Batch> = None;
+        for &n in members {
+            let (kind, rec) = lower.lower(n);
+            let at = recs.len() as u32;
+            recs.push(rec);
+            rec_cones.push(cone[n.0 as usize]);
+            match &mut cur {
+                Some(b) if b.kind == kind => b.end = at + 1,
+                _ => {
+                    code_batches.extend(cur.take());
+                    cur = Some(Batch {
+                        kind,
+                        start: at,
+                        end: at + 1,
+                    });
                 }
             }
         }
-        mems.push(MemLayout {
-            name: m.name.clone(),
-            base,
-            depth: m.depth,
-            words: n as u32,
-            width: m.width,
-        });
-        if let Some(w) = &m.write {
-            let addr = b.span(w.addr);
-            domains[w.domain.0 as usize].writes.push(WritePort {
-                mem: i as u32,
-                addr: addr.off,
-                addr_words: addr.words,
-                enable: b.off(w.enable),
-                data: b.off(w.data),
-            });
-        }
-        for r in &m.reads {
-            let addr = b.span(r.addr);
-            let port = ReadPort {
-                mem: i as u32,
-                addr: addr.off,
-                addr_words: addr.words,
-                enable: r.enable.map_or(NONE, |e| b.off(e)),
-                data: b.off(r.data),
-                shadow: shadow(n as u32),
-            };
-            domains[r.domain.0 as usize].reads.push(port);
-        }
+        code_batches.extend(cur);
     }
+    let code = Code::new(
+        steps(&code_batches, &recs, &rec_cones),
+        lower.parts,
+        lower.wide,
+    );
 
-    if b.init.len() >= NONE as usize {
-        return Err(SimError::TooLarge(b.init.len()));
+    let plan = regs::plan(flat, &graph, &owner);
+    let Tables {
+        domains,
+        shadow_len,
+        mems,
+        mem_init,
+    } = state_tables(flat, &mut lay, &plan);
+    if lay.init.len() >= NONE as usize {
+        return Err(SimError::TooLarge(lay.init.len()));
     }
     Ok(Program {
-        instrs: b.instrs,
-        parts: b.parts,
-        init: b.init,
-        nets: b.nets,
+        code,
+        init: lay.init,
+        nets: lay.spans,
+        cones: cone,
         domains,
         mems,
         mem_init,

@@ -1,6 +1,12 @@
-//! The compiled form of the combinational logic: a flat list of instructions over
-//! offsets into the packed `u64` storage. Narrow instructions work on single words
-//! (every operand and the result ≤ 64 bits); everything else is a [`WideOp`].
+//! The compiled form of the combinational logic: records ([`Rec`]) of a [`Kind`]
+//! over offsets into the packed `u64` storage, grouped into batches of
+//! independent records of one kind and executed as [`Step`]s.
+//!
+//! No record of a batch reads a word another record of the same batch writes, so
+//! their order within the batch is free; a batch becomes run steps (identical
+//! records over consecutive words, one vector loop) and gather steps (one tight
+//! loop over records). Narrow kinds work on single words (every operand and the
+//! result ≤ 64 bits); everything else is a [`WideOp`] behind [`Kind::Wide`].
 
 use hdl::ir::{ArithOp, BitOp, CmpOp, ReduceOp, ShiftOp};
 
@@ -13,115 +19,181 @@ pub(crate) struct Span {
     pub words: u32,
 }
 
-/// One combinational evaluation step. Fields named `dst`, `a`, `b`, `sel`, `t`, `f`,
-/// `src`, `amt` are storage offsets; `mask` keeps the result's unused high bits zero.
-#[derive(Clone, Debug)]
-pub(crate) enum Instr {
-    /// `dst = a` (zero extension of a narrow value).
-    Copy { dst: u32, a: u32 },
-    /// `dst = !a & mask`.
-    Not { dst: u32, a: u32, mask: u64 },
-    /// `dst = a & b`.
-    And { dst: u32, a: u32, b: u32 },
-    /// `dst = a | b`.
-    Or { dst: u32, a: u32, b: u32 },
-    /// `dst = a ^ b`.
-    Xor { dst: u32, a: u32, b: u32 },
-    /// `dst = (a + b) & mask`.
-    Add { dst: u32, a: u32, b: u32, mask: u64 },
-    /// `dst = (a - b) & mask`.
-    Sub { dst: u32, a: u32, b: u32, mask: u64 },
-    /// `dst = (a * b) & mask`.
-    Mul { dst: u32, a: u32, b: u32, mask: u64 },
-    /// `dst = a == b`.
-    Eq { dst: u32, a: u32, b: u32 },
-    /// `dst = a != b`.
-    Ne { dst: u32, a: u32, b: u32 },
-    /// `dst = a < b` unsigned.
-    LtU { dst: u32, a: u32, b: u32 },
-    /// `dst = a <= b` unsigned.
-    LeU { dst: u32, a: u32, b: u32 },
-    /// `dst = a < b` signed; `sh = 64 - width` moves the sign bit to bit 63.
-    LtS { dst: u32, a: u32, b: u32, sh: u32 },
-    /// `dst = a <= b` signed.
-    LeS { dst: u32, a: u32, b: u32, sh: u32 },
-    /// `dst = sel ? t : f`.
-    Mux { dst: u32, sel: u32, t: u32, f: u32 },
-    /// `dst = (src >> shift) & mask`, bits within one word.
-    Slice1 {
-        dst: u32,
-        src: u32,
-        shift: u32,
-        mask: u64,
+/// What the records of a batch compute. Every record has a destination word `d`,
+/// three fields `a`, `b`, `c` and two 64-bit constants `k`, `k2`; each kind says
+/// which fields are storage offsets (`vals[x]`) and which are parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Kind {
+    /// A bit-field move: `vals[d] = ((vals[a] >> b) & k) << c | k2` (copies,
+    /// slices within a word, shifts by constants, concatenations with constants).
+    Field,
+    /// `vals[d] = vals[a] ^ k` (`k` the mask of the width: a complement).
+    Not,
+    /// `vals[d] = vals[a] & vals[b]`.
+    And,
+    /// `vals[d] = vals[a] | vals[b]`.
+    Or,
+    /// `vals[d] = vals[a] ^ vals[b]`.
+    Xor,
+    /// `vals[d] = (vals[a] + vals[b]) & k`.
+    Add,
+    /// `vals[d] = (vals[a] - vals[b]) & k`.
+    Sub,
+    /// `vals[d] = (vals[a] * vals[b]) & k`.
+    Mul,
+    /// `vals[d] = vals[a] == vals[b]`.
+    Eq,
+    /// `vals[d] = vals[a] != vals[b]`.
+    Ne,
+    /// `vals[d] = vals[a] < vals[b]` (unsigned).
+    LtU,
+    /// `vals[d] = vals[a] <= vals[b]` (unsigned).
+    LeU,
+    /// `vals[d] = vals[a] < vals[b]` (signed; `c = 64 - width` moves the sign to bit 63).
+    LtS,
+    /// `vals[d] = vals[a] <= vals[b]` (signed, `c` as for `LtS`).
+    LeS,
+    /// `vals[d] = vals[a] & 1 ? vals[b] : vals[c]` (branch-free).
+    Mux,
+    /// `vals[d] = ((vals[a] >> b) | (vals[a + 1] << (64 - b))) & k`, `0 < b < 64`.
+    Slice2,
+    /// `vals[d] = ((vals[a] << c) as i64 >> b) as u64 & k`: sign extension
+    /// (`b = c = 64 - source width`) or arithmetic shift right by a constant.
+    Sra,
+    /// `vals[d] = vals[a] * k` (`k` has a 1 at every copy's position).
+    Replicate,
+    /// `vals[d] = (vals[a] << c) | vals[b] | k` (two parts, the low one at bit 0).
+    Cat2,
+    /// `vals[d] = (vals[a] << (k2 & 63)) | (vals[b] << (k2 >> 8 & 63)) | vals[c] | k`
+    /// (three parts, the low one at bit 0).
+    Cat3,
+    /// `vals[d] = k | OR of vals[p] << s over `(p, s)` in `parts[a .. a + b]`.
+    CatN,
+    /// `vals[d] = vals[b] < c ? (vals[a] << vals[b]) & k : 0` (`c` = width).
+    ShlV,
+    /// `vals[d] = vals[b] < c ? vals[a] >> vals[b] : 0` (`c` = width).
+    ShrV,
+    /// `vals[d] = (sext(vals[a]) >> min(vals[b], c - 1)) & k` (`c` = width).
+    SraV,
+    /// `vals[d] = vals[a] == k` (`k` all ones of the operand's width).
+    RedAnd,
+    /// `vals[d] = vals[a] != 0`.
+    RedOr,
+    /// `vals[d] = parity of vals[a]`.
+    RedXor,
+    /// `vals[d] = (leading_zeros(vals[a]) - (64 - c)) & k` (`c` = operand width).
+    Lz,
+    /// `wide[a]` (the destination is in the [`WideOp`]).
+    Wide,
+}
+
+/// One instruction of a batch (see [`Kind`] for the meaning of each field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Rec {
+    /// Destination word.
+    pub d: u32,
+    /// First source (an offset) or parameter.
+    pub a: u32,
+    /// Second source or parameter.
+    pub b: u32,
+    /// Third source or parameter.
+    pub c: u32,
+    /// Constant or mask.
+    pub k: u64,
+    /// Second constant.
+    pub k2: u64,
+}
+
+/// What a mixed step needs to know of each of its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tag {
+    /// The sources the record depends on (see [`cones`](crate::cones)).
+    pub mask: u64,
+    /// What the record computes.
+    pub kind: Kind,
+}
+
+/// `recs[start..end]`, all of kind `kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Batch {
+    /// What every record computes.
+    pub kind: Kind,
+    /// First record.
+    pub start: u32,
+    /// One past the last record.
+    pub end: u32,
+}
+
+impl Kind {
+    /// Which of the fields `a`, `b`, `c` are storage offsets (read words).
+    pub fn offsets(self) -> [bool; 3] {
+        match self {
+            Kind::Field
+            | Kind::Not
+            | Kind::Slice2
+            | Kind::Sra
+            | Kind::Replicate
+            | Kind::RedAnd
+            | Kind::RedOr
+            | Kind::RedXor
+            | Kind::Lz => [true, false, false],
+            Kind::And
+            | Kind::Or
+            | Kind::Xor
+            | Kind::Add
+            | Kind::Sub
+            | Kind::Mul
+            | Kind::Eq
+            | Kind::Ne
+            | Kind::LtU
+            | Kind::LeU
+            | Kind::LtS
+            | Kind::LeS
+            | Kind::Cat2
+            | Kind::ShlV
+            | Kind::ShrV
+            | Kind::SraV => [true, true, false],
+            Kind::Mux | Kind::Cat3 => [true, true, true],
+            Kind::CatN | Kind::Wide => [false, false, false],
+        }
+    }
+
+    /// True if consecutive records of this kind can run as one vector loop.
+    pub fn vectorizes(self) -> bool {
+        !matches!(self, Kind::CatN | Kind::Wide)
+    }
+}
+
+/// How a [`Step`] runs its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Every record of `recs[start..start + n]` on its own.
+    Gather,
+    /// Every record of `recs[start..start + n]` on its own, each of its own kind
+    /// (small gathers of a dependency chain, merged to save dispatches).
+    Mixed,
+    /// `n` instances of the record `recs[start]`: instance `j` writes word `d + j`
+    /// and reads `a + j·sa`, `b + j·sb`, `c + j·sc` (strides 0 or 1, one bit each
+    /// of `strides`: bit 0 for `a`, 1 for `b`, 2 for `c`).
+    Run {
+        /// Stride bits.
+        strides: u8,
     },
-    /// Like `Slice1`, bits straddling words `src` and `src + 1` (`shift > 0`).
-    Slice2 {
-        dst: u32,
-        src: u32,
-        shift: u32,
-        mask: u64,
-    },
-    /// Sign extension: `sh = 64 - source width`.
-    Sext {
-        dst: u32,
-        a: u32,
-        sh: u32,
-        mask: u64,
-    },
-    /// `dst = a * pattern`, `pattern` having a 1 at every copy's position.
-    Replicate { dst: u32, a: u32, pattern: u64 },
-    /// `dst = OR of parts[start..start+len]`, each `(offset, shift)`.
-    Concat { dst: u32, start: u32, len: u32 },
-    /// `dst = (a << n) & mask`, `n < width`.
-    Shl { dst: u32, a: u32, n: u32, mask: u64 },
-    /// `dst = a >> n`, `n < width`.
-    Shr { dst: u32, a: u32, n: u32 },
-    /// Arithmetic shift by a constant: `((a << sh) as i64 >> total) & mask`.
-    Sra {
-        dst: u32,
-        a: u32,
-        sh: u32,
-        total: u32,
-        mask: u64,
-    },
-    /// `dst = a << amt` (0 when `amt >= width`).
-    ShlV {
-        dst: u32,
-        a: u32,
-        amt: u32,
-        width: u32,
-        mask: u64,
-    },
-    /// `dst = a >> amt` (0 when `amt >= width`).
-    ShrV {
-        dst: u32,
-        a: u32,
-        amt: u32,
-        width: u32,
-    },
-    /// `dst = a >>> amt` (all sign bits when `amt >= width`).
-    SraV {
-        dst: u32,
-        a: u32,
-        amt: u32,
-        width: u32,
-        mask: u64,
-    },
-    /// `dst = a == full` (all bits of the operand set).
-    RedAnd { dst: u32, a: u32, full: u64 },
-    /// `dst = a != 0`.
-    RedOr { dst: u32, a: u32 },
-    /// `dst = parity of a`.
-    RedXor { dst: u32, a: u32 },
-    /// `dst = leading zeros of a (width bits) & mask`.
-    Lz {
-        dst: u32,
-        a: u32,
-        width: u32,
-        mask: u64,
-    },
-    /// Any operation on values wider than 64 bits.
-    Wide(Box<WideOp>),
+}
+
+/// One dispatch of the evaluation loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    /// What the records compute.
+    pub kind: Kind,
+    /// Gathered records or a run.
+    pub mode: Mode,
+    /// First record.
+    pub start: u32,
+    /// Number of records (gather) or instances (run).
+    pub n: u32,
+    /// The sources the step depends on (see [`cones`](crate::cones)).
+    pub mask: u64,
 }
 
 /// Shift distance of a wide shift.
@@ -186,7 +258,7 @@ pub(crate) enum WideOp {
         count: u32,
         mask: u64,
     },
-    /// Zero or sign extension from `src_width` bits.
+    /// Zero or sign extension from `src_width` bits (a copy when the widths match).
     Extend {
         dst: Span,
         src: Span,
@@ -217,4 +289,26 @@ pub(crate) enum WideOp {
         width: u32,
         mask: u64,
     },
+}
+
+impl WideOp {
+    /// The storage words this operation writes.
+    pub fn dst(&self) -> Span {
+        match self {
+            WideOp::Not { dst, .. }
+            | WideOp::Bit { dst, .. }
+            | WideOp::Arith { dst, .. }
+            | WideOp::Mux { dst, .. }
+            | WideOp::Slice { dst, .. }
+            | WideOp::Concat { dst, .. }
+            | WideOp::Replicate { dst, .. }
+            | WideOp::Extend { dst, .. }
+            | WideOp::Shift { dst, .. }
+            | WideOp::LeadingZeros { dst, .. } => *dst,
+            WideOp::Cmp { dst, .. } | WideOp::Reduce { dst, .. } => Span {
+                off: *dst,
+                words: 1,
+            },
+        }
+    }
 }

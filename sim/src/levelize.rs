@@ -3,14 +3,15 @@
 
 use crate::error::SimError;
 use crate::flatten::FlatDesign;
+use crate::operands::each_operand;
 use hdl::ir::{Driver, Net, NetId};
 
-/// The nets `net` depends on combinationally.
-fn comb_deps(net: &Net) -> Vec<NetId> {
+/// Calls `f` on every net `net` depends on combinationally.
+fn each_dep(net: &Net, mut f: impl FnMut(NetId)) {
     match &net.driver {
-        Driver::Op(op) => op.operands(),
-        Driver::Alias(src) => vec![*src],
-        _ => Vec::new(),
+        Driver::Op(op) => each_operand(op, f),
+        Driver::Alias(src) => f(*src),
+        _ => {}
     }
 }
 
@@ -28,24 +29,28 @@ pub(crate) fn describe(flat: &FlatDesign, id: NetId) -> String {
 /// Fails with [`SimError::CombLoop`] naming the nets of one loop.
 pub fn levelize(flat: &FlatDesign) -> Result<Vec<NetId>, SimError> {
     let n = flat.nets.len();
-    let deps: Vec<Vec<NetId>> = flat.nets.iter().map(comb_deps).collect();
     let mut pending = vec![0u32; n];
     let mut user_count = vec![0u32; n + 1];
-    for (i, d) in deps.iter().enumerate() {
-        for dep in d {
+    for (i, net) in flat.nets.iter().enumerate() {
+        let mut missing = None;
+        each_dep(net, |dep| {
             if dep.0 as usize >= n {
-                return Err(SimError::Flatten {
-                    module: flat.name.clone(),
-                    reason: format!(
-                        "{} reads net #{}, which does not exist",
-                        describe(flat, NetId(i as u32)),
-                        dep.0
-                    ),
-                });
+                missing = Some(dep);
+            } else {
+                user_count[dep.0 as usize + 1] += 1;
+                pending[i] += 1;
             }
-            user_count[dep.0 as usize + 1] += 1;
+        });
+        if let Some(dep) = missing {
+            return Err(SimError::Flatten {
+                module: flat.name.clone(),
+                reason: format!(
+                    "{} reads net #{}, which does not exist",
+                    describe(flat, NetId(i as u32)),
+                    dep.0
+                ),
+            });
         }
-        pending[i] = d.len() as u32;
     }
     // Compressed adjacency: users of net k are users[start[k]..start[k + 1]].
     for k in 0..n {
@@ -54,12 +59,12 @@ pub fn levelize(flat: &FlatDesign) -> Result<Vec<NetId>, SimError> {
     let start = user_count;
     let mut fill = start.clone();
     let mut users = vec![NetId(0); start[n] as usize];
-    for (i, d) in deps.iter().enumerate() {
-        for dep in d {
+    for (i, net) in flat.nets.iter().enumerate() {
+        each_dep(net, |dep| {
             let slot = &mut fill[dep.0 as usize];
             users[*slot as usize] = NetId(i as u32);
             *slot += 1;
-        }
+        });
     }
 
     let mut order: Vec<NetId> = (0..n)
@@ -91,11 +96,14 @@ pub fn levelize(flat: &FlatDesign) -> Result<Vec<NetId>, SimError> {
     while seen[cur.0 as usize] == usize::MAX {
         seen[cur.0 as usize] = path.len();
         path.push(cur);
-        match deps[cur.0 as usize]
-            .iter()
-            .find(|d| pending[d.0 as usize] > 0)
-        {
-            Some(d) => cur = *d,
+        let mut next = None;
+        each_dep(&flat.nets[cur.0 as usize], |d| {
+            if next.is_none() && pending[d.0 as usize] > 0 {
+                next = Some(d);
+            }
+        });
+        match next {
+            Some(d) => cur = d,
             None => break,
         }
     }

@@ -26,17 +26,28 @@
 //!    instance domain is mapped to a top-level domain through its clock connection; every
 //!    register keeps its own domain's reset net and polarity.
 //! 2. **Compile**: the combinational nets are levelized (a loop is a
-//!    [`SimError::CombLoop`]), laid out in packed `u64` storage (`ceil(width / 64)` words
-//!    per net, high bits kept zero, aliases sharing words), and lowered to a flat
-//!    instruction list: single-word instructions for values ≤ 64 bits, word-slice
-//!    routines for wider ones (any width; schoolbook multiplication).
-//! 3. **Evaluate** in two phases: settle all combinational nets in order; at a clock
+//!    [`SimError::CombLoop`]) and simplified — constants folded and propagated,
+//!    algebraic identities applied (`x & 0`, muxes with a constant select, slices of
+//!    slices, concatenations and extensions, …), common subexpressions merged, nets
+//!    nothing observable depends on dropped; named nets stay peekable with their
+//!    values and VCD codes. The remaining operations are grouped into *batches* of
+//!    independent instructions of one kind (identical logic of every lane and
+//!    instance together), laid out in packed `u64` storage (`ceil(width / 64)` words
+//!    per net, high bits kept zero, aliases sharing words) so that the instructions
+//!    of identical instances write consecutive words and read consecutive operands,
+//!    and lowered: single-word instructions for values ≤ 64 bits — runs of identical
+//!    instances as vector loops (AVX2 when the CPU has it) —, word-slice routines for
+//!    wider ones (any width; schoolbook multiplication).
+//! 3. **Evaluate** in two phases: settle the combinational nets in order; at a clock
 //!    edge, every register of the domains rising at that instant samples
 //!    `reset ? reset_value : enable ? next : q` (registers without a reset value ignore
 //!    reset), every read port of those domains samples `mem[addr]` (if enabled; 0 for an
 //!    address ≥ depth) *before* the writes of that edge are applied (read-first), the
 //!    writes are applied (if enabled and the address < depth), the registers and read
 //!    data commit, and the logic settles again (lazily, on the next read or edge).
+//!    A settle only recomputes the logic that depends on what changed since the last
+//!    one (inputs set, domains clocked), and most registers commit by direct copies
+//!    ordered so that every register still sees the values from before the edge.
 //!
 //! Registers and read data start at 0 — not at their reset value: reset is an explicit
 //! action ([`Simulator::reset`]). Memories start at their initial contents or zeros.
@@ -71,17 +82,37 @@
 
 pub mod clock;
 mod compile;
+mod cones;
+mod dead;
 mod error;
 mod exec;
 pub mod flatten;
+mod fold;
+mod fxhash;
+mod gather;
 mod instr;
+mod kernels;
+mod layout;
 mod levelize;
 mod lower;
+mod operands;
+mod ops;
 mod ports;
+#[cfg(test)]
+mod reference;
+mod regs;
+mod rewrite;
+mod roles;
+mod runs;
+mod schedule;
 mod sim;
+mod simplify;
 mod state;
+mod tables;
 mod trace;
+mod vector;
 mod wide;
+mod wide_exec;
 
 pub use clock::DEFAULT_PERIOD_PS;
 pub use error::SimError;

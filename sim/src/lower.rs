@@ -1,333 +1,357 @@
-//! Lowering of one IR operation to instructions: a single-word fast path when the
-//! result and every operand have at most 64 bits, a [`WideOp`] otherwise.
-//! Results that are constant at compile time (constants, shifts by a constant
-//! ≥ width) go to the initial storage image and cost nothing per cycle.
+//! Lowering of one computed net to an instruction: a single-word record of some
+//! [`Kind`] when the result and every operand have at most 64 bits, a [`WideOp`]
+//! otherwise. Constant parts of a concatenation are folded into the record's
+//! constant.
 
-use crate::compile::Builder;
-use crate::instr::{Amount, Instr, WideOp};
+use crate::instr::{Amount, Kind, Rec, Span, WideOp};
+use crate::operands::all_operands;
+use crate::simplify::{Graph, Node};
 use crate::wide::last_mask;
 use hdl::ir::{ArithOp, BitOp, CmpOp, NetId, Op, ReduceOp, ShiftAmount, ShiftOp};
 
-/// Appends the instructions computing net `n`, driven by `op`.
-pub(crate) fn lower(b: &mut Builder<'_>, n: NetId, op: &Op) {
-    let w = b.width(n);
-    let dst = b.span(n);
-    let mask = last_mask(w);
-    let narrow = w <= 64 && op.operands().iter().all(|o| b.width(*o) <= 64);
-    let d = dst.off;
-    let wide = |op: WideOp| Instr::Wide(Box::new(op));
+/// Where every net lives, and the side tables instructions refer to.
+pub(crate) struct Lowerer<'a> {
+    /// The simplified netlist.
+    pub graph: &'a Graph,
+    /// Storage of every net (placed before its users are lowered).
+    pub spans: &'a [Span],
+    /// Parts of `CatN` records: `(offset, shift)`.
+    pub parts: Vec<(u32, u32)>,
+    /// Operations on values wider than 64 bits.
+    pub wide: Vec<WideOp>,
+}
 
-    let instr = match op {
-        Op::Const(value) => {
-            b.store_const(d, value, w);
-            return;
-        }
-        Op::Not(a) => {
-            if narrow {
-                Instr::Not {
-                    dst: d,
-                    a: b.off(*a),
-                    mask,
+impl Lowerer<'_> {
+    fn width(&self, n: NetId) -> u32 {
+        self.graph.widths[n.0 as usize]
+    }
+
+    fn span(&self, n: NetId) -> Span {
+        self.spans[n.0 as usize]
+    }
+
+    fn off(&self, n: NetId) -> u32 {
+        self.spans[n.0 as usize].off
+    }
+
+    fn wide_op(&mut self, op: WideOp) -> (Kind, Rec) {
+        let rec = Rec {
+            d: op.dst().off,
+            a: self.wide.len() as u32,
+            ..Rec::default()
+        };
+        self.wide.push(op);
+        (Kind::Wide, rec)
+    }
+
+    /// The instruction computing net `n` (a [`Node::Op`] or [`Node::Copy`]).
+    pub fn lower(&mut self, n: NetId) -> (Kind, Rec) {
+        let w = self.width(n);
+        let dst = self.span(n);
+        match &self.graph.nodes[n.0 as usize] {
+            Node::Op(op) => {
+                let narrow = w <= 64 && all_operands(op, |o| self.width(o) <= 64);
+                if narrow || matches!(op, Op::Slice { .. } if w <= 64) {
+                    self.narrow(w, dst.off, op)
+                } else {
+                    self.wide(w, dst, op)
                 }
-            } else {
-                wide(WideOp::Not {
-                    dst,
-                    a: b.span(*a),
-                    mask,
-                })
             }
-        }
-        Op::Bit(o, x, y) => {
-            let (a, c) = (b.off(*x), b.off(*y));
-            match (narrow, o) {
-                (true, BitOp::And) => Instr::And { dst: d, a, b: c },
-                (true, BitOp::Or) => Instr::Or { dst: d, a, b: c },
-                (true, BitOp::Xor) => Instr::Xor { dst: d, a, b: c },
-                (false, _) => wide(WideOp::Bit {
-                    op: *o,
-                    dst,
-                    a: b.span(*x),
-                    b: b.span(*y),
-                }),
-            }
-        }
-        Op::Arith(o, x, y) => {
-            let (a, c) = (b.off(*x), b.off(*y));
-            match (narrow, o) {
-                (true, ArithOp::Add) => Instr::Add {
-                    dst: d,
-                    a,
-                    b: c,
-                    mask,
-                },
-                (true, ArithOp::Sub) => Instr::Sub {
-                    dst: d,
-                    a,
-                    b: c,
-                    mask,
-                },
-                (true, ArithOp::Mul) => Instr::Mul {
-                    dst: d,
-                    a,
-                    b: c,
-                    mask,
-                },
-                (false, _) => wide(WideOp::Arith {
-                    op: *o,
-                    dst,
-                    a: b.span(*x),
-                    b: b.span(*y),
-                    mask,
-                }),
-            }
-        }
-        Op::Cmp(o, x, y) => {
-            let (a, c) = (b.off(*x), b.off(*y));
-            let ow = b.width(*x).max(b.width(*y));
-            if narrow {
-                let sh = 64 - ow;
-                match o {
-                    CmpOp::Eq => Instr::Eq { dst: d, a, b: c },
-                    CmpOp::Ne => Instr::Ne { dst: d, a, b: c },
-                    CmpOp::LtU => Instr::LtU { dst: d, a, b: c },
-                    CmpOp::LeU => Instr::LeU { dst: d, a, b: c },
-                    CmpOp::LtS => Instr::LtS {
-                        dst: d,
-                        a,
-                        b: c,
-                        sh,
-                    },
-                    CmpOp::LeS => Instr::LeS {
-                        dst: d,
-                        a,
-                        b: c,
-                        sh,
-                    },
+            Node::Copy(src) => {
+                let src = *src;
+                if w <= 64 {
+                    (
+                        Kind::Field,
+                        Rec {
+                            d: dst.off,
+                            a: self.off(src),
+                            k: u64::MAX,
+                            ..Rec::default()
+                        },
+                    )
+                } else {
+                    let op = WideOp::Extend {
+                        dst,
+                        src: self.span(src),
+                        src_width: self.width(src),
+                        signed: false,
+                        mask: last_mask(w),
+                    };
+                    self.wide_op(op)
                 }
-            } else {
-                wide(WideOp::Cmp {
-                    op: *o,
-                    dst: d,
-                    a: b.span(*x),
-                    b: b.span(*y),
-                    width: ow,
-                })
             }
+            other => unreachable!("only operations and copies are lowered, not {other:?}"),
         }
-        Op::Mux {
-            sel,
-            if_true,
-            if_false,
-        } => {
-            if narrow {
-                Instr::Mux {
-                    dst: d,
-                    sel: b.off(*sel),
-                    t: b.off(*if_true),
-                    f: b.off(*if_false),
-                }
-            } else {
-                wide(WideOp::Mux {
-                    dst,
-                    sel: b.off(*sel),
-                    t: b.span(*if_true),
-                    f: b.span(*if_false),
-                })
+    }
+
+    fn narrow(&mut self, w: u32, d: u32, op: &Op) -> (Kind, Rec) {
+        let mask = last_mask(w);
+        let rec = |a: u32, b: u32, c: u32, k: u64| Rec {
+            d,
+            a,
+            b,
+            c,
+            k,
+            k2: 0,
+        };
+        match op {
+            Op::Not(a) => (Kind::Not, rec(self.off(*a), 0, 0, mask)),
+            Op::Bit(o, x, y) => {
+                let kind = match o {
+                    BitOp::And => Kind::And,
+                    BitOp::Or => Kind::Or,
+                    BitOp::Xor => Kind::Xor,
+                };
+                (kind, rec(self.off(*x), self.off(*y), 0, 0))
             }
-        }
-        Op::Slice { src, lo } => {
-            let s = b.span(*src);
-            // A narrow result is a one- or two-word extraction even from a wide source.
-            if w <= 64 {
-                let word = s.off + lo / 64;
+            Op::Arith(o, x, y) => {
+                let kind = match o {
+                    ArithOp::Add => Kind::Add,
+                    ArithOp::Sub => Kind::Sub,
+                    ArithOp::Mul => Kind::Mul,
+                };
+                (kind, rec(self.off(*x), self.off(*y), 0, mask))
+            }
+            Op::Cmp(o, x, y) => {
+                let ow = self.width(*x).max(self.width(*y));
+                let kind = match o {
+                    CmpOp::Eq => Kind::Eq,
+                    CmpOp::Ne => Kind::Ne,
+                    CmpOp::LtU => Kind::LtU,
+                    CmpOp::LeU => Kind::LeU,
+                    CmpOp::LtS => Kind::LtS,
+                    CmpOp::LeS => Kind::LeS,
+                };
+                (kind, rec(self.off(*x), self.off(*y), 64 - ow, 0))
+            }
+            Op::Mux {
+                sel,
+                if_true,
+                if_false,
+            } => (
+                Kind::Mux,
+                rec(self.off(*sel), self.off(*if_true), self.off(*if_false), 0),
+            ),
+            Op::Slice { src, lo } => {
+                let word = self.off(*src) + lo / 64;
                 let shift = lo % 64;
                 if shift + w <= 64 {
-                    Instr::Slice1 {
-                        dst: d,
-                        src: word,
-                        shift,
-                        mask,
-                    }
+                    (Kind::Field, rec(word, shift, 0, mask))
                 } else {
-                    Instr::Slice2 {
-                        dst: d,
-                        src: word,
-                        shift,
-                        mask,
-                    }
+                    (Kind::Slice2, rec(word, shift, 0, mask))
                 }
-            } else {
-                wide(WideOp::Slice {
-                    dst,
-                    src: s,
-                    lo: *lo,
-                    mask,
-                })
             }
-        }
-        Op::Concat(parts) => {
-            // Parts come most significant first; position of each from the LSB.
-            let mut pos = 0u32;
-            let mut placed = Vec::with_capacity(parts.len());
-            for p in parts.iter().rev() {
-                placed.push((*p, pos));
-                pos = pos.saturating_add(b.width(*p));
-            }
-            if narrow {
-                let start = b.parts.len() as u32;
-                for (p, pos) in &placed {
-                    let off = b.off(*p);
-                    b.parts.push((off, *pos));
-                }
-                Instr::Concat {
-                    dst: d,
-                    start,
-                    len: placed.len() as u32,
-                }
-            } else {
-                let parts = placed.iter().map(|(p, pos)| (b.span(*p), *pos)).collect();
-                wide(WideOp::Concat { dst, parts })
-            }
-        }
-        Op::Replicate { src, count } => {
-            let sw = b.width(*src);
-            if narrow {
+            Op::Concat(parts) => self.concat(d, parts),
+            Op::Replicate { src, count } => {
+                let sw = self.width(*src);
                 let pattern = (0..*count).fold(0u64, |acc, k| acc | 1u64 << (k * sw));
-                Instr::Replicate {
-                    dst: d,
-                    a: b.off(*src),
-                    pattern,
+                (Kind::Replicate, rec(self.off(*src), 0, 0, pattern))
+            }
+            Op::Extend { src, signed } => {
+                let sh = 64 - self.width(*src);
+                if *signed {
+                    (Kind::Sra, rec(self.off(*src), sh, sh, mask))
+                } else {
+                    (Kind::Field, rec(self.off(*src), 0, 0, u64::MAX))
                 }
-            } else {
-                wide(WideOp::Replicate {
-                    dst,
-                    src: b.span(*src),
-                    src_width: sw,
-                    count: *count,
-                    mask,
-                })
             }
-        }
-        Op::Extend { src, signed } => {
-            let sw = b.width(*src);
-            match (narrow, signed) {
-                (true, false) => Instr::Copy {
-                    dst: d,
-                    a: b.off(*src),
-                },
-                (true, true) => Instr::Sext {
-                    dst: d,
-                    a: b.off(*src),
-                    sh: 64 - sw,
-                    mask,
-                },
-                (false, _) => wide(WideOp::Extend {
-                    dst,
-                    src: b.span(*src),
-                    src_width: sw,
-                    signed: *signed,
-                    mask,
-                }),
-            }
-        }
-        Op::Shift { op, src, amount } => {
-            let a = b.off(*src);
-            match (narrow, amount) {
-                (true, ShiftAmount::Const(k)) => {
-                    let k = *k;
-                    match op {
-                        ShiftOp::Left | ShiftOp::RightLogical if k >= w => return, // all zeros
-                        ShiftOp::Left => Instr::Shl {
-                            dst: d,
-                            a,
-                            n: k,
-                            mask,
-                        },
-                        ShiftOp::RightLogical => Instr::Shr { dst: d, a, n: k },
-                        ShiftOp::RightArithmetic => Instr::Sra {
-                            dst: d,
-                            a,
-                            sh: 64 - w,
-                            total: 64 - w + k.min(w - 1),
-                            mask,
-                        },
+            Op::Shift { op, src, amount } => {
+                let a = self.off(*src);
+                match amount {
+                    ShiftAmount::Const(k) => {
+                        let k = *k;
+                        match op {
+                            ShiftOp::Left if k >= w => (Kind::Field, rec(a, 0, 0, 0)),
+                            ShiftOp::RightLogical if k >= w => (Kind::Field, rec(a, 0, 0, 0)),
+                            ShiftOp::Left => (Kind::Field, rec(a, 0, k, mask >> k)),
+                            ShiftOp::RightLogical => (Kind::Field, rec(a, k, 0, u64::MAX)),
+                            ShiftOp::RightArithmetic => {
+                                let sh = 64 - w;
+                                (Kind::Sra, rec(a, sh + k.min(w - 1), sh, mask))
+                            }
+                        }
+                    }
+                    ShiftAmount::Net(amt) => {
+                        let kind = match op {
+                            ShiftOp::Left => Kind::ShlV,
+                            ShiftOp::RightLogical => Kind::ShrV,
+                            ShiftOp::RightArithmetic => Kind::SraV,
+                        };
+                        (kind, rec(a, self.off(*amt), w, mask))
                     }
                 }
-                (true, ShiftAmount::Net(amt)) => {
-                    let amt = b.off(*amt);
-                    match op {
-                        ShiftOp::Left => Instr::ShlV {
-                            dst: d,
-                            a,
-                            amt,
-                            width: w,
-                            mask,
-                        },
-                        ShiftOp::RightLogical => Instr::ShrV {
-                            dst: d,
-                            a,
-                            amt,
-                            width: w,
-                        },
-                        ShiftOp::RightArithmetic => Instr::SraV {
-                            dst: d,
-                            a,
-                            amt,
-                            width: w,
-                            mask,
-                        },
-                    }
-                }
-                (false, amount) => wide(WideOp::Shift {
-                    op: *op,
-                    dst,
-                    src: b.span(*src),
-                    width: w,
-                    amount: match amount {
-                        ShiftAmount::Const(k) => Amount::Const(*k as u64),
-                        ShiftAmount::Net(n) => Amount::Net(b.span(*n)),
-                    },
-                    mask,
-                }),
             }
+            Op::Reduce(o, src) => {
+                let a = self.off(*src);
+                match o {
+                    ReduceOp::And => (Kind::RedAnd, rec(a, 0, 0, last_mask(self.width(*src)))),
+                    ReduceOp::Or => (Kind::RedOr, rec(a, 0, 0, 0)),
+                    ReduceOp::Xor => (Kind::RedXor, rec(a, 0, 0, 0)),
+                }
+            }
+            Op::LeadingZeros(src) => {
+                let sw = self.width(*src);
+                (Kind::Lz, rec(self.off(*src), 0, sw, mask))
+            }
+            Op::Const(_) => unreachable!("constants are placed in the initial image"),
         }
-        Op::Reduce(o, src) => {
-            let sw = b.width(*src);
-            let a = b.off(*src);
-            match (narrow, o) {
-                (true, ReduceOp::And) => Instr::RedAnd {
-                    dst: d,
+    }
+
+    /// A narrow concatenation: constant parts go into `k`, the others are shifted in.
+    fn concat(&mut self, d: u32, parts: &[NetId]) -> (Kind, Rec) {
+        let mut k = 0u64;
+        let mut placed: Vec<(u32, u32)> = Vec::with_capacity(parts.len());
+        let mut pos = 0u32;
+        for p in parts.iter().rev() {
+            match self.graph.konst(*p) {
+                Some(v) => k |= v.first().copied().unwrap_or(0) << pos,
+                None => placed.push((self.off(*p), pos)),
+            }
+            pos += self.width(*p);
+        }
+        let rec = Rec {
+            d,
+            k,
+            ..Rec::default()
+        };
+        match placed[..] {
+            [] => (
+                Kind::Field,
+                Rec {
+                    a: d,
+                    k: 0,
+                    k2: k,
+                    ..rec
+                },
+            ),
+            [(a, sh)] => (
+                Kind::Field,
+                Rec {
                     a,
-                    full: last_mask(sw),
+                    c: sh,
+                    k: u64::MAX,
+                    k2: k,
+                    ..rec
                 },
-                (true, ReduceOp::Or) => Instr::RedOr { dst: d, a },
-                (true, ReduceOp::Xor) => Instr::RedXor { dst: d, a },
-                (false, _) => wide(WideOp::Reduce {
-                    op: *o,
-                    dst: d,
-                    a: b.span(*src),
-                    width: sw,
-                }),
+            ),
+            [(b, 0), (a, c)] => (Kind::Cat2, Rec { a, b, c, ..rec }),
+            [(c, 0), (b, sb), (a, sa)] => (
+                Kind::Cat3,
+                Rec {
+                    a,
+                    b,
+                    c,
+                    k2: (sa | sb << 8) as u64,
+                    ..rec
+                },
+            ),
+            _ => {
+                let start = self.parts.len() as u32;
+                self.parts.extend_from_slice(&placed);
+                (
+                    Kind::CatN,
+                    Rec {
+                        a: start,
+                        b: placed.len() as u32,
+                        ..rec
+                    },
+                )
             }
         }
-        Op::LeadingZeros(src) => {
-            let sw = b.width(*src);
-            if narrow {
-                Instr::Lz {
-                    dst: d,
-                    a: b.off(*src),
-                    width: sw,
-                    mask,
+    }
+
+    fn wide(&mut self, w: u32, dst: Span, op: &Op) -> (Kind, Rec) {
+        let mask = last_mask(w);
+        let op = match op {
+            Op::Not(a) => WideOp::Not {
+                dst,
+                a: self.span(*a),
+                mask,
+            },
+            Op::Bit(o, a, b) => WideOp::Bit {
+                op: *o,
+                dst,
+                a: self.span(*a),
+                b: self.span(*b),
+            },
+            Op::Arith(o, a, b) => WideOp::Arith {
+                op: *o,
+                dst,
+                a: self.span(*a),
+                b: self.span(*b),
+                mask,
+            },
+            Op::Cmp(o, a, b) => WideOp::Cmp {
+                op: *o,
+                dst: dst.off,
+                a: self.span(*a),
+                b: self.span(*b),
+                width: self.width(*a).max(self.width(*b)),
+            },
+            Op::Mux {
+                sel,
+                if_true,
+                if_false,
+            } => WideOp::Mux {
+                dst,
+                sel: self.off(*sel),
+                t: self.span(*if_true),
+                f: self.span(*if_false),
+            },
+            Op::Slice { src, lo } => WideOp::Slice {
+                dst,
+                src: self.span(*src),
+                lo: *lo,
+                mask,
+            },
+            Op::Concat(parts) => {
+                let mut pos = 0u32;
+                let mut placed = Vec::with_capacity(parts.len());
+                for p in parts.iter().rev() {
+                    placed.push((self.span(*p), pos));
+                    pos = pos.saturating_add(self.width(*p));
                 }
-            } else {
-                wide(WideOp::LeadingZeros {
-                    dst,
-                    a: b.span(*src),
-                    width: sw,
-                    mask,
-                })
+                WideOp::Concat { dst, parts: placed }
             }
-        }
-    };
-    b.instrs.push(instr);
+            Op::Replicate { src, count } => WideOp::Replicate {
+                dst,
+                src: self.span(*src),
+                src_width: self.width(*src),
+                count: *count,
+                mask,
+            },
+            Op::Extend { src, signed } => WideOp::Extend {
+                dst,
+                src: self.span(*src),
+                src_width: self.width(*src),
+                signed: *signed,
+                mask,
+            },
+            Op::Shift { op, src, amount } => WideOp::Shift {
+                op: *op,
+                dst,
+                src: self.span(*src),
+                width: w,
+                amount: match amount {
+                    ShiftAmount::Const(k) => Amount::Const(*k as u64),
+                    ShiftAmount::Net(n) => Amount::Net(self.span(*n)),
+                },
+                mask,
+            },
+            Op::Reduce(o, a) => WideOp::Reduce {
+                op: *o,
+                dst: dst.off,
+                a: self.span(*a),
+                width: self.width(*a),
+            },
+            Op::LeadingZeros(a) => WideOp::LeadingZeros {
+                dst,
+                a: self.span(*a),
+                width: self.width(*a),
+                mask,
+            },
+            Op::Const(_) => unreachable!("constants are placed in the initial image"),
+        };
+        self.wide_op(op)
+    }
 }

@@ -68,13 +68,25 @@ impl Simulator {
         if p.kind == PortKind::Clock {
             return Err(SimError::SetClock(p.name.clone()));
         }
-        check_fits(&p.name, p.width, value)?;
         let Span { off, words } = p.span;
-        let dst = &mut self.vals[off as usize..(off + words) as usize];
-        for (k, d) in dst.iter_mut().enumerate() {
-            *d = value.get(k).copied().unwrap_or(0);
+        if words == 1 {
+            // Fast path: a port of at most 64 bits.
+            let v = value.first().copied().unwrap_or(0);
+            if v & !last_mask(p.width) != 0 || value.iter().skip(1).any(|w| *w != 0) {
+                return Err(SimError::ValueTooWide {
+                    name: p.name.clone(),
+                    width: p.width,
+                });
+            }
+            self.vals[off as usize] = v;
+        } else {
+            check_fits(&p.name, p.width, value)?;
+            let dst = &mut self.vals[off as usize..(off + words) as usize];
+            for (k, d) in dst.iter_mut().enumerate() {
+                *d = value.get(k).copied().unwrap_or(0);
+            }
         }
-        self.dirty = true;
+        self.dirty |= p.cone;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 
 use crate::clock::Clocks;
 use crate::compile::{compile, Program};
+use crate::cones::domain_bit;
 use crate::error::SimError;
 use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
@@ -29,6 +30,8 @@ pub struct PortInfo {
     /// Data, clock or reset.
     pub kind: PortKind,
     pub(crate) span: Span,
+    /// The sources bit of the port (what setting it makes dirty).
+    pub(crate) cone: u64,
 }
 
 /// A named net (port, register, wire; of any instance) for `peek` and tracing.
@@ -47,6 +50,10 @@ pub(crate) struct DomainInfo {
     pub clock: Span,
     /// Storage of the reset port and the value that asserts it.
     pub reset: Option<(u32, u64)>,
+    /// What an edge of this clock makes dirty: the domain's state and its clock.
+    pub cone: u64,
+    /// What driving the reset makes dirty.
+    pub reset_cone: u64,
 }
 
 /// A pre-resolved clock domain, from [`Simulator::domain_handle`].
@@ -109,7 +116,8 @@ pub struct Simulator {
     pub(crate) vals: Vec<u64>,
     pub(crate) shadow: Vec<u64>,
     pub(crate) mem: Vec<u64>,
-    pub(crate) dirty: bool,
+    /// The sources changed since the last settle (see `cones.rs`).
+    pub(crate) dirty: u64,
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: HashMap<String, u32>,
     pub(crate) named: Vec<NamedNet>,
@@ -128,7 +136,8 @@ impl std::fmt::Debug for Simulator {
         f.debug_struct("Simulator")
             .field("module", &self.name)
             .field("time_ps", &self.clocks.now)
-            .field("instructions", &self.prog.instrs.len())
+            .field("instructions", &self.prog.code.instructions())
+            .field("steps", &self.prog.code.steps.len())
             .field("storage_words", &self.vals.len())
             .finish()
     }
@@ -156,6 +165,7 @@ impl Simulator {
                 direction: p.direction,
                 kind: p.kind,
                 span: span(p.net),
+                cone: prog.cones[p.net.0 as usize],
             })
             .collect();
         let port_index = ports
@@ -189,13 +199,16 @@ impl Simulator {
         let domains: Vec<DomainInfo> = flat
             .domains
             .iter()
-            .map(|d| DomainInfo {
+            .enumerate()
+            .map(|(i, d)| DomainInfo {
                 name: d.name.clone(),
                 clock: span(d.clock),
                 reset: d.reset.map(|r| {
                     let level = (d.polarity == ResetPolarity::ActiveHigh) as u64;
                     (span(r).off, level)
                 }),
+                cone: domain_bit(i as u32) | prog.cones[d.clock.0 as usize],
+                reset_cone: d.reset.map_or(0, |r| prog.cones[r.0 as usize]),
             })
             .collect();
         let mut vals = prog.init.clone();
@@ -210,7 +223,7 @@ impl Simulator {
             shadow: vec![0; prog.shadow_len],
             mem: prog.mem_init.clone(),
             vals,
-            dirty: true,
+            dirty: u64::MAX,
             ports,
             port_index,
             named,
@@ -244,9 +257,9 @@ impl Simulator {
     /// Settles the combinational logic if an input or a register changed since the
     /// last settle (reads do this by themselves).
     pub fn settle(&mut self) {
-        if self.dirty {
-            exec::run(&self.prog.instrs, &self.prog.parts, &mut self.vals);
-            self.dirty = false;
+        if self.dirty != 0 {
+            exec::run(&self.prog.code, &mut self.vals, self.dirty);
+            self.dirty = 0;
         }
     }
 
@@ -392,9 +405,9 @@ impl Simulator {
         for d in &self.domains {
             if let Some((off, level)) = d.reset {
                 self.vals[off as usize] = if active { level } else { 1 - level };
+                self.dirty |= d.reset_cone;
             }
         }
-        self.dirty = true;
     }
 
     /// Processes the next rising edge of any clock: falling edges before it, then one
@@ -412,6 +425,7 @@ impl Simulator {
                 if c.next_fall == Some(tf) {
                     c.next_fall = None;
                     self.vals[d.clock.off as usize] = 0;
+                    self.dirty |= d.cone;
                 }
             }
             if tf < t {
@@ -439,10 +453,12 @@ impl Simulator {
         }
         for &d in &fired {
             state::commit(&p.domains[d], &p.mems, &self.shadow, &mut self.vals);
+        }
+        for &d in &fired {
             self.vals[self.domains[d].clock.off as usize] = 1;
+            self.dirty |= self.domains[d].cone;
         }
         self.fired = fired;
-        self.dirty = true;
         if self.tracer.is_some() {
             self.settle();
             self.trace(|tr, vals| tr.dump(vals, t));

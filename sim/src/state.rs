@@ -2,6 +2,12 @@
 //! the domains that have a rising edge sample their inputs into a shadow buffer,
 //! memory writes are applied (after every read port of the edge has sampled:
 //! read-first), then the shadow values are committed.
+//!
+//! Most registers skip the shadow: when every word a register reads (next value,
+//! enable, reset) is unchanged by the commits that precede its own, it commits by
+//! copying directly (see `regs.rs` for the order that makes this exact), and the
+//! compiler lays such registers and their next values out side by side so that
+//! this is a few `memcpy`s of whole runs of registers.
 
 /// "No net" marker for optional storage offsets.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -74,10 +80,73 @@ pub(crate) struct WritePort {
     pub data: u32,
 }
 
+/// A run of registers committed by a copy, without the shadow buffer:
+/// `vals[dst..dst + len] = reset ? vals[reset_value..] : enable ? next : q`, where
+/// `next` is `vals[src..]`, or `vals[src]` for every register of a broadcast run
+/// (single-word registers loading the same word). Every word it reads is
+/// unchanged by the commits that precede it at an edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DirectCopy {
+    /// First register word.
+    pub dst: u32,
+    /// First next-value word.
+    pub src: u32,
+    /// Number of words.
+    pub len: u32,
+    /// True if every register loads the one word at `src`.
+    pub broadcast: bool,
+    /// Storage of the shared enable bit, or `NONE`.
+    pub enable: u32,
+    /// Storage of the shared reset bit, or `NONE`.
+    pub reset: u32,
+    /// Reset bit value that asserts reset.
+    pub reset_level: u64,
+    /// First word of the reset values (`NONE` without reset).
+    pub reset_value: u32,
+}
+
+impl DirectCopy {
+    /// True if `next` continues `self` (same conditions, every span consecutive,
+    /// or the same source word for single-word registers).
+    fn continued_by(&self, next: &DirectCopy) -> bool {
+        let same_conditions = self.dst + self.len == next.dst
+            && self.enable == next.enable
+            && self.reset == next.reset
+            && self.reset_level == next.reset_level
+            && (self.reset == NONE || self.reset_value + self.len == next.reset_value);
+        let consecutive = !self.broadcast && !next.broadcast && self.src + self.len == next.src;
+        let same_word = (self.broadcast || self.len == 1)
+            && next.len == 1
+            && !next.broadcast
+            && self.src == next.src;
+        same_conditions && (consecutive || same_word)
+    }
+}
+
+/// Merges consecutive copies that continue one another into single runs.
+pub(crate) fn merge_copies(copies: &[DirectCopy]) -> Vec<DirectCopy> {
+    let mut out: Vec<DirectCopy> = Vec::with_capacity(copies.len());
+    for c in copies {
+        match out.last_mut() {
+            Some(last) if last.continued_by(c) => {
+                if last.src == c.src {
+                    last.broadcast = true;
+                }
+                last.len += c.len;
+            }
+            _ => out.push(*c),
+        }
+    }
+    out
+}
+
 /// The state elements clocked by one top-level domain.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DomainState {
+    /// Registers sampled into the shadow buffer.
     pub regs: Vec<RegSample>,
+    /// Registers committed directly from their next values, in order.
+    pub copies: Vec<DirectCopy>,
     pub reads: Vec<ReadPort>,
     pub writes: Vec<WritePort>,
 }
@@ -100,6 +169,7 @@ fn copy(dst: &mut [u64], d: u32, src: &[u64], s: u32, words: u32) {
 }
 
 /// First phase for registers: every register of `dom` computes its next value.
+#[inline]
 pub(crate) fn sample_regs(dom: &DomainState, vals: &[u64], shadow: &mut [u64]) {
     for r in &dom.regs {
         let src = if r.reset != NONE && vals[r.reset as usize] & 1 == r.reset_level {
@@ -115,6 +185,7 @@ pub(crate) fn sample_regs(dom: &DomainState, vals: &[u64], shadow: &mut [u64]) {
 
 /// First phase for read ports: every enabled port of `dom` reads `mem[addr]`
 /// (0 past the depth); a disabled port keeps its data.
+#[inline]
 pub(crate) fn sample_reads(
     dom: &DomainState,
     mems: &[MemLayout],
@@ -141,6 +212,7 @@ pub(crate) fn sample_reads(
 }
 
 /// Applies the enabled writes of `dom` (addresses past the depth are ignored).
+#[inline]
 pub(crate) fn apply_writes(dom: &DomainState, mems: &[MemLayout], vals: &[u64], mem: &mut [u64]) {
     for w in &dom.writes {
         if vals[w.enable as usize] & 1 == 0 {
@@ -158,7 +230,33 @@ pub(crate) fn apply_writes(dom: &DomainState, mems: &[MemLayout], vals: &[u64], 
 }
 
 /// Second phase: the sampled values become the registers' and read ports' outputs.
+#[inline]
 pub(crate) fn commit(dom: &DomainState, mems: &[MemLayout], shadow: &[u64], vals: &mut [u64]) {
+    for c in &dom.copies {
+        let enabled = c.enable == NONE || vals[c.enable as usize] & 1 == 1;
+        let reset = c.reset != NONE && vals[c.reset as usize] & 1 == c.reset_level;
+        let (dst, n) = (c.dst as usize, c.len as usize);
+        if c.broadcast && !reset {
+            if enabled {
+                let v = vals[c.src as usize];
+                vals[dst..dst + n].fill(v);
+            }
+            continue;
+        }
+        // A disabled register copies onto itself (no data-dependent branch).
+        let from = if reset {
+            c.reset_value
+        } else if enabled {
+            c.src
+        } else {
+            c.dst
+        } as usize;
+        if n == 1 {
+            vals[dst] = vals[from];
+        } else {
+            vals.copy_within(from..from + n, dst);
+        }
+    }
     for r in &dom.regs {
         copy(vals, r.q, shadow, r.shadow, r.words);
     }

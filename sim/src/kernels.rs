@@ -1,0 +1,257 @@
+//! The choice of the loop that executes a step, one function per kind and operand
+//! pattern, so that a step costs one indirect call and a tight loop: a gather
+//! ([`gather`](crate::gather)) or a run ([`vector`](crate::vector)) kernel.
+
+use crate::exec::Code;
+use crate::gather;
+use crate::instr::{Kind, Mode, Step};
+use crate::ops::*;
+#[cfg(target_arch = "x86_64")]
+use crate::vector::avx2 as vec;
+#[cfg(not(target_arch = "x86_64"))]
+use crate::vector::plain as vec;
+
+/// A step's loop: runs step `s` of `code` over the storage.
+pub(crate) type Kernel = fn(code: &Code, s: &Step, vals: &mut [u64]);
+
+fn unary<F: Unary>(run: Option<u8>) -> Kernel {
+    match run {
+        None => gather::unary::<F>,
+        Some(st) if st & 1 != 0 => vec::unary::<F, true>,
+        Some(_) => vec::unary::<F, false>,
+    }
+}
+
+fn binary<F: Binary>(run: Option<u8>) -> Kernel {
+    match run.map(|st| st & 3) {
+        None => gather::binary::<F>,
+        Some(3) => vec::binary::<F, true, true>,
+        Some(1) => vec::binary::<F, true, false>,
+        Some(2) => vec::binary::<F, false, true>,
+        Some(_) => vec::binary::<F, false, false>,
+    }
+}
+
+fn ternary<F: Ternary>(run: Option<u8>) -> Kernel {
+    match run.map(|st| st & 7) {
+        None => gather::ternary::<F>,
+        Some(7) => vec::ternary::<F, true, true, true>,
+        Some(6) => vec::ternary::<F, false, true, true>,
+        Some(5) => vec::ternary::<F, true, false, true>,
+        Some(4) => vec::ternary::<F, false, false, true>,
+        Some(3) => vec::ternary::<F, true, true, false>,
+        Some(2) => vec::ternary::<F, false, true, false>,
+        Some(1) => vec::ternary::<F, true, false, false>,
+        Some(_) => vec::ternary::<F, false, false, false>,
+    }
+}
+
+/// The kernel of a step of `kind` run in `mode`.
+pub(crate) fn kernel(kind: Kind, mode: Mode) -> Kernel {
+    let run = match mode {
+        Mode::Run { strides } => Some(strides),
+        Mode::Gather => None,
+        Mode::Mixed => return gather::mixed_all,
+    };
+    match kind {
+        Kind::Field => unary::<Field>(run),
+        Kind::Not => unary::<Not>(run),
+        Kind::Sra => unary::<Sra>(run),
+        Kind::Replicate => unary::<Replicate>(run),
+        Kind::RedAnd => unary::<RedAnd>(run),
+        Kind::RedOr => unary::<RedOr>(run),
+        Kind::RedXor => unary::<RedXor>(run),
+        Kind::Lz => unary::<Lz>(run),
+        Kind::And => binary::<And>(run),
+        Kind::Or => binary::<Or>(run),
+        Kind::Xor => binary::<Xor>(run),
+        Kind::Add => binary::<Add>(run),
+        Kind::Sub => binary::<Sub>(run),
+        Kind::Mul => binary::<Mul>(run),
+        Kind::Eq => binary::<Eq>(run),
+        Kind::Ne => binary::<Ne>(run),
+        Kind::LtU => binary::<LtU>(run),
+        Kind::LeU => binary::<LeU>(run),
+        Kind::LtS => binary::<LtS>(run),
+        Kind::LeS => binary::<LeS>(run),
+        Kind::Cat2 => binary::<Cat2>(run),
+        Kind::ShlV => binary::<ShlV>(run),
+        Kind::ShrV => binary::<ShrV>(run),
+        Kind::SraV => binary::<SraV>(run),
+        Kind::Mux => ternary::<Mux>(run),
+        Kind::Cat3 => ternary::<Cat3>(run),
+        Kind::Slice2 => match run {
+            None => gather::slice2,
+            Some(st) if st & 1 != 0 => vec::slice2::<true>,
+            Some(_) => vec::slice2::<false>,
+        },
+        // Never runs (see `Kind::vectorizes`).
+        Kind::CatN => gather::cat_n,
+        Kind::Wide => gather::wide,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instr::{Rec, Tag};
+    use rand::{Rng, SeedableRng};
+
+    /// Every vectorizable kind, with parameters that keep it within its contract.
+    fn template(kind: Kind, rng: &mut impl Rng) -> Rec {
+        let w: u32 = rng.gen_range(1..=64);
+        let mask = crate::wide::last_mask(w);
+        let mut r = Rec {
+            k: mask,
+            ..Rec::default()
+        };
+        match kind {
+            Kind::Field => {
+                r.b = rng.gen_range(0..64);
+                r.c = rng.gen_range(0..64);
+                r.k = rng.gen();
+                r.k2 = rng.gen();
+            }
+            Kind::Slice2 => r.b = rng.gen_range(1..64),
+            Kind::Sra => {
+                r.c = 64 - w;
+                r.b = r.c + rng.gen_range(0..w);
+            }
+            Kind::Replicate | Kind::RedAnd => r.k = rng.gen(),
+            Kind::LtS | Kind::LeS => r.c = 64 - w,
+            Kind::Cat2 => {
+                r.c = rng.gen_range(0..64);
+                r.k = rng.gen();
+            }
+            Kind::Cat3 => {
+                r.k = rng.gen();
+                r.k2 = rng.gen_range(0..64) | rng.gen_range(0..64) << 8;
+            }
+            Kind::ShlV | Kind::ShrV | Kind::SraV | Kind::Lz => r.c = w,
+            _ => {}
+        }
+        r
+    }
+
+    #[test]
+    fn run_kernels_match_gather_kernels() {
+        let kinds = [
+            Kind::Field,
+            Kind::Not,
+            Kind::And,
+            Kind::Or,
+            Kind::Xor,
+            Kind::Add,
+            Kind::Sub,
+            Kind::Mul,
+            Kind::Eq,
+            Kind::Ne,
+            Kind::LtU,
+            Kind::LeU,
+            Kind::LtS,
+            Kind::LeS,
+            Kind::Mux,
+            Kind::Slice2,
+            Kind::Sra,
+            Kind::Replicate,
+            Kind::Cat2,
+            Kind::Cat3,
+            Kind::ShlV,
+            Kind::ShrV,
+            Kind::SraV,
+            Kind::RedAnd,
+            Kind::RedOr,
+            Kind::RedXor,
+            Kind::Lz,
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for kind in kinds {
+            assert!(kind.vectorizes());
+            for strides in 0..8u8 {
+                let offs = kind.offsets();
+                let n = rng.gen_range(1..40u32);
+                let t = template(kind, &mut rng);
+                // Operands at 0, 100, 200 (stride 0 or 1), destinations from 300.
+                let base = [0u32, 100, 200];
+                let mut t = Rec { d: 300, ..t };
+                let mut fields = [t.a, t.b, t.c];
+                for (i, f) in fields.iter_mut().enumerate() {
+                    if offs[i] {
+                        *f = base[i];
+                    }
+                }
+                [t.a, t.b, t.c] = fields;
+                let recs: Vec<Rec> = (0..n)
+                    .map(|j| {
+                        let mut r = Rec { d: 300 + j, ..t };
+                        let step = |i: usize| j * ((strides >> i) & 1) as u32;
+                        if offs[0] {
+                            r.a += step(0);
+                        }
+                        if offs[1] {
+                            r.b += step(1);
+                        }
+                        if offs[2] {
+                            r.c += step(2);
+                        }
+                        r
+                    })
+                    .collect();
+                // Values that fit the width of shift amounts and operands alike.
+                let mut vals: Vec<u64> = (0..400)
+                    .map(|_| match rng.gen_range(0..4) {
+                        0 => rng.gen_range(0..70),
+                        _ => rng.gen::<u64>() & t.k.max(1),
+                    })
+                    .collect();
+                // Operands of these kinds have no bits above their width.
+                let width = match kind {
+                    Kind::LtS | Kind::LeS => Some(64 - t.c),
+                    Kind::Lz | Kind::SraV => Some(t.c),
+                    _ => None,
+                };
+                if let Some(w) = width {
+                    let m = crate::wide::last_mask(w);
+                    vals.iter_mut().take(100).for_each(|v| *v &= m);
+                    if kind != Kind::SraV {
+                        vals.iter_mut().take(200).for_each(|v| *v &= m);
+                    }
+                }
+                let run = Code::new(
+                    (
+                        vec![Step {
+                            kind,
+                            mode: Mode::Run { strides },
+                            start: 0,
+                            n,
+                            mask: 1,
+                        }],
+                        vec![recs[0]],
+                        vec![Tag { kind, mask: 1 }],
+                    ),
+                    Vec::new(),
+                    Vec::new(),
+                );
+                let gather = Code::new(
+                    (
+                        vec![Step {
+                            kind,
+                            mode: Mode::Gather,
+                            start: 0,
+                            n,
+                            mask: 1,
+                        }],
+                        recs.clone(),
+                        vec![Tag { kind, mask: 1 }; n as usize],
+                    ),
+                    Vec::new(),
+                    Vec::new(),
+                );
+                let (mut a, mut b) = (vals.clone(), vals);
+                crate::exec::run(&run, &mut a, 1);
+                crate::exec::run(&gather, &mut b, 1);
+                assert_eq!(a, b, "{kind:?} strides {strides:03b} n {n} template {t:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! Test only: a naive reference simulator of flat designs (every net evaluated in
+//! order with [`fold::eval`], registers sampled then committed), and a randomized
+//! differential test of the whole compiler against it — simplification, batching,
+//! layout, vector runs, cones and direct register commits.
+//!
+//! Random designs are made of identical "cells" (the same random structure
+//! instantiated several times with their own inputs, like lanes) so that batches
+//! and vector runs form, with constants everywhere (so that the rewrite rules
+//! fire), registers with and without enable and reset (chains, swaps, registers
+//! reading another domain's registers), two clocks with coincident edges, and
+//! named nets (observed through `peek` at every step).
+
+use crate::flatten::{FlatDesign, FlatReg, FlatReset};
+use crate::fold;
+use crate::levelize::levelize;
+use crate::sim::Simulator;
+use crate::wide::{last_mask, words};
+use hdl::ir::{
+    ArithOp, BitOp, ClockDomain, CmpOp, Direction, DomainId, Driver, Net, NetId, Op, Port, PortId,
+    PortKind, ReduceOp, RegId, ResetPolarity, ShiftAmount, ShiftOp,
+};
+use hdl::Bits;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The reference simulator: the value of every net, and the registers' state.
+struct Reference<'a> {
+    flat: &'a FlatDesign,
+    order: Vec<NetId>,
+    vals: Vec<Vec<u64>>,
+    state: Vec<Vec<u64>>,
+}
+
+impl<'a> Reference<'a> {
+    fn new(flat: &'a FlatDesign) -> Self {
+        let order = levelize(flat).expect("no combinational loop");
+        let vals = flat.nets.iter().map(|n| vec![0; words(n.width)]).collect();
+        let state = flat
+            .regs
+            .iter()
+            .map(|r| vec![0; words(flat.nets[r.q.0 as usize].width)])
+            .collect();
+        Reference {
+            flat,
+            order,
+            vals,
+            state,
+        }
+    }
+
+    /// Sets input net `n`.
+    fn set(&mut self, n: NetId, v: &[u64]) {
+        self.vals[n.0 as usize] = v.to_vec();
+    }
+
+    /// Evaluates every net.
+    fn settle(&mut self) {
+        for &n in &self.order {
+            let i = n.0 as usize;
+            let net = &self.flat.nets[i];
+            let v = match &net.driver {
+                Driver::Reg(r) => self.state[r.0 as usize].clone(),
+                Driver::Alias(src) => self.vals[src.0 as usize].clone(),
+                Driver::Op(op) => {
+                    let vals = &self.vals;
+                    fold::eval(
+                        op,
+                        net.width,
+                        |m| self.flat.nets[m.0 as usize].width,
+                        |m| &vals[m.0 as usize],
+                    )
+                }
+                _ => continue,
+            };
+            self.vals[i] = v;
+        }
+    }
+
+    /// One atomic edge of the domains `fired` (values settled before).
+    fn edge(&mut self, fired: &[usize]) {
+        let bit = |v: &Vec<u64>| v[0] & 1;
+        let mut next = self.state.clone();
+        for (ri, r) in self.flat.regs.iter().enumerate() {
+            if !fired.contains(&(r.domain.0 as usize)) {
+                continue;
+            }
+            let n = words(self.flat.nets[r.q.0 as usize].width);
+            let reset = match (&r.reset_value, r.reset) {
+                (Some(v), Some(rst)) => {
+                    let level = (rst.polarity == ResetPolarity::ActiveHigh) as u64;
+                    (bit(&self.vals[rst.net.0 as usize]) == level).then(|| {
+                        let mut w = v.to_words();
+                        w.resize(n, 0);
+                        w
+                    })
+                }
+                _ => None,
+            };
+            next[ri] = match reset {
+                Some(w) => w,
+                None if r.enable.is_none_or(|e| bit(&self.vals[e.0 as usize]) == 1) => {
+                    self.vals[r.next.0 as usize].clone()
+                }
+                None => continue,
+            };
+        }
+        self.state = next;
+    }
+}
+
+type Rand = ChaCha8Rng;
+
+/// Builds random designs.
+struct Gen {
+    d: FlatDesign,
+}
+
+impl Gen {
+    fn width(&self, n: NetId) -> u32 {
+        self.d.nets[n.0 as usize].width
+    }
+
+    fn push(&mut self, name: Option<String>, width: u32, driver: Driver) -> NetId {
+        self.d.nets.push(Net {
+            name,
+            width,
+            driver,
+        });
+        NetId(self.d.nets.len() as u32 - 1)
+    }
+
+    fn input(&mut self, name: &str, width: u32, kind: PortKind) -> NetId {
+        let p = PortId(self.d.ports.len() as u32);
+        let net = self.push(Some(name.to_string()), width, Driver::Input(p));
+        self.d.ports.push(Port {
+            name: name.to_string(),
+            direction: Direction::Input,
+            kind,
+            net,
+        });
+        net
+    }
+
+    fn op(&mut self, width: u32, op: Op) -> NetId {
+        self.push(None, width, Driver::Op(op))
+    }
+
+    fn konst(&mut self, rng: &mut Rand, width: u32) -> NetId {
+        let mut w: Vec<u64> = (0..words(width)).map(|_| rng.gen()).collect();
+        match rng.gen_range(0..4) {
+            0 => w.iter_mut().for_each(|x| *x = 0),
+            1 => w.iter_mut().for_each(|x| *x = u64::MAX),
+            2 => w.iter_mut().for_each(|x| *x &= 3),
+            _ => {}
+        }
+        self.op(width, Op::Const(Bits::from_words(&w, width)))
+    }
+
+    /// A net of `width` bits made from `n` (a slice or an extension if needed).
+    fn adapt(&mut self, rng: &mut Rand, n: NetId, width: u32) -> NetId {
+        let w = self.width(n);
+        match w.cmp(&width) {
+            std::cmp::Ordering::Equal => n,
+            std::cmp::Ordering::Greater => {
+                let lo = rng.gen_range(0..=w - width);
+                self.op(width, Op::Slice { src: n, lo })
+            }
+            std::cmp::Ordering::Less => {
+                let signed = rng.gen();
+                self.op(width, Op::Extend { src: n, signed })
+            }
+        }
+    }
+
+    /// A random operation over `pool`.
+    fn random_op(&mut self, rng: &mut Rand, pool: &[NetId]) -> NetId {
+        let pick = |rng: &mut Rand| pool[rng.gen_range(0..pool.len())];
+        let a = pick(rng);
+        let b = pick(rng);
+        let wa = self.width(a);
+        match rng.gen_range(0..16) {
+            0 => self.op(wa, Op::Not(a)),
+            1 | 2 => {
+                let b = self.adapt(rng, b, wa);
+                let o = [BitOp::And, BitOp::Or, BitOp::Xor][rng.gen_range(0..3)];
+                self.op(wa, Op::Bit(o, a, b))
+            }
+            3 => {
+                let w = (wa.max(self.width(b)) + rng.gen_range(0..2)).min(200);
+                let (a, b) = (
+                    self.adapt(rng, a, w.min(wa)),
+                    self.adapt(rng, b, w.min(self.width(b))),
+                );
+                let o = [ArithOp::Add, ArithOp::Sub, ArithOp::Mul][rng.gen_range(0..3)];
+                self.op(w, Op::Arith(o, a, b))
+            }
+            4 => {
+                let b = self.adapt(rng, b, wa);
+                let o = [
+                    CmpOp::Eq,
+                    CmpOp::Ne,
+                    CmpOp::LtU,
+                    CmpOp::LeU,
+                    CmpOp::LtS,
+                    CmpOp::LeS,
+                ][rng.gen_range(0..6)];
+                self.op(1, Op::Cmp(o, a, b))
+            }
+            5 | 6 => {
+                let s = pick(rng);
+                let sel = self.adapt(rng, s, 1);
+                let f = self.adapt(rng, b, wa);
+                let (t, f) = if rng.gen() { (a, f) } else { (f, a) };
+                self.op(
+                    wa,
+                    Op::Mux {
+                        sel,
+                        if_true: t,
+                        if_false: f,
+                    },
+                )
+            }
+            7 | 8 => {
+                let w = rng.gen_range(1..=wa);
+                let lo = rng.gen_range(0..=wa - w);
+                self.op(w, Op::Slice { src: a, lo })
+            }
+            9 => {
+                let n = rng.gen_range(2..=4);
+                let parts: Vec<NetId> = (0..n).map(|_| pick(rng)).collect();
+                let w: u32 = parts.iter().map(|p| self.width(*p)).sum();
+                if w > 300 {
+                    return self.op(wa, Op::Not(a));
+                }
+                self.op(w, Op::Concat(parts))
+            }
+            10 => {
+                let w = wa.min(rng.gen_range(1..=16));
+                let src = self.adapt(rng, a, w);
+                let count = rng.gen_range(1..=4);
+                self.op(self.width(src) * count, Op::Replicate { src, count })
+            }
+            11 => {
+                let w = wa + rng.gen_range(0..70);
+                self.op(
+                    w,
+                    Op::Extend {
+                        src: a,
+                        signed: rng.gen(),
+                    },
+                )
+            }
+            12 | 13 => {
+                let op = [
+                    ShiftOp::Left,
+                    ShiftOp::RightLogical,
+                    ShiftOp::RightArithmetic,
+                ][rng.gen_range(0..3)];
+                let amount = if rng.gen() {
+                    ShiftAmount::Const(rng.gen_range(0..wa + 3))
+                } else {
+                    let w = self.width(b).min(rng.gen_range(1..=8));
+                    let amt = self.adapt(rng, b, w);
+                    ShiftAmount::Net(amt)
+                };
+                self.op(wa, Op::Shift { op, src: a, amount })
+            }
+            14 => {
+                let o = [ReduceOp::And, ReduceOp::Or, ReduceOp::Xor][rng.gen_range(0..3)];
+                self.op(1, Op::Reduce(o, a))
+            }
+            _ => self.op(rng.gen_range(1..=8), Op::LeadingZeros(a)),
+        }
+    }
+
+    /// One cell: registers, constants and logic over `inputs`, named `c{copy}.…`.
+    fn cell(&mut self, rng: &mut Rand, copy: usize, inputs: Vec<NetId>, domains: u32) {
+        let reset = self.d.domains[0].reset.expect("a reset");
+        let mut pool = inputs;
+        pool.push(reset);
+        let nregs = rng.gen_range(0..6);
+        let first_reg = self.d.regs.len();
+        for r in 0..nregs {
+            let w = if rng.gen_bool(0.15) {
+                rng.gen_range(65..140)
+            } else {
+                rng.gen_range(1..=64)
+            };
+            let rid = RegId(self.d.regs.len() as u32);
+            let q = self.push(Some(format!("c{copy}.r{r}")), w, Driver::Reg(rid));
+            let domain = rng.gen_range(0..domains);
+            let polarity = self.d.domains[domain as usize].polarity;
+            self.d.regs.push(FlatReg {
+                q,
+                next: q,
+                enable: None,
+                reset_value: None,
+                domain: DomainId(domain),
+                reset: Some(FlatReset {
+                    net: reset,
+                    polarity,
+                }),
+            });
+            pool.push(q);
+        }
+        for _ in 0..rng.gen_range(1..4) {
+            let w = rng.gen_range(1..=70);
+            let k = self.konst(rng, w);
+            pool.push(k);
+        }
+        for i in 0..rng.gen_range(5..40) {
+            let n = self.random_op(rng, &pool);
+            pool.push(n);
+            if rng.gen_bool(0.3) {
+                self.d.nets[n.0 as usize].name = Some(format!("c{copy}.n{i}"));
+            }
+            if rng.gen_bool(0.1) {
+                let w = self.width(n);
+                let alias = self.push(Some(format!("c{copy}.a{i}")), w, Driver::Alias(n));
+                pool.push(alias);
+            }
+        }
+        for ri in first_reg..first_reg + nregs {
+            let w = self.width(self.d.regs[ri].q);
+            let src = pool[rng.gen_range(0..pool.len())];
+            let next = self.adapt(rng, src, w);
+            let enable = if rng.gen_bool(0.3) {
+                let e = pool[rng.gen_range(0..pool.len())];
+                Some(self.adapt(rng, e, 1))
+            } else {
+                None
+            };
+            let reset_value = rng.gen_bool(0.5).then(|| {
+                let v: Vec<u64> = (0..words(w)).map(|_| rng.gen::<u64>() & 0xff).collect();
+                Bits::from_words(&v, w)
+            });
+            let r = &mut self.d.regs[ri];
+            r.next = next;
+            r.enable = enable;
+            r.reset_value = reset_value;
+        }
+        for j in 0..rng.gen_range(1..3) {
+            let net = pool[rng.gen_range(0..pool.len())];
+            let w = self.width(net);
+            let name = format!("c{copy}_out{j}");
+            let out = self.push(Some(name.clone()), w, Driver::Alias(net));
+            self.d.ports.push(Port {
+                name,
+                direction: Direction::Output,
+                kind: PortKind::Data,
+                net: out,
+            });
+        }
+    }
+}
+
+/// A random design of identical cells.
+fn design(seed: u64) -> FlatDesign {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut g = Gen {
+        d: FlatDesign {
+            name: format!("random_{seed}"),
+            nets: Vec::new(),
+            ports: Vec::new(),
+            domains: Vec::new(),
+            regs: Vec::new(),
+            mems: Vec::new(),
+        },
+    };
+    let reset = g.input("rst", 1, PortKind::Reset);
+    let polarity = if rng.gen() {
+        ResetPolarity::ActiveHigh
+    } else {
+        ResetPolarity::ActiveLow
+    };
+    let domains = rng.gen_range(1..=2);
+    for k in 0..domains {
+        let clock = g.input(&format!("clk{k}"), 1, PortKind::Clock);
+        g.d.domains.push(ClockDomain {
+            name: format!("d{k}"),
+            clock,
+            reset: Some(reset),
+            polarity,
+        });
+    }
+    let cell_seed: u64 = rng.gen();
+    let copies = rng.gen_range(1..=12);
+    let inputs = rng.gen_range(1..4);
+    for c in 0..copies {
+        let mut crng = ChaCha8Rng::seed_from_u64(cell_seed);
+        let ins: Vec<NetId> = (0..inputs)
+            .map(|i| {
+                let w = if crng.gen_bool(0.2) {
+                    crng.gen_range(65..200)
+                } else {
+                    crng.gen_range(1..=64)
+                };
+                g.input(&format!("c{c}_in{i}"), w, PortKind::Data)
+            })
+            .collect();
+        g.cell(&mut crng, c, ins, domains);
+    }
+    g.d
+}
+
+/// Checks every named net of `sim` against the reference.
+fn compare(sim: &mut Simulator, r: &Reference<'_>, seed: u64, when: &str) {
+    for (i, net) in r.flat.nets.iter().enumerate() {
+        let Some(name) = &net.name else { continue };
+        if r.flat.domains.iter().any(|d| d.clock.0 as usize == i) {
+            continue; // the simulator drives clocks; the reference does not model them
+        }
+        let expect = Bits::from_words(&r.vals[i], net.width);
+        let got = sim.peek(name).expect("named nets can be peeked");
+        assert_eq!(got, expect, "seed {seed}, {when}: net `{name}`");
+    }
+}
+
+fn run(seed: u64, cycles: usize) {
+    let flat = design(seed);
+    let mut sim = Simulator::from_flat(&flat).expect("compiles");
+    let mut r = Reference::new(&flat);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef);
+    // Reset inputs start inactive.
+    let active = (flat.domains[0].polarity == ResetPolarity::ActiveHigh) as u64;
+    if let Some(rst) = flat.domains[0].reset {
+        r.set(rst, &[1 - active]);
+    }
+    if flat.domains.len() > 1 {
+        sim.set_clock_period("d1", 1500).expect("a domain");
+    }
+    let inputs: Vec<&Port> = flat
+        .ports
+        .iter()
+        .filter(|p| p.direction == Direction::Input && p.kind != PortKind::Clock)
+        .collect();
+    for cycle in 0..cycles {
+        for p in &inputs {
+            let w = flat.nets[p.net.0 as usize].width;
+            let mut v: Vec<u64> = (0..words(w)).map(|_| rng.gen()).collect();
+            if let Some(top) = v.last_mut() {
+                *top &= last_mask(w);
+            }
+            if p.kind == PortKind::Reset {
+                // Mostly inactive.
+                v[0] = if rng.gen_bool(0.15) {
+                    active
+                } else {
+                    1 - active
+                };
+            }
+            if rng.gen_bool(0.7) {
+                sim.set(&p.name, &Bits::from_words(&v, w))
+                    .expect("an input");
+                r.set(p.net, &v);
+            }
+        }
+        r.settle();
+        compare(
+            &mut sim,
+            &r,
+            seed,
+            &format!("cycle {cycle} before the edge"),
+        );
+        let fired: Vec<usize> = sim.step_edge().iter().map(|h| h.index()).collect();
+        r.edge(&fired);
+        r.settle();
+        compare(&mut sim, &r, seed, &format!("cycle {cycle} after the edge"));
+    }
+}
+
+#[test]
+fn random_designs_match_the_reference() {
+    let base = std::env::var("WIRESPEED_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_u64);
+    for k in 0..300 {
+        run(base.wrapping_add(k), 24);
+    }
+}
