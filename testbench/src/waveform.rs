@@ -3,7 +3,8 @@
 //! `.` where a bus keeps its value). The same renderer serves every engine, so a
 //! snapshot taken on one must hold on the other.
 
-use crate::dut::{Dut, DutError};
+use crate::dut::{Dut, DutError, NativeDut, VerilatorDut};
+use crate::verilator::BuildOptions;
 use std::fmt::Write;
 
 /// Sampled values: `rows[s][c]` is signal `s` in cycle `c`.
@@ -42,6 +43,33 @@ impl Waveform {
             widths,
             rows,
         })
+    }
+
+    /// Records the same window on the native simulator and on Verilator (each reset
+    /// for 2 cycles and driven by a fresh `make_drive()`) and returns the rendering;
+    /// fails if the two engines render differently.
+    pub fn on_both_engines<D>(
+        module: &hdl::Module,
+        signals: &[&str],
+        cycles: u32,
+        make_drive: impl Fn() -> D,
+    ) -> Result<String, DutError>
+    where
+        D: FnMut(u32, &mut dyn Dut) -> Result<(), DutError>,
+    {
+        let mut native = NativeDut::new(module)?;
+        native.reset(2);
+        let n = Self::record(&mut native, signals, cycles, make_drive())?.render();
+        let mut verilator = VerilatorDut::new(module, &BuildOptions::default())?;
+        verilator.reset(2);
+        let v = Self::record(&mut verilator, signals, cycles, make_drive())?.render();
+        if n != v {
+            return Err(DutError::BadValue {
+                port: "*".into(),
+                reason: format!("native and Verilator waveforms differ:\n{n}\n{v}"),
+            });
+        }
+        Ok(n)
     }
 
     /// The text rendering.

@@ -6,7 +6,7 @@ use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use rand::Rng;
 use sim::Simulator;
 use std::collections::VecDeque;
-use testbench::golden::fp::{add, tree_sum};
+use testbench::golden::fp::{add, lane, pack_tree_operands, tree_lane_sums};
 use testbench::golden::fp_cases::{random_pair, special_values};
 use testbench::rng::seeded;
 
@@ -145,7 +145,6 @@ fn tree_matches_golden_with_random_present_flags() {
             sim.port_handle("out_valid").unwrap(),
         );
         sim.reset(1);
-        let w = format.width();
         let latency = cfg.latency() as usize;
         let mut expected: VecDeque<Option<Vec<u64>>> = VecDeque::new();
         for cycle in 0..3_000 {
@@ -159,25 +158,11 @@ fn tree_matches_golden_with_random_present_flags() {
             }
             let flags: u64 = rng.gen::<u64>() & ((1 << inputs) - 1);
             let is_valid = rng.gen_bool(0.9);
-            let mut bits = hdl::Bits::zero(inputs * lanes * w);
-            for (i, lanes_i) in ops.iter().enumerate() {
-                for (j, x) in lanes_i.iter().enumerate() {
-                    for bit in 0..w {
-                        bits.set_bit((i as u32 * lanes + j as u32) * w + bit, x >> bit & 1 == 1);
-                    }
-                }
-            }
+            let bits = pack_tree_operands(format, &ops);
             sim.set_handle(data, &bits).unwrap();
             sim.set_handle_u64(present, flags).unwrap();
             sim.set_handle_u64(valid, is_valid as u64).unwrap();
-            let sums: Vec<u64> = (0..lanes as usize)
-                .map(|j| {
-                    let operands: Vec<Option<u64>> = (0..inputs as usize)
-                        .map(|i| (flags >> i & 1 == 1).then_some(ops[i][j]))
-                        .collect();
-                    tree_sum(format, false, &operands)
-                })
-                .collect();
+            let sums = tree_lane_sums(format, false, &ops, flags);
             expected.push_back(is_valid.then_some(sums));
             if stages > 0 {
                 sim.step();
@@ -192,11 +177,8 @@ fn tree_matches_golden_with_random_present_flags() {
                 if let Some(want) = want {
                     let got = sim.get_handle(out).unwrap();
                     for (j, s) in want.iter().enumerate() {
-                        let g: u64 = (0..w)
-                            .map(|b| (got.bit(j as u32 * w + b) as u64) << b)
-                            .sum();
                         assert_eq!(
-                            g,
+                            lane(format, &got, j as u32),
                             *s,
                             "{} lane {j} at cycle {cycle}",
                             cfg.adder.module_name()

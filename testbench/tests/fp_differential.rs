@@ -6,7 +6,7 @@
 use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use rand::Rng;
 use std::collections::VecDeque;
-use testbench::golden::fp::{add, tree_sum};
+use testbench::golden::fp::{add, lane, pack_tree_operands, tree_lane_sums};
 use testbench::golden::fp_cases::random_pair;
 use testbench::harness::{DiffConfig, Differential};
 use testbench::rng::seeded;
@@ -84,10 +84,7 @@ fn trees_agree_with_verilator_and_golden() {
                     if let Some(want) = want {
                         let got = hdl::Bits::from_words(s.get("out_data"), lanes * w);
                         for (j, x) in want.iter().enumerate() {
-                            let g: u64 = (0..w)
-                                .map(|b| (got.bit(j as u32 * w + b) as u64) << b)
-                                .sum();
-                            assert_eq!(g, *x, "lane {j}");
+                            assert_eq!(lane(format, &got, j as u32), *x, "lane {j}");
                         }
                         checked += 1;
                     }
@@ -101,25 +98,11 @@ fn trees_agree_with_verilator_and_golden() {
                     .collect();
                 let flags = rng.gen::<u64>() & ((1 << inputs) - 1);
                 let valid = rng.gen_bool(0.9);
-                let mut data = hdl::Bits::zero(inputs * lanes * w);
-                for (i, lane_values) in ops.iter().enumerate() {
-                    for (j, x) in lane_values.iter().enumerate() {
-                        for b in 0..w {
-                            data.set_bit((i as u32 * lanes + j as u32) * w + b, x >> b & 1 == 1);
-                        }
-                    }
-                }
+                let data = pack_tree_operands(format, &ops);
                 s.set("in_data", &data.to_words());
                 s.set_u64("in_present", flags);
                 s.set_u64("in_valid", valid as u64);
-                let sums = (0..lanes as usize)
-                    .map(|j| {
-                        let operands: Vec<Option<u64>> = (0..inputs as usize)
-                            .map(|i| (flags >> i & 1 == 1).then_some(ops[i][j]))
-                            .collect();
-                        tree_sum(format, false, &operands)
-                    })
-                    .collect();
+                let sums = tree_lane_sums(format, false, &ops, flags);
                 pending.push_back(valid.then_some(sums));
             })
             .unwrap_or_else(|e| panic!("{e}"));

@@ -13,12 +13,11 @@ use hdl::lightning::streamer::{streamer, StreamerConfig};
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
 use std::collections::VecDeque;
-use testbench::dut::{Dut, DutError, NativeDut, VerilatorDut};
+use testbench::dut::{Dut, DutError, NativeDut};
 use testbench::harness::{DiffConfig, Differential, Step};
 use testbench::lightning::arith::{decode_sample, encode_sample, pack_bus, unpack_bus};
 use testbench::lightning::photonic::product;
 use testbench::rng::seeded;
-use testbench::verilator::BuildOptions;
 use testbench::waveform::Waveform;
 
 /// One bus cycle: 16 samples, sample 0 first.
@@ -824,26 +823,14 @@ fn streamer_to_photonic_core_to_detector() {
 
 type Drive = Box<dyn FnMut(u32, &mut dyn Dut) -> Result<(), DutError>>;
 
-/// Renders the window on both engines, each driven by a fresh `make_drive()`;
-/// panics if they differ.
+/// The window rendered on both engines (which must agree).
 fn both_engines(
     module: &Module,
     signals: &[&str],
     cycles: u32,
     make_drive: impl Fn() -> Drive,
 ) -> String {
-    let mut native = NativeDut::new(module).unwrap();
-    native.reset(2);
-    let n = Waveform::record(&mut native, signals, cycles, make_drive())
-        .unwrap()
-        .render();
-    let mut verilator = VerilatorDut::new(module, &BuildOptions::default()).unwrap();
-    verilator.reset(2);
-    let v = Waveform::record(&mut verilator, signals, cycles, make_drive())
-        .unwrap()
-        .render();
-    assert_eq!(n, v, "native and Verilator waveforms differ");
-    n
+    Waveform::on_both_engines(module, signals, cycles, make_drive).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A streamer with narrow ports for a readable waveform: each source's beat is

@@ -8,32 +8,19 @@ use hdl::dsl::AxisConfig;
 use hdl::std::fp::{fp_add, FpAddConfig, FpFormat};
 use hdl::std::{fifo, skid};
 use hdl::Module;
-use testbench::dut::{Dut, DutError, NativeDut, VerilatorDut};
-use testbench::verilator::BuildOptions;
+use testbench::dut::{Dut, DutError};
 use testbench::waveform::Waveform;
 
 type Drive = Box<dyn FnMut(u32, &mut dyn Dut) -> Result<(), DutError>>;
 
-/// Renders the window on both engines, each driven by a fresh `make_drive()`;
-/// panics if they differ.
+/// The window rendered on both engines (which must agree).
 fn both_engines(
     module: &Module,
     signals: &[&str],
     cycles: u32,
     make_drive: impl Fn() -> Drive,
 ) -> String {
-    let mut native = NativeDut::new(module).unwrap();
-    native.reset(2);
-    let n = Waveform::record(&mut native, signals, cycles, make_drive())
-        .unwrap()
-        .render();
-    let mut verilator = VerilatorDut::new(module, &BuildOptions::default()).unwrap();
-    verilator.reset(2);
-    let v = Waveform::record(&mut verilator, signals, cycles, make_drive())
-        .unwrap()
-        .render();
-    assert_eq!(n, v, "native and Verilator waveforms differ");
-    n
+    Waveform::on_both_engines(module, signals, cycles, make_drive).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

@@ -102,6 +102,44 @@ pub fn tree_sum(format: FpFormat, ftz: bool, operands: &[Option<u64>]) -> u64 {
     level[0]
 }
 
+/// Packs `ops[i][j]` (operand `i`, lane `j`) as the adder tree's `in_data`:
+/// operand `i`, lane `j` at bits `[(i·lanes + j)·w +: w]`.
+pub fn pack_tree_operands(format: FpFormat, ops: &[Vec<u64>]) -> hdl::Bits {
+    let w = format.width();
+    let lanes = ops.first().map_or(0, Vec::len) as u32;
+    let mut bits = hdl::Bits::zero((ops.len() as u32 * lanes * w).max(1));
+    for (i, lane_values) in ops.iter().enumerate() {
+        for (j, x) in lane_values.iter().enumerate() {
+            for b in 0..w {
+                bits.set_bit((i as u32 * lanes + j as u32) * w + b, x >> b & 1 == 1);
+            }
+        }
+    }
+    bits
+}
+
+/// Lane `j` of a `lanes × w` bus.
+pub fn lane(format: FpFormat, bus: &hdl::Bits, j: u32) -> u64 {
+    let w = format.width();
+    (0..w).map(|b| (bus.bit(j * w + b) as u64) << b).sum()
+}
+
+/// Per lane, the tree sum of `ops[i][j]` over the operands present in `flags`
+/// (bit `i` set: operand `i` present).
+pub fn tree_lane_sums(format: FpFormat, ftz: bool, ops: &[Vec<u64>], flags: u64) -> Vec<u64> {
+    let lanes = ops.first().map_or(0, Vec::len);
+    (0..lanes)
+        .map(|j| {
+            let operands: Vec<Option<u64>> = ops
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (flags >> i & 1 == 1).then_some(o[j]))
+                .collect();
+            tree_sum(format, ftz, &operands)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
