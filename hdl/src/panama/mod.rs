@@ -4,4 +4,6 @@
 //!
 //! - [`parser`]: the header parser and classifier (frames through, metadata out).
 
+pub mod config;
+pub mod core;
 pub mod parser;

@@ -29,6 +29,8 @@ pub struct InFrame {
 pub struct OutFrame {
     /// tuser destination mask (`tuser[31:24]`); several bits = copies.
     pub dst: u8,
+    /// Index of the input frame it comes from (for a result: that worker's packet).
+    pub input: usize,
     /// The frame's bytes.
     pub bytes: Vec<u8>,
 }
@@ -206,6 +208,7 @@ pub fn run(config: &GoldenConfig, inputs: &[InFrame]) -> Result<GoldenOutcome, G
                 c.bypassed += 1;
                 out.bypass.push(OutFrame {
                     dst: config.bypass_dst[port],
+                    input: index,
                     bytes: input.bytes.clone(),
                 });
             }
@@ -222,6 +225,7 @@ pub fn run(config: &GoldenConfig, inputs: &[InFrame]) -> Result<GoldenOutcome, G
                     c.unknown_job += 1;
                     out.bypass.push(OutFrame {
                         dst: config.bypass_dst[port],
+                        input: index,
                         bytes: input.bytes.clone(),
                     });
                     continue;
@@ -350,6 +354,7 @@ fn aggregate(
             result_frame(&q.header, ecn, bitmap, config.format, &sum)
                 .map(|bytes| OutFrame {
                     dst: config.port_codes[p],
+                    input: q.input,
                     bytes,
                 })
                 .map_err(|source| GoldenError::Result { slot, source })

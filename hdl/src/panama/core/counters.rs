@@ -1,0 +1,47 @@
+//! The statistics counters: 32 bits each, wrapping, cleared by a pulse.
+
+use crate::dsl::{Domain, ModuleBuilder, Signal};
+
+/// Counter width.
+pub const COUNTER_WIDTH: u32 = 32;
+
+/// Every counter of the spec, in register order, with its meaning.
+pub const COUNTERS: [(&str, &str); 9] = [
+    ("packets_in", "frames that entered (every class)"),
+    (
+        "bypassed",
+        "frames sent out unchanged (unknown jobs included)",
+    ),
+    ("accepted", "aggregation packets stored in a packet buffer"),
+    ("results_out", "result packets sent"),
+    (
+        "unknown_job",
+        "aggregation packets of no enabled slot (bypassed)",
+    ),
+    ("malformed", "malformed aggregation packets (dropped)"),
+    (
+        "seq_mismatch",
+        "buffered packets dropped for a seq older than another port's",
+    ),
+    (
+        "other_mismatch",
+        "buffered packets dropped for elem_count or format",
+    ),
+    (
+        "stall_cycles",
+        "cycles the input waited for room in a full packet buffer",
+    ),
+];
+
+/// Builds counter `name` (output port `name`, clear input `name_clear`) that adds
+/// `increment` (any width, zero-extended) every cycle.
+pub(super) fn counter(m: &mut ModuleBuilder, clk: Domain, name: &str, increment: Signal) {
+    let clear = m.input(&format!("{name}_clear"), 1);
+    let value = m.reg(clk, &format!("{name}_q"), COUNTER_WIDTH);
+    let inc = m.zext(increment, COUNTER_WIDTH);
+    let sum = m.add_wrap(value, inc);
+    let zero = m.zeros(COUNTER_WIDTH);
+    let next = m.mux(clear, zero, sum);
+    m.set_next(value, next);
+    m.output(name, value);
+}

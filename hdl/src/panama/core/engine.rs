@@ -1,0 +1,285 @@
+//! The aggregation engine's control: finds a ready slot (round-robin), checks
+//! its head packets, and streams them out of the packet memories in lockstep,
+//! one beat per cycle, towards the adder tree.
+//!
+//! States, one cycle each except `SUM`:
+//! - `SCAN`: a slot is ready when it is enabled, has a participating port, every
+//!   participating port's queue holds a packet, and a result bank is free. The
+//!   first ready slot after the one served last is taken.
+//! - `META`: the head records are read (synchronous read).
+//! - `CHECK`: if the heads' `seq` differ, the heads older than the newest are
+//!   popped (`seq_mismatch`); else if their `elem_count` or `format` differ, or the
+//!   format is not the instance's, all heads are popped (`other_mismatch`); both
+//!   go back to `SCAN`, where readiness is evaluated again. Else the sum starts.
+//! - `SUM`: beat *b* of every head is read in cycle *b*; after the last read the
+//!   heads are popped and the engine returns to `SCAN`.
+
+use super::ingress::{PacketMeta, SlotRegs};
+use super::logic::{bits, index_width, lowest_set, max_of, step_mod};
+use super::queues::Queues;
+use crate::dsl::{bits_for, Domain, Memory, ModuleBuilder, Signal};
+use crate::panama::config::PanamaConfig;
+
+const SCAN: u64 = 0;
+const META: u64 = 1;
+const CHECK: u64 = 2;
+const SUM: u64 = 3;
+
+/// What the engine drives.
+pub(super) struct Engine {
+    /// Slot whose heads are popped.
+    pub pop_slot: Signal,
+    /// Ports whose heads are popped this cycle.
+    pub pop_ports: Signal,
+    /// Heads dropped for an old `seq` this cycle (a count).
+    pub seq_drops: Signal,
+    /// Heads dropped for an `elem_count`/`format` mismatch this cycle (a count).
+    pub other_drops: Signal,
+    /// A sum starts this cycle: bank `sum_bank` is taken for `sum_len`, `sum_ports`.
+    pub sum_start: Signal,
+    /// The bank the current (or next) sum is written to.
+    pub sum_bank: Signal,
+    /// Frame length of the sum that starts.
+    pub sum_len: Signal,
+    /// Participating ports of the sum that starts.
+    pub sum_ports: Signal,
+    /// Stage 1 (one cycle after the read): a beat of every head is on `data`.
+    pub s1_valid: Signal,
+    /// Beat index.
+    pub s1_beat: Signal,
+    /// Last beat of the frame.
+    pub s1_last: Signal,
+    /// Result bank.
+    pub s1_bank: Signal,
+    /// OR of the heads' ECN.
+    pub s1_ecn: Signal,
+    /// Participating ports.
+    pub s1_ports: Signal,
+    /// The beat read from each port's packet memory.
+    pub s1_data: Vec<Signal>,
+}
+
+/// Builds the engine over `queues`, reading `packet_mems` and `meta_mems`;
+/// `bank_free` says a result bank is free.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn engine(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    clk: Domain,
+    slots: &SlotRegs,
+    queues: &Queues,
+    packet_mems: &[Memory],
+    meta_mems: &[Memory],
+    bank_free: Signal,
+) -> Engine {
+    let ports = cfg.ports() as usize;
+    let sw = index_width(cfg.slots);
+    let bw = index_width(cfg.result_banks);
+    let beat_w = bits_for(cfg.cell_beats());
+    let state = m.reg(clk, "e_state", 2);
+    let slot = m.reg(clk, "e_slot", sw);
+    let last_served = m.reg(clk, "e_last_served", sw);
+    let in_state = |m: &mut ModuleBuilder, s: u64| m.eq_const(state, s);
+    let scan = in_state(m, SCAN);
+    let meta = in_state(m, META);
+    let check = in_state(m, CHECK);
+    let sum = in_state(m, SUM);
+
+    // SCAN: readiness and round-robin choice.
+    let ready: Vec<Signal> = (0..cfg.slots as usize)
+        .map(|s| {
+            let mut terms = vec![slots.enable[s], bank_free];
+            let any = m.reduce_or(slots.ports[s]);
+            terms.push(any);
+            for p in 0..ports {
+                let takes_part = m.bit(slots.ports[s], p as u32);
+                let absent = m.not(takes_part);
+                terms.push(m.or(absent, queues.nonempty[s][p]));
+            }
+            m.and_all(&terms)
+        })
+        .collect();
+    let after: Vec<Signal> = ready
+        .iter()
+        .enumerate()
+        .map(|(s, &r)| {
+            let k = m.lit(s as u64, sw);
+            let later = m.gt(k, last_served);
+            m.and(r, later)
+        })
+        .collect();
+    let (any_after, first_after) = lowest_set(m, &after, sw);
+    let (any_ready, first_ready) = lowest_set(m, &ready, sw);
+    let chosen = m.mux(any_after, first_after, first_ready);
+    let take = m.and(scan, any_ready);
+    m.set_next(slot, chosen);
+    m.set_enable(slot, take);
+    m.set_next(last_served, chosen);
+    m.set_enable(last_served, take);
+
+    // META: head records and the heads' base addresses.
+    let part = m.index(slot, &slots.ports);
+    let part_bits = bits(m, part);
+    let aw = packet_mems[0].addr_width();
+    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
+    let mut records = vec![];
+    let mut read_addr = vec![];
+    for p in 0..ports {
+        let heads: Vec<Signal> = queues.head.iter().map(|row| row[p]).collect();
+        let head = m.index(slot, &heads);
+        let cell = m.concat(&[slot, head]);
+        let cell_addr = m.zext(cell, meta_mems[p].addr_width());
+        records.push(m.mem_read(meta_mems[p], clk, &format!("e_record{p}"), cell_addr, None));
+        let cell_wide = m.zext(cell, aw);
+        let base = m.mul(cell_wide, stride);
+        let base = m.truncate(base, aw);
+        let addr = m.reg(clk, &format!("e_addr{p}"), aw);
+        let advance = m.add_const_wrap(addr, 1);
+        let next = m.mux(meta, base, advance);
+        let load = m.or(meta, sum);
+        m.set_next(addr, next);
+        m.set_enable(addr, load);
+        read_addr.push(addr);
+    }
+
+    // CHECK: the heads' fields.
+    let f = |m: &mut ModuleBuilder, r: Signal, (lo, w): (u32, u32)| m.slice(r, lo, w);
+    let seqs: Vec<Signal> = records.iter().map(|&r| f(m, r, PacketMeta::SEQ)).collect();
+    let masked: Vec<Signal> = seqs
+        .iter()
+        .zip(&part_bits)
+        .map(|(&s, &b)| {
+            let z = m.zeros(32);
+            m.mux(b, s, z)
+        })
+        .collect();
+    let newest = max_of(m, &masked);
+    let older: Vec<Signal> = seqs
+        .iter()
+        .zip(&part_bits)
+        .map(|(&s, &b)| {
+            let lt = m.lt(s, newest);
+            m.and(b, lt)
+        })
+        .collect();
+    let older_mask = m.join_lanes(&older);
+    let any_older = m.reduce_or(older_mask);
+    let first = |m: &mut ModuleBuilder, field: (u32, u32)| {
+        let cases: Vec<(Signal, Signal)> = records
+            .iter()
+            .zip(&part_bits)
+            .map(|(&r, &b)| (b, f(m, r, field)))
+            .collect();
+        let zero = m.zeros(field.1);
+        m.select(&cases, zero)
+    };
+    let ref_count = first(m, PacketMeta::ELEM_COUNT);
+    let ref_format = first(m, PacketMeta::FORMAT);
+    let ref_len = first(m, PacketMeta::LEN);
+    let mut mismatches = vec![];
+    let mut ecns = vec![];
+    for (&r, &b) in records.iter().zip(&part_bits) {
+        let count = f(m, r, PacketMeta::ELEM_COUNT);
+        let format = f(m, r, PacketMeta::FORMAT);
+        let c_bad = m.ne(count, ref_count);
+        let f_bad = m.ne(format, ref_format);
+        let bad = m.or(c_bad, f_bad);
+        mismatches.push(m.and(b, bad));
+        let ecn = f(m, r, PacketMeta::ECN);
+        let z = m.zeros(2);
+        ecns.push(m.mux(b, ecn, z));
+    }
+    let instance_format = m.lit(u64::from(cfg.format.code()), 2);
+    let foreign = m.ne(ref_format, instance_format);
+    mismatches.push(foreign);
+    let mismatch = m.or_all(&mismatches);
+    let ecn = m.or_all(&ecns);
+    let consistent = m.not(mismatch);
+    let in_order = m.not(any_older);
+    let drop_old = m.and(check, any_older);
+    let drop_all = m.and_all(&[check, in_order, mismatch]);
+    let start = m.and_all(&[check, in_order, consistent]);
+    let start = m.named("e_sum_start", start);
+
+    // SUM: beat counter and bookkeeping.
+    let beat = m.reg(clk, "e_beat", beat_w);
+    let last_beat = m.reg(clk, "e_last_beat", beat_w);
+    let len_minus_1 = m.add_const_wrap(ref_len, 0xFFFF);
+    let shift = cfg.beat_bytes().trailing_zeros();
+    let frame_last = m.shr(len_minus_1, shift);
+    let frame_last = m.truncate(frame_last, beat_w);
+    m.set_next(last_beat, frame_last);
+    m.set_enable(last_beat, start);
+    let at_last = m.eq(beat, last_beat);
+    let sum_last = m.and(sum, at_last);
+    let beat_up = m.add_const_wrap(beat, 1);
+    let zero_beat = m.zeros(beat_w);
+    let beat_next = m.mux(sum, beat_up, zero_beat);
+    m.set_next(beat, beat_next);
+    let sum_ports = m.reg(clk, "e_ports", ports as u32);
+    m.set_next(sum_ports, part);
+    m.set_enable(sum_ports, start);
+    let sum_ecn = m.reg(clk, "e_ecn", 2);
+    m.set_next(sum_ecn, ecn);
+    m.set_enable(sum_ecn, start);
+    let sum_bank = m.reg(clk, "e_bank", bw);
+    let bank_next = step_mod(m, sum_bank, cfg.result_banks);
+    m.set_next(sum_bank, bank_next);
+    m.set_enable(sum_bank, sum_last);
+
+    // Next state.
+    let to_scan = m.or_all(&[drop_old, drop_all, sum_last]);
+    let lit = |m: &mut ModuleBuilder, v: u64| m.lit(v, 2);
+    let (s_scan, s_meta, s_check, s_sum) = (lit(m, SCAN), lit(m, META), lit(m, CHECK), lit(m, SUM));
+    let next_state = m.select(
+        &[
+            (take, s_meta),
+            (meta, s_check),
+            (start, s_sum),
+            (to_scan, s_scan),
+        ],
+        state,
+    );
+    m.set_next(state, next_state);
+
+    // Pops and drop counts.
+    let no_ports = m.zeros(ports as u32);
+    let pop_ports = m.select(
+        &[
+            (drop_old, older_mask),
+            (drop_all, part),
+            (sum_last, sum_ports),
+        ],
+        no_ports,
+    );
+    let seq_count = m.popcount(older_mask);
+    let zero_count = m.zeros(seq_count.width());
+    let seq_drops = m.mux(drop_old, seq_count, zero_count);
+    let part_count = m.popcount(part);
+    let other_drops = m.mux(drop_all, part_count, zero_count);
+
+    // The read: stage 1 holds the beat.
+    let s1_data = packet_mems
+        .iter()
+        .zip(&read_addr)
+        .enumerate()
+        .map(|(p, (&mem, &addr))| m.mem_read(mem, clk, &format!("s1_data{p}"), addr, Some(sum)))
+        .collect();
+    Engine {
+        pop_slot: slot,
+        pop_ports,
+        seq_drops,
+        other_drops,
+        sum_start: start,
+        sum_bank,
+        sum_len: ref_len,
+        sum_ports: part,
+        s1_valid: m.register(clk, "s1_valid", sum),
+        s1_beat: m.register(clk, "s1_beat", beat),
+        s1_last: m.register(clk, "s1_last", sum_last),
+        s1_bank: m.register(clk, "s1_bank", sum_bank),
+        s1_ecn: m.register(clk, "s1_ecn", sum_ecn),
+        s1_ports: m.register(clk, "s1_ports", sum_ports),
+        s1_data,
+    }
+}

@@ -1,0 +1,336 @@
+//! The ingress: header parser, the store-and-forward landing buffer and the
+//! dispatcher that sends each whole frame to the bypass buffer, to its
+//! (slot, port) packet buffer, or drops it.
+//!
+//! Frames are stored whole before they are dispatched because a malformed
+//! aggregation frame is only known at its last beat and must never leave the
+//! accelerator. The landing buffer holds the beats; a record per frame (the
+//! parser's metadata, pushed with the last beat) says what the frame is, so when
+//! the dispatcher starts a frame it knows its route. It moves one beat per cycle
+//! with no gap between frames.
+
+use super::logic::{index_width, lowest_set, pack_fields};
+use super::queues::{pointer_width, Queues};
+use crate::dsl::{AxisBeat, AxisConfig, AxisIn, Domain, Memory, ModuleBuilder, Signal};
+use crate::ir::HdlError;
+use crate::panama::config::PanamaConfig;
+use crate::panama::parser::{parser, FrameClass};
+use crate::std::fifo::sync_fifo;
+
+/// The internal stream format: `tuser[31:0]` (the upper 96 bits are 0 on NetFPGA).
+pub(super) const USER_BITS: u32 = 32;
+
+/// The job-slot registers, one entry per slot.
+pub(super) struct SlotRegs {
+    /// Slot enabled.
+    pub enable: Vec<Signal>,
+    /// `job_id` to match (16 bits).
+    pub job_id: Vec<Signal>,
+    /// `tree_id` to match (8 bits).
+    pub tree_id: Vec<Signal>,
+    /// Participating ports, one bit per port index (`ports` bits).
+    pub ports: Vec<Signal>,
+}
+
+/// The per-packet fields the engine keeps for each buffered packet.
+pub(super) struct PacketMeta;
+
+impl PacketMeta {
+    /// Width of a stored record: `{len[16], ecn[2], format[2], elem_count[16], seq[32]}`.
+    pub const WIDTH: u32 = 68;
+    /// (lo, width) of `seq`.
+    pub const SEQ: (u32, u32) = (0, 32);
+    /// (lo, width) of `elem_count`.
+    pub const ELEM_COUNT: (u32, u32) = (32, 16);
+    /// (lo, width) of `format`.
+    pub const FORMAT: (u32, u32) = (48, 2);
+    /// (lo, width) of ECN.
+    pub const ECN: (u32, u32) = (50, 2);
+    /// (lo, width) of the frame length in bytes.
+    pub const LEN: (u32, u32) = (52, 16);
+}
+
+/// Outputs of the ingress.
+pub(super) struct Ingress {
+    /// The bypass buffer has a beat (`tdata`, `tkeep`, 32-bit `tuser`, `tlast`).
+    pub bypass_valid: Signal,
+    /// The bypass buffer's head beat, packed ([`AxisBeat::pack`]).
+    pub bypass_beat: Signal,
+    /// Commit of a complete aggregation packet to (`slot`, `port`) this cycle.
+    pub commit: Signal,
+    /// Slot of the commit.
+    pub commit_slot: Signal,
+    /// Port index of the commit.
+    pub commit_port: Signal,
+    /// A frame finished dispatching this cycle (counts `packets_in`).
+    pub frame_done: Signal,
+    /// ... and it was bypassed.
+    pub bypassed: Signal,
+    /// ... and it was an aggregation packet of no enabled slot (bypassed too).
+    pub unknown_job: Signal,
+    /// ... and it was accepted into a packet buffer.
+    pub accepted: Signal,
+    /// ... and it was a malformed aggregation packet (dropped).
+    pub malformed: Signal,
+    /// The dispatcher waits for room in a full packet buffer this cycle.
+    pub stalled: Signal,
+}
+
+/// Everything the ingress connects to.
+pub(super) struct IngressPorts<'a> {
+    /// The accelerator's clock domain.
+    pub clk: Domain,
+    /// The AXI-Stream input.
+    pub s_axis: &'a AxisIn,
+    /// The `agg_udp_port` register.
+    pub agg_udp_port: Signal,
+    /// Bypass destination per source port index (8 bits each).
+    pub bypass_dst: &'a [Signal],
+    /// Job-slot registers.
+    pub slots: &'a SlotRegs,
+    /// Queue state.
+    pub queues: &'a Queues,
+    /// One packet memory per port (written here).
+    pub packet_mems: &'a [Memory],
+    /// One packet-record memory per port (written here).
+    pub meta_mems: &'a [Memory],
+    /// `tready` of the bypass buffer's reader: pops the head beat.
+    pub bypass_pop: Signal,
+}
+
+const CLASS: (u32, u32) = (0, 2);
+const SRC: (u32, u32) = (2, 8);
+const ECN: (u32, u32) = (10, 2);
+const JOB: (u32, u32) = (12, 16);
+const TREE: (u32, u32) = (28, 8);
+const FORMAT: (u32, u32) = (36, 2);
+const SEQ: (u32, u32) = (38, 32);
+const ELEMS: (u32, u32) = (70, 16);
+const LEN: (u32, u32) = (86, 16);
+const RECORD_WIDTH: u32 = 102;
+
+fn field(m: &mut ModuleBuilder, record: Signal, (lo, w): (u32, u32)) -> Signal {
+    m.slice(record, lo, w)
+}
+
+/// Builds the ingress of `cfg` (see the module docs).
+pub(super) fn ingress(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    io: &IngressPorts,
+) -> Result<Ingress, HdlError> {
+    let clk = io.clk;
+    let ports = cfg.ports();
+    let slots = cfg.slots;
+    let inner = AxisConfig::packets(cfg.data_width, USER_BITS);
+    let beat_width = AxisBeat::packed_width(&inner);
+    let depth = cfg.frame_buffer_beats();
+
+    // Parser.
+    let p = m.instance("u_parser", &parser(&cfg.parser())?);
+    m.bind_domain(p, "clk", clk);
+    let s = io.s_axis;
+    m.connect(p, "s_axis_tdata", s.beat.tdata);
+    for (port, sig) in [
+        ("s_axis_tkeep", s.beat.tkeep),
+        ("s_axis_tuser", s.beat.tuser),
+        ("s_axis_tlast", s.beat.tlast),
+    ] {
+        let sig = sig.ok_or_else(|| HdlError::parameter(m.name(), port, "missing"))?;
+        m.connect(p, port, sig);
+    }
+    m.connect(p, "s_axis_tvalid", s.tvalid);
+    m.connect(p, "agg_udp_port", io.agg_udp_port);
+    let parser_ready = m.instance_output(p, "s_axis_tready");
+    m.assign(s.tready, parser_ready);
+    let pv = m.instance_output(p, "m_axis_tvalid");
+    let plast = m.instance_output(p, "m_axis_tlast");
+    let puser = m.instance_output(p, "m_axis_tuser");
+    let puser = m.slice(puser, 0, USER_BITS);
+    let pbeat = AxisBeat {
+        tdata: m.instance_output(p, "m_axis_tdata"),
+        tkeep: Some(m.instance_output(p, "m_axis_tkeep")),
+        tuser: Some(puser),
+        tlast: Some(plast),
+    };
+    let pbeat = pbeat.pack(m);
+    let record_fields = [
+        "m_meta_class",
+        "m_meta_src_port",
+        "m_meta_ecn",
+        "m_meta_job_id",
+        "m_meta_tree_id",
+        "m_meta_format",
+        "m_meta_seq",
+        "m_meta_elem_count",
+        "m_meta_len",
+    ]
+    .map(|port| m.instance_output(p, port));
+    let record = pack_fields(m, &record_fields);
+    debug_assert_eq!(record.width(), RECORD_WIDTH);
+
+    // Landing buffer: beats, and one record per frame.
+    let beats = m.instance("u_landing", &sync_fifo(beat_width, depth)?);
+    let records = m.instance("u_records", &sync_fifo(RECORD_WIDTH, depth)?);
+    m.bind_domain(beats, "clk", clk);
+    m.bind_domain(records, "clk", clk);
+    let beats_full = m.instance_output(beats, "full");
+    let records_full = m.instance_output(records, "full");
+    let room = m.or(beats_full, records_full);
+    let room = m.not(room);
+    m.connect(p, "m_axis_tready", room);
+    let land = m.and(pv, room);
+    let land_last = m.and(land, plast);
+    m.connect(beats, "wr_en", land);
+    m.connect(beats, "wr_data", pbeat);
+    m.connect(records, "wr_en", land_last);
+    m.connect(records, "wr_data", record);
+
+    // Dispatcher.
+    let beat_empty = m.instance_output(beats, "empty");
+    let record_empty = m.instance_output(records, "empty");
+    let head = m.instance_output(beats, "rd_data");
+    let rec = m.instance_output(records, "rd_data");
+    let head = AxisBeat::unpack(m, &inner, head);
+    let last = head.tlast.unwrap_or_else(|| m.ones(1));
+    let user = head.tuser.unwrap_or_else(|| m.zeros(USER_BITS));
+
+    let class = field(m, rec, CLASS);
+    let src = field(m, rec, SRC);
+    let job = field(m, rec, JOB);
+    let tree = field(m, rec, TREE);
+    let is_agg = m.eq_const(class, FrameClass::Aggregation.code());
+    let is_bad = m.eq_const(class, FrameClass::Malformed.code());
+    let pw = index_width(ports);
+    let sw = index_width(slots);
+    let from: Vec<Signal> = cfg
+        .port_codes
+        .iter()
+        .map(|&c| m.eq_const(src, u64::from(c)))
+        .collect();
+    let (known_port, port) = lowest_set(m, &from, pw);
+    let port = m.named("d_port", port);
+    let from_bits = m.join_lanes(&from);
+    let hits: Vec<Signal> = (0..slots as usize)
+        .map(|k| {
+            let sl = io.slots;
+            let same_job = m.eq(sl.job_id[k], job);
+            let same_tree = m.eq(sl.tree_id[k], tree);
+            let member = m.and(sl.ports[k], from_bits);
+            let member = m.reduce_or(member);
+            m.and_all(&[sl.enable[k], same_job, same_tree, member])
+        })
+        .collect();
+    let (hit, slot) = lowest_set(m, &hits, sw);
+    let slot = m.named("d_slot", slot);
+    let to_buffer = m.and_all(&[is_agg, known_port, hit]);
+    let to_buffer = m.named("d_to_buffer", to_buffer);
+    let drop = m.named("d_drop", is_bad);
+    let keep = m.or(to_buffer, drop);
+    let to_bypass = m.not(keep);
+
+    let busy = m.reg(clk, "d_busy", 1);
+    let idle = m.not(busy);
+    let per_slot_full: Vec<Signal> = io
+        .queues
+        .full
+        .iter()
+        .map(|row| m.index(port, row))
+        .collect();
+    let full = m.index(slot, &per_slot_full);
+    let blocked = m.and_all(&[idle, to_buffer, full]);
+    let have_beat = m.not(beat_empty);
+    let have_record = m.not(record_empty);
+    let bypass_in = m.instance("u_bypass", &sync_fifo(beat_width, depth)?);
+    m.bind_domain(bypass_in, "clk", clk);
+    let bypass_full = m.instance_output(bypass_in, "full");
+    let bypass_blocked = m.and(to_bypass, bypass_full);
+    let ready = m.or(blocked, bypass_blocked);
+    let ready = m.not(ready);
+    let go = m.and_all(&[have_beat, have_record, ready]);
+    let go = m.named("d_move", go);
+    let stalled = m.and_all(&[have_beat, have_record, blocked]);
+    let done = m.and(go, last);
+    m.connect(beats, "rd_en", go);
+    m.connect(records, "rd_en", done);
+    let not_last = m.not(last);
+    let busy_next = m.mux(go, not_last, busy);
+    m.set_next(busy, busy_next);
+
+    // Bypass: the destination from the source port's register.
+    let dst_default = m.slice(user, 24, 8);
+    let dst_known = m.index(port, io.bypass_dst);
+    let dst = m.mux(known_port, dst_known, dst_default);
+    let user_low = m.slice(user, 0, 24);
+    let user_out = m.concat(&[dst, user_low]);
+    let out_beat = AxisBeat {
+        tuser: Some(user_out),
+        ..head
+    };
+    let out_beat = out_beat.pack(m);
+    let push_bypass = m.and(go, to_bypass);
+    m.connect(bypass_in, "wr_en", push_bypass);
+    m.connect(bypass_in, "wr_data", out_beat);
+    m.connect(bypass_in, "rd_en", io.bypass_pop);
+    let bypass_empty = m.instance_output(bypass_in, "empty");
+    let bypass_valid = m.not(bypass_empty);
+    let bypass_beat = m.instance_output(bypass_in, "rd_data");
+
+    // Aggregation packets: written beat by beat into the port's packet memory,
+    // committed (and their record stored) with the last beat.
+    let ptr_w = pointer_width(cfg.fifo_depth);
+    let tails: Vec<Signal> = io
+        .queues
+        .tail
+        .iter()
+        .map(|row| m.index(port, row))
+        .collect();
+    let tail = m.index(slot, &tails);
+    let cell = m.concat(&[slot, tail]);
+    let cell = m.named("d_cell", cell);
+    debug_assert_eq!(cell.width(), sw + ptr_w);
+    let aw = io.packet_mems[0].addr_width();
+    let cell_wide = m.zext(cell, aw);
+    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
+    let base = m.mul(cell_wide, stride);
+    let base = m.truncate(base, aw);
+    let next_addr = m.reg(clk, "d_addr", aw);
+    let addr = m.mux(busy, next_addr, base);
+    let addr_after = m.add_const_wrap(addr, 1);
+    m.set_next(next_addr, addr_after);
+    m.set_enable(next_addr, go);
+    let write = m.and(go, to_buffer);
+    let commit = m.and(write, last);
+    let meta = [
+        field(m, rec, SEQ),
+        field(m, rec, ELEMS),
+        field(m, rec, FORMAT),
+        field(m, rec, ECN),
+        field(m, rec, LEN),
+    ];
+    let meta = pack_fields(m, &meta);
+    debug_assert_eq!(meta.width(), PacketMeta::WIDTH);
+    for (i, (&mem, &rmem)) in io.packet_mems.iter().zip(io.meta_mems).enumerate() {
+        let here = m.eq_const(port, i as u64);
+        let we = m.and(write, here);
+        m.mem_write(mem, clk, addr, head.tdata, we);
+        let ce = m.and(commit, here);
+        let cell_addr = m.zext(cell, rmem.addr_width());
+        m.mem_write(rmem, clk, cell_addr, meta, ce);
+    }
+
+    let is_unknown_job = m.and(is_agg, to_bypass);
+    Ok(Ingress {
+        bypass_valid,
+        bypass_beat,
+        commit,
+        commit_slot: slot,
+        commit_port: port,
+        frame_done: done,
+        bypassed: m.and(done, to_bypass),
+        unknown_job: m.and(done, is_unknown_job),
+        accepted: m.and(done, to_buffer),
+        malformed: m.and(done, drop),
+        stalled,
+    })
+}

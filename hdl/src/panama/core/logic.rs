@@ -1,0 +1,77 @@
+//! Small pieces of control logic the accelerator's stages share: priority
+//! encoders, a one-hot decoder, a set-bit counter and a modulo counter step.
+
+use crate::dsl::{bits_for, ModuleBuilder, Signal};
+
+/// The lowest set bit of `flags`: (any set, its index in `index_width` bits).
+pub(super) fn lowest_set(
+    m: &mut ModuleBuilder,
+    flags: &[Signal],
+    index_width: u32,
+) -> (Signal, Signal) {
+    let cases: Vec<(Signal, Signal)> = flags
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (f, m.lit(i as u64, index_width)))
+        .collect();
+    let zero = m.zeros(index_width);
+    let index = m.select(&cases, zero);
+    let any = m.or_all(flags);
+    (any, index)
+}
+
+/// `index` decoded to `count` one-hot flags.
+pub(super) fn decode(m: &mut ModuleBuilder, index: Signal, count: u32) -> Vec<Signal> {
+    (0..count)
+        .map(|i| m.eq_const(index, u64::from(i)))
+        .collect()
+}
+
+/// The flags of a vector signal, bit 0 first.
+pub(super) fn bits(m: &mut ModuleBuilder, v: Signal) -> Vec<Signal> {
+    (0..v.width()).map(|i| m.bit(v, i)).collect()
+}
+
+/// `value + 1` modulo `modulus` (`value` < `modulus`, at least 1).
+pub(super) fn step_mod(m: &mut ModuleBuilder, value: Signal, modulus: u32) -> Signal {
+    if modulus <= 1 {
+        return m.zeros(value.width());
+    }
+    let next = m.add_const_wrap(value, 1);
+    if modulus.is_power_of_two() && 1u64 << value.width() == u64::from(modulus) {
+        return next;
+    }
+    let at_end = m.eq_const(value, u64::from(modulus - 1));
+    let zero = m.zeros(value.width());
+    m.mux(at_end, zero, next)
+}
+
+/// Width of an index into `count` things (at least 1 bit).
+pub(super) fn index_width(count: u32) -> u32 {
+    bits_for(count.saturating_sub(1))
+}
+
+/// `fields` side by side, the first in the lowest bits (any widths).
+pub(super) fn pack_fields(m: &mut ModuleBuilder, fields: &[Signal]) -> Signal {
+    let msb_first: Vec<Signal> = fields.iter().rev().copied().collect();
+    m.concat(&msb_first)
+}
+
+/// The largest of `values` (unsigned, equal widths; at least one value).
+pub(super) fn max_of(m: &mut ModuleBuilder, values: &[Signal]) -> Signal {
+    let mut level = values.to_vec();
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| match pair {
+                [a, b] => {
+                    let a_wins = m.ge(*a, *b);
+                    m.mux(a_wins, *a, *b)
+                }
+                [a] => *a,
+                _ => unreachable!("chunks(2) yields one or two values"),
+            })
+            .collect();
+    }
+    level[0]
+}

@@ -1,0 +1,95 @@
+//! The bookkeeping of the per-(slot, port) packet buffers: for each pair, the
+//! head and tail cell of a ring of `fifo_depth` cells and the number of packets
+//! held. The dispatcher commits a packet at the tail; the aggregation engine pops
+//! heads. Both may touch the same queue in one cycle.
+
+use super::logic::{decode, step_mod};
+use crate::dsl::{bits_for, Domain, ModuleBuilder, Signal};
+
+/// Ring-pointer width: log2(`fifo_depth`), at least 1.
+pub(super) fn pointer_width(fifo_depth: u32) -> u32 {
+    fifo_depth.trailing_zeros().max(1)
+}
+
+/// The state of every queue, indexed `[slot][port]`.
+pub(super) struct Queues {
+    /// Cell index of the oldest packet.
+    pub head: Vec<Vec<Signal>>,
+    /// Cell index the next packet is written to.
+    pub tail: Vec<Vec<Signal>>,
+    /// At least one complete packet is held.
+    pub nonempty: Vec<Vec<Signal>>,
+    /// `fifo_depth` packets are held.
+    pub full: Vec<Vec<Signal>>,
+}
+
+/// What changes the queues in a cycle.
+pub(super) struct QueueUpdates {
+    /// The dispatcher commits a packet to (`commit_slot`, `commit_port`).
+    pub commit: Signal,
+    /// Slot of the commit.
+    pub commit_slot: Signal,
+    /// Port of the commit.
+    pub commit_port: Signal,
+    /// The engine pops the heads of slot `pop_slot` at the ports set in `pop_ports`.
+    pub pop_slot: Signal,
+    /// One bit per port.
+    pub pop_ports: Signal,
+}
+
+/// Builds the queue registers of `slots` × `ports` queues of `fifo_depth` packets.
+/// The update signals are wires assigned later (see [`QueueUpdates`]).
+pub(super) fn queues(
+    m: &mut ModuleBuilder,
+    clk: Domain,
+    slots: u32,
+    ports: u32,
+    fifo_depth: u32,
+    upd: &QueueUpdates,
+) -> Queues {
+    let pw = pointer_width(fifo_depth);
+    let cw = bits_for(fifo_depth);
+    let commit_slot = decode(m, upd.commit_slot, slots);
+    let commit_port = decode(m, upd.commit_port, ports);
+    let pop_slot = decode(m, upd.pop_slot, slots);
+    let mut q = Queues {
+        head: vec![],
+        tail: vec![],
+        nonempty: vec![],
+        full: vec![],
+    };
+    for s in 0..slots {
+        let (mut head, mut tail, mut nonempty, mut full) = (vec![], vec![], vec![], vec![]);
+        for p in 0..ports {
+            let h = m.reg(clk, &format!("q{s}_{p}_head"), pw);
+            let t = m.reg(clk, &format!("q{s}_{p}_tail"), pw);
+            let c = m.reg(clk, &format!("q{s}_{p}_count"), cw);
+            let inc = m.and_all(&[upd.commit, commit_slot[s as usize], commit_port[p as usize]]);
+            let pop_here = m.bit(upd.pop_ports, p);
+            let dec = m.and(pop_slot[s as usize], pop_here);
+            let t_next = step_mod(m, t, fifo_depth);
+            m.set_next(t, t_next);
+            m.set_enable(t, inc);
+            let h_next = step_mod(m, h, fifo_depth);
+            m.set_next(h, h_next);
+            m.set_enable(h, dec);
+            let up = m.add_const_wrap(c, 1);
+            let one = m.lit(1, cw);
+            let down = m.sub_wrap(c, one);
+            let c_next = m.mux(inc, up, down);
+            let changes = m.xor(inc, dec);
+            m.set_next(c, c_next);
+            m.set_enable(c, changes);
+            let empty = m.eq_const(c, 0);
+            nonempty.push(m.not(empty));
+            full.push(m.eq_const(c, u64::from(fifo_depth)));
+            head.push(h);
+            tail.push(t);
+        }
+        q.head.push(head);
+        q.tail.push(tail);
+        q.nonempty.push(nonempty);
+        q.full.push(full);
+    }
+    q
+}
