@@ -113,6 +113,7 @@ pub mod header;
 pub mod payload;
 pub mod pcap;
 pub mod result;
+pub mod scenario;
 pub mod system;
 pub mod traffic;
 

@@ -460,7 +460,8 @@ impl Traffic {
 pub enum RunEnd {
     /// Every input was taken and `expected_outputs` frames came out.
     Complete,
-    /// Every input was taken and nothing moved for `quiet_cycles`.
+    /// Nothing moved for `quiet_cycles` (with inputs left: the accelerator holds
+    /// `s_axis_tready` low).
     Quiet,
     /// `max_cycles` passed first.
     Timeout,
@@ -511,13 +512,11 @@ pub fn run(
             moved = now;
             last_move = cycle;
         }
-        if d.input_done() {
-            if expected_outputs.is_some_and(|n| d.outputs.len() >= n) {
-                return (d, cycle, RunEnd::Complete);
-            }
-            if cycle - last_move >= quiet_cycles {
-                return (d, cycle, RunEnd::Quiet);
-            }
+        if d.input_done() && expected_outputs.is_some_and(|n| d.outputs.len() >= n) {
+            return (d, cycle, RunEnd::Complete);
+        }
+        if cycle - last_move >= quiet_cycles {
+            return (d, cycle, RunEnd::Quiet);
         }
     }
     (d, max_cycles, RunEnd::Timeout)
