@@ -7,3 +7,4 @@
 pub mod config;
 pub mod core;
 pub mod parser;
+pub mod top;

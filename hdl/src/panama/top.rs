@@ -1,0 +1,193 @@
+//! The PANAMA accelerator as a NetFPGA `output_port_lookup` replacement: the
+//! core ([`super::core`]) plus its AXI-Lite register file in its own clock domain.
+//!
+//! Ports, as the NetFPGA-PLUS `switch_output_port_lookup` (PANAMA.md, "Interface"):
+//! `axis_aclk`, `axis_resetn` (active low); `s_axis_{tdata,tkeep,tuser,tvalid,tready,tlast}`
+//! and `m_axis_*` (`tuser` 128 bits); and the AXI-Lite slave `S_AXI_ACLK`,
+//! `S_AXI_ARESETN` (active low), `S_AXI_AW*`, `S_AXI_W*`, `S_AXI_B*`, `S_AXI_AR*`,
+//! `S_AXI_R*` (12-bit address, 32-bit data). Every register value crosses between
+//! the two clocks through `hdl::std::cdc` synchronizers inside the register file.
+//!
+//! # Register map
+//! [`registers`] lists it; `wirespeed gen panama` writes it as Markdown, C header
+//! and JSON. Counters are read-only and cleared by writing any value to them.
+
+use super::config::PanamaConfig;
+use super::core::{panama_core, COUNTERS};
+use super::parser::USER_WIDTH;
+use crate::dsl::{AxisConfig, ModuleBuilder};
+use crate::ir::{Direction, HdlError, Module, PortKind, ResetPolarity};
+use crate::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap, RegisterSpec};
+
+/// Value of the read-only `id` register: "PANA".
+pub const ID: u32 = 0x5041_4E41;
+/// Reset value of `agg_udp_port` (0x5041, "PA").
+pub const DEFAULT_AGG_UDP_PORT: u32 = 0x5041;
+/// AXI-Lite address width (a 4 KiB window).
+pub const ADDR_WIDTH: u32 = 12;
+
+/// The `params` register: `[7:0]` ports, `[15:8]` slots, `[17:16]` format code,
+/// `[18]` ftz, `[20:19]` data width (0: 256, 1: 512, 2: 1024), `[27:21]`
+/// fifo_depth − 1.
+pub fn params_word(cfg: &PanamaConfig) -> u32 {
+    let width_code = cfg.data_width.trailing_zeros() - 8;
+    cfg.ports()
+        | cfg.slots << 8
+        | u32::from(cfg.format.code()) << 16
+        | u32::from(cfg.ftz) << 18
+        | width_code << 19
+        | (cfg.fifo_depth - 1) << 21
+}
+
+/// The register file's registers, in address order (offsets 0, 4, 8, …).
+pub fn registers(cfg: &PanamaConfig) -> Vec<RegisterSpec> {
+    let mut r = vec![
+        RegisterSpec::new("id", Access::ReadOnly, 32)
+            .with_reset(ID)
+            .describe("0x50414E41 (\"PANA\"): identifies the accelerator"),
+        RegisterSpec::new("params", Access::ReadOnly, 32)
+            .with_reset(params_word(cfg))
+            .describe("generator parameters: [7:0] ports, [15:8] slots, [17:16] format, [18] ftz, [20:19] width code, [27:21] fifo_depth-1"),
+        RegisterSpec::new("agg_udp_port", Access::ReadWrite, 16)
+            .with_reset(DEFAULT_AGG_UDP_PORT)
+            .describe("UDP destination port of aggregation packets (change between frames)"),
+    ];
+    for (p, d) in cfg.default_bypass_dst().into_iter().enumerate() {
+        r.push(
+            RegisterSpec::new(&format!("bypass_dst{p}"), Access::ReadWrite, 8)
+                .with_reset(u32::from(d))
+                .describe(&format!(
+                    "tuser destination of bypassed frames from port {p} (code {:#04x})",
+                    cfg.port_codes[p]
+                )),
+        );
+    }
+    for s in 0..cfg.slots {
+        r.push(
+            RegisterSpec::new(&format!("slot{s}_enable"), Access::ReadWrite, 1)
+                .describe(&format!("slot {s} matches packets when 1")),
+        );
+        r.push(
+            RegisterSpec::new(&format!("slot{s}_job_id"), Access::ReadWrite, 16)
+                .describe(&format!("slot {s}: job_id to match")),
+        );
+        r.push(
+            RegisterSpec::new(&format!("slot{s}_tree_id"), Access::ReadWrite, 8)
+                .describe(&format!("slot {s}: tree_id to match")),
+        );
+        r.push(
+            RegisterSpec::new(&format!("slot{s}_ports"), Access::ReadWrite, cfg.ports()).describe(
+                &format!("slot {s}: participating ports, bit i = port index i"),
+            ),
+        );
+    }
+    for (name, what) in COUNTERS {
+        r.push(
+            RegisterSpec::new(name, Access::ClearOnWrite, 32)
+                .describe(&format!("counter: {what}; write to clear")),
+        );
+    }
+    r
+}
+
+/// Generates the top (`panama_{suffix}`) and its register map.
+pub fn panama_top(cfg: &PanamaConfig) -> Result<(Module, RegisterMap), HdlError> {
+    let core = panama_core(cfg)?;
+    let specs = registers(cfg);
+    let (regs, map) = axil_regfile(&RegFileSpec {
+        name: format!("panama_regs_{}", cfg.module_suffix()),
+        registers: specs.clone(),
+        addr_width: ADDR_WIDTH,
+        separate_clock: true,
+    })?;
+    let mut m = ModuleBuilder::new(&format!("panama_{}", cfg.module_suffix()));
+    let clk = m.domain(
+        "clk",
+        "axis_aclk",
+        Some("axis_resetn"),
+        ResetPolarity::ActiveLow,
+    );
+    let axil = m.domain(
+        "axil",
+        "S_AXI_ACLK",
+        Some("S_AXI_ARESETN"),
+        ResetPolarity::ActiveLow,
+    );
+    let axis = AxisConfig::packets(cfg.data_width, USER_WIDTH);
+    let s = m.axis_in("s_axis", &axis);
+    let o = m.axis_out("m_axis", &axis);
+    let c = m.instance("u_core", &core);
+    let r = m.instance("u_regs", &regs);
+    m.bind_domain(c, "clk", clk);
+    m.bind_domain(r, "axil", axil);
+    m.bind_domain(r, "core", clk);
+
+    // Streams straight to the core.
+    for (port, sig) in [
+        ("s_axis_tdata", Some(s.beat.tdata)),
+        ("s_axis_tkeep", s.beat.tkeep),
+        ("s_axis_tuser", s.beat.tuser),
+        ("s_axis_tlast", s.beat.tlast),
+        ("s_axis_tvalid", Some(s.tvalid)),
+        ("m_axis_tready", Some(o.tready)),
+    ] {
+        if let Some(sig) = sig {
+            m.connect(c, port, sig);
+        }
+    }
+    let ready = m.instance_output(c, "s_axis_tready");
+    m.assign(s.tready, ready);
+    let valid = m.instance_output(c, "m_axis_tvalid");
+    m.assign(o.tvalid, valid);
+    for (port, sig) in [
+        ("m_axis_tdata", Some(o.beat.tdata)),
+        ("m_axis_tkeep", o.beat.tkeep),
+        ("m_axis_tuser", o.beat.tuser),
+        ("m_axis_tlast", o.beat.tlast),
+    ] {
+        if let Some(sig) = sig {
+            let v = m.instance_output(c, port);
+            m.assign(sig, v);
+        }
+    }
+
+    // AXI-Lite to the top's ports.
+    for port in regs.ports.iter().filter(|p| p.kind == PortKind::Data) {
+        if !port.name.starts_with("S_AXI_") {
+            continue;
+        }
+        let width = regs.nets[port.net.0 as usize].width;
+        match port.direction {
+            Direction::Input => {
+                let x = m.input(&port.name, width);
+                m.connect(r, &port.name, x);
+            }
+            Direction::Output => {
+                let x = m.instance_output(r, &port.name);
+                m.output(&port.name, x);
+            }
+        }
+    }
+
+    // Registers to the core, by name.
+    for spec in &specs {
+        match spec.access {
+            Access::ReadWrite => {
+                let v = m.instance_output(r, &spec.name);
+                m.connect(c, &spec.name, v);
+            }
+            Access::ReadOnly => {
+                let v = m.lit(u64::from(spec.reset), spec.width);
+                m.connect(r, &spec.name, v);
+            }
+            Access::ClearOnWrite => {
+                let v = m.instance_output(c, &spec.name);
+                m.connect(r, &spec.name, v);
+                let clear = m.instance_output(r, &format!("{}_clear", spec.name));
+                m.connect(c, &format!("{}_clear", spec.name), clear);
+            }
+        }
+    }
+    let top = m.finish()?;
+    Ok((top, map))
+}
