@@ -144,7 +144,7 @@ pub(crate) fn write_design_and(
         .collect();
     outputs.push((manifest_path, &json));
     for (i, (name, text)) in extra.iter().enumerate() {
-        let taken = names.iter().any(|n| *n == name)
+        let taken = names.contains(&name)
             || name == MANIFEST
             || extra[..i].iter().any(|(n, _)| n == name);
         if let Some(reason) =

@@ -17,7 +17,7 @@ use std::path::Path;
 /// arithmetic (independently of the library's floating-point division).
 fn period_text(khz: u64) -> String {
     // picoseconds = 1e9 / kHz, rounded half up
-    let ps = (2 * 1_000_000_000 / khz + 1) / 2;
+    let ps = (1_000_000_000 + khz / 2) / khz;
     format!("{}.{:03}", ps / 1000, ps % 1000)
 }
 
