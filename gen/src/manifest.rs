@@ -144,9 +144,8 @@ pub(crate) fn write_design_and(
         .collect();
     outputs.push((manifest_path, &json));
     for (i, (name, text)) in extra.iter().enumerate() {
-        let taken = names.contains(&name)
-            || name == MANIFEST
-            || extra[..i].iter().any(|(n, _)| n == name);
+        let taken =
+            names.contains(&name) || name == MANIFEST || extra[..i].iter().any(|(n, _)| n == name);
         if let Some(reason) =
             bad_file_name(name).or(taken.then_some("repeats another output's name"))
         {

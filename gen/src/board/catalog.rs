@@ -69,3 +69,69 @@ fn parse(name: &str, text: &str) -> Result<Board, GenError> {
         None => Ok(board),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sume_text() -> &'static str {
+        SOURCES[0].1
+    }
+
+    fn reason(name: &str, text: &str) -> String {
+        match parse(name, text) {
+            Err(GenError::BoardFile { board, reason }) => {
+                assert_eq!(board, name);
+                reason
+            }
+            other => panic!("expected a BoardFile error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_must_name_its_board() {
+        let r = reason("other", sume_text());
+        assert!(r.contains("`netfpga-sume`"), "{r}");
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_json_are_refused() {
+        let text = sume_text().replacen("\"part\"", "\"prat\"", 1);
+        let r = reason("netfpga-sume", &text);
+        assert!(r.contains("prat"), "{r}");
+        let r = reason("netfpga-sume", "{");
+        assert!(!r.is_empty());
+    }
+
+    #[test]
+    fn inconsistent_descriptions_are_refused() {
+        let cases = [
+            (
+                "\"role\": \"axil\"",
+                "\"role\": \"datapath\"",
+                "appears twice",
+            ),
+            ("\"mhz\": 200.0", "\"mhz\": 0.0", "frequency 0"),
+            (
+                "\"role\": \"axil\"",
+                "\"role\": \"ax il\"",
+                "plain identifier",
+            ),
+            ("\"one_hot\": 4", "\"one_hot\": 3", "not one-hot"),
+            ("\"one_hot\": 4", "\"one_hot\": 1", "repeats"),
+            ("\"lsb\": 24", "\"lsb\": 124", "does not fit"),
+            ("\"data_width\": 256", "\"data_width\": 0", "data_width"),
+        ];
+        for (from, to, want) in cases {
+            let text = sume_text().replacen(from, to, 1);
+            assert_ne!(text, sume_text(), "{from} not in the SUME file");
+            let r = reason("netfpga-sume", &text);
+            assert!(r.contains(want), "{from} -> {to}: {r}");
+        }
+        let zcu = SOURCES[3]
+            .1
+            .replacen("\"clock\": \"adc\"", "\"clock\": \"rf\"", 1);
+        let r = reason("zcu111", &zcu);
+        assert!(r.contains("`rf`"), "{r}");
+    }
+}

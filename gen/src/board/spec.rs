@@ -107,6 +107,14 @@ impl Converter {
     }
 }
 
+/// True if `name` is a plain identifier (letters, digits, `_`, not starting with a
+/// digit): safe to write unquoted in XDC and TCL.
+pub(crate) fn is_plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// A board description (one file in `constraints/boards/`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,12 +161,7 @@ impl Board {
     /// outside tuser, converters on clocks the board lacks.
     pub(crate) fn inconsistency(&self) -> Option<String> {
         for (i, c) in self.clocks.iter().enumerate() {
-            if c.role.is_empty()
-                || !c
-                    .role
-                    .chars()
-                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-            {
+            if !is_plain_identifier(&c.role) {
                 return Some(format!("clock role `{}` is not a plain identifier", c.role));
             }
             if self.clocks[..i].iter().any(|o| o.role == c.role) {
@@ -190,7 +193,7 @@ impl Board {
         }
         if let Some(t) = &self.tuser {
             for f in &t.fields {
-                if f.width == 0 || f.lsb + f.width > t.width {
+                if f.width == 0 || u64::from(f.lsb) + u64::from(f.width) > u64::from(t.width) {
                     return Some(format!(
                         "tuser field `{}` [{}+:{}] does not fit {} bits",
                         f.name, f.lsb, f.width, t.width
