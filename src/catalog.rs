@@ -25,7 +25,8 @@ pub struct ParamSpec {
 pub struct Generated {
     /// The top module.
     pub module: Module,
-    /// Extra outputs such as a register map, written next to the Verilog.
+    /// Extra outputs such as a register map (Markdown, C header, JSON), written next
+    /// to the Verilog by the same all-or-nothing writer.
     pub extra_files: Vec<(String, String)>,
 }
 
@@ -72,6 +73,9 @@ pub enum CatalogError {
     /// The generator rejected the design.
     #[error(transparent)]
     Design(#[from] hdl::HdlError),
+    /// A document of the block (e.g. its register map's C header) cannot be made.
+    #[error(transparent)]
+    Output(#[from] gen::GenError),
 }
 
 /// Resolved settings: every parameter of the block, given or defaulted.
@@ -396,10 +400,10 @@ fn build_regfile(s: &Settings) -> Result<Generated, CatalogError> {
         separate_clock: s.bool("separate_clock")?,
     };
     let (module, map) = axil_regfile(&spec)?;
-    let json = serde_json::to_string_pretty(&map).expect("register maps always serialize");
+    let extra_files = gen::board::register_map_files(&map, &spec.name)?;
     Ok(Generated {
         module,
-        extra_files: vec![("register_map.json".into(), json + "\n")],
+        extra_files,
     })
 }
 

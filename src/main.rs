@@ -1,6 +1,6 @@
 //! The `wirespeed` command line: parses arguments, then calls the crates.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,11 +50,7 @@ fn generate(block: &str, sets: &[String], out: &std::path::Path) -> Result<()> {
     for (k, v) in settings.as_map() {
         manifest = manifest.with_parameter(k, v);
     }
-    let written = gen::write_design(out, &design, &manifest)?;
-    for (name, text) in &generated.extra_files {
-        let path = out.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
+    let written = gen::board::write_board_design(out, &design, &manifest, &generated.extra_files)?;
     println!(
         "wrote {} ({} Verilog files, top `{}`) to {}",
         block,

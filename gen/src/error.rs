@@ -50,4 +50,60 @@ pub enum GenError {
         #[source]
         source: serde_json::Error,
     },
+    /// No board has this name.
+    #[error("unknown board `{name}` (known boards: {known})")]
+    UnknownBoard {
+        /// The name asked for.
+        name: String,
+        /// The known boards, comma-separated.
+        known: String,
+    },
+    /// An embedded board description does not parse or is inconsistent.
+    #[error("board description `{board}`: {reason}")]
+    BoardFile {
+        /// The board concerned.
+        board: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A clock was bound to a role the board has no clock for.
+    #[error("board `{board}` has no clock role `{role}` (its roles: {known})")]
+    UnknownClockRole {
+        /// The board.
+        board: String,
+        /// The role asked for.
+        role: String,
+        /// The board's roles, comma-separated.
+        known: String,
+    },
+    /// A clock binding cannot be used as it is.
+    #[error("clock port `{port}`: {reason}")]
+    BadClockBinding {
+        /// The clock port of the design.
+        port: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// An extra output file has a name that cannot be written beside the design.
+    #[error("output file `{name}`: {reason}")]
+    BadOutputName {
+        /// The file name.
+        name: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// Two registers of a map have the same C identifier.
+    #[error(
+        "register map `{block}`: registers `{first}` and `{second}` both become C name `{c_name}`"
+    )]
+    RegisterNameClash {
+        /// The register file.
+        block: String,
+        /// The first register.
+        first: String,
+        /// The second register.
+        second: String,
+        /// The C identifier both become.
+        c_name: String,
+    },
 }

@@ -4,10 +4,13 @@
 //!   `verilator --lint-only -Wall`, `iverilog -g2005` and `yosys synth_xilinx`;
 //! - [`manifest`]: a JSON description of a generated design (top, ports, files,
 //!   generator parameters) and [`write_design`], which puts a
-//!   design and its manifest on disk.
+//!   design and its manifest on disk;
+//! - [`board`]: board descriptions (`constraints/boards/`) and the files for a design on
+//!   a board: timing XDC, Vivado TCL, register maps (Markdown, C header, JSON).
 
 #![warn(missing_docs)]
 
+pub mod board;
 mod error;
 pub mod manifest;
 pub mod verilog;

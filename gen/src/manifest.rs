@@ -112,6 +112,19 @@ pub fn write_design(
     design: &Design,
     manifest: &Manifest,
 ) -> Result<Vec<PathBuf>, GenError> {
+    write_design_and(dir, design, manifest, &[])
+}
+
+/// [`write_design`] plus the `(file name, text)` pairs of `extra`, written beside the
+/// design by the same all-or-nothing mechanism (their paths come last). Extra names
+/// must be plain file names, not start with `.` (the temporaries do), and not repeat
+/// another output's name.
+pub(crate) fn write_design_and(
+    dir: &Path,
+    design: &Design,
+    manifest: &Manifest,
+    extra: &[(String, String)],
+) -> Result<Vec<PathBuf>, GenError> {
     let names: Vec<&String> = design.files.iter().map(|(n, _)| n).collect();
     if manifest.files.iter().collect::<Vec<_>>() != names || manifest.top != design.top {
         return Err(GenError::ManifestMismatch(format!(
@@ -119,26 +132,62 @@ pub fn write_design(
             manifest.top, manifest.files, design.top, names
         )));
     }
-    let manifest_path = dir.join("manifest.json");
+    let manifest_path = dir.join(MANIFEST);
     let json = manifest.to_json().map_err(|source| GenError::Json {
         path: manifest_path.clone(),
         source,
     })?;
-    fs::create_dir_all(dir).map_err(|source| GenError::Io {
-        action: "create directory",
-        path: dir.to_path_buf(),
-        source,
-    })?;
-
     let mut outputs: Vec<(PathBuf, &str)> = design
         .files
         .iter()
         .map(|(n, t)| (dir.join(n), t.as_str()))
         .collect();
     outputs.push((manifest_path, &json));
+    for (i, (name, text)) in extra.iter().enumerate() {
+        let taken =
+            names.contains(&name) || name == MANIFEST || extra[..i].iter().any(|(n, _)| n == name);
+        if let Some(reason) =
+            bad_file_name(name).or(taken.then_some("repeats another output's name"))
+        {
+            return Err(GenError::BadOutputName {
+                name: name.clone(),
+                reason: reason.to_string(),
+            });
+        }
+        outputs.push((dir.join(name), text));
+    }
+    write_all(dir, &outputs)?;
+    Ok(outputs.into_iter().map(|(p, _)| p).collect())
+}
 
+/// The manifest's file name.
+const MANIFEST: &str = "manifest.json";
+
+/// Why `name` cannot be an output file name beside the design, if it cannot.
+fn bad_file_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("the name is empty")
+    } else if name.contains(['/', '\\', '\0']) {
+        Some("not a plain file name (contains a path separator or NUL)")
+    } else if name.starts_with('.') {
+        Some("starts with `.` (reserved for temporaries)")
+    } else {
+        None
+    }
+}
+
+/// Writes every `(path, text)` of `outputs` (all in `dir`, which is created if needed):
+/// each in full under a temporary name, then all renamed into place; on an error the
+/// temporaries and the files already renamed into place are removed, and the error
+/// names the path concerned.
+fn write_all(dir: &Path, outputs: &[(PathBuf, &str)]) -> Result<(), GenError> {
+    fs::create_dir_all(dir).map_err(|source| GenError::Io {
+        action: "create directory",
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(outputs.len());
-    for (path, text) in &outputs {
+    for (path, text) in outputs {
         let tmp = temp_path(path);
         if let Err(source) = fs::write(&tmp, text) {
             let _ = fs::remove_file(&tmp);
@@ -153,6 +202,11 @@ pub fn write_design(
     }
     for (i, (tmp, path)) in staged.iter().enumerate() {
         if let Err(source) = fs::rename(tmp, path) {
+            // Take back the files already renamed into place, so that no partial
+            // design remains (best effort, like `cleanup`).
+            for (_, done) in &staged[..i] {
+                let _ = fs::remove_file(done);
+            }
             cleanup(&staged[i..]);
             return Err(GenError::Io {
                 action: "rename into place",
@@ -161,7 +215,7 @@ pub fn write_design(
             });
         }
     }
-    Ok(outputs.into_iter().map(|(p, _)| p).collect())
+    Ok(())
 }
 
 /// `dir/.name.tmp<pid>` for `dir/name`.
