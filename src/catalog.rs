@@ -10,6 +10,9 @@ use hdl::std::{cdc, counter, fifo, skid};
 use hdl::Module;
 use std::collections::BTreeMap;
 
+mod panama;
+pub use panama::panama_config;
+
 /// A parameter of a block: its name, default value and meaning.
 #[derive(Clone, Copy, Debug)]
 pub struct ParamSpec {
@@ -28,6 +31,19 @@ pub struct Generated {
     /// Extra outputs such as a register map (Markdown, C header, JSON), written next
     /// to the Verilog by the same all-or-nothing writer.
     pub extra_files: Vec<(String, String)>,
+    /// The board the block targets, if any: its XDC, Vivado TCL and register-map
+    /// files are written with the Verilog.
+    pub board: Option<BoardTarget>,
+}
+
+/// A block generated for a board.
+pub struct BoardTarget {
+    /// The board.
+    pub board: gen::board::Board,
+    /// Which top-level clock port has which board clock role.
+    pub clocks: Vec<gen::board::ClockBinding>,
+    /// The block's register map, if it has one.
+    pub registers: Option<hdl::std::axil_regfile::RegisterMap>,
 }
 
 /// A generatable block.
@@ -134,6 +150,7 @@ fn module_only(module: Module) -> Generated {
     Generated {
         module,
         extra_files: vec![],
+        board: None,
     }
 }
 
@@ -366,6 +383,12 @@ pub fn blocks() -> &'static [BlockSpec] {
             }],
             build: |s| Ok(module_only(counter::up_counter(s.u32("width")?)?)),
         },
+        BlockSpec {
+            name: "panama",
+            summary: "PANAMA in-network aggregation accelerator for a NetFPGA board (`--board`)",
+            params: panama::PARAMS,
+            build: panama::build,
+        },
     ]
 }
 
@@ -404,6 +427,7 @@ fn build_regfile(s: &Settings) -> Result<Generated, CatalogError> {
     Ok(Generated {
         module,
         extra_files,
+        board: None,
     })
 }
 

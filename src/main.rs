@@ -25,10 +25,22 @@ enum Command {
         /// A parameter, as key=value (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Target board (same as `--set board=NAME`; blocks with a `board` parameter).
+        #[arg(long = "board", value_name = "NAME")]
+        board: Option<String>,
         /// Output directory (created if missing).
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: PathBuf,
     },
+    /// Simulate a system (see `wirespeed sim panama --help`).
+    #[command(subcommand)]
+    Sim(SimCommand),
+}
+
+#[derive(Subcommand)]
+enum SimCommand {
+    /// PANAMA: traffic through the accelerator, checked against the golden model.
+    Panama(wirespeed::sim_panama::PanamaArgs),
 }
 
 fn list() {
@@ -40,9 +52,18 @@ fn list() {
     }
 }
 
-fn generate(block: &str, sets: &[String], out: &std::path::Path) -> Result<()> {
+fn generate(
+    block: &str,
+    sets: &[String],
+    board: Option<&str>,
+    out: &std::path::Path,
+) -> Result<()> {
     let spec = catalog::find(block)?;
-    let settings = spec.settings(sets)?;
+    let mut sets = sets.to_vec();
+    if let Some(b) = board {
+        sets.push(format!("board={b}"));
+    }
+    let settings = spec.settings(&sets)?;
     let generated = spec.build(&settings)?;
     let design = gen::emit(&generated.module)?;
     let mut manifest =
@@ -50,7 +71,16 @@ fn generate(block: &str, sets: &[String], out: &std::path::Path) -> Result<()> {
     for (k, v) in settings.as_map() {
         manifest = manifest.with_parameter(k, v);
     }
-    let written = gen::board::write_board_design(out, &design, &manifest, &generated.extra_files)?;
+    let mut files = generated.extra_files.clone();
+    if let Some(t) = &generated.board {
+        files.extend(gen::board::board_files(
+            &t.board,
+            &manifest,
+            &t.clocks,
+            t.registers.as_ref(),
+        )?);
+    }
+    let written = gen::board::write_board_design(out, &design, &manifest, &files)?;
     println!(
         "wrote {} ({} Verilog files, top `{}`) to {}",
         block,
@@ -71,7 +101,13 @@ fn main() -> ExitCode {
             list();
             Ok(())
         }
-        Command::Gen { block, sets, out } => generate(block, sets, out),
+        Command::Gen {
+            block,
+            sets,
+            board,
+            out,
+        } => generate(block, sets, board.as_deref(), out),
+        Command::Sim(SimCommand::Panama(args)) => wirespeed::sim_panama::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,479 @@
+//! `wirespeed sim panama`: traffic through the PANAMA accelerator on the native
+//! simulator (or Verilator), at the board's clock, with throughput, latency and
+//! counters, every output checked against the golden model.
+
+use crate::catalog;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, ValueEnum};
+use hdl::panama::config::PanamaConfig;
+use hdl::panama::core::panama_core;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Duration;
+use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
+use testbench::panama::frame::{classify, Class};
+use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
+use testbench::panama::pcap::{read_pcapng, write_pcap, Stamped};
+use testbench::panama::scenario::Scenario;
+use testbench::panama::system::{
+    check, is_result, read_counters, run as run_system, Observed, RunEnd, StreamDriver, Traffic,
+};
+use testbench::panama::traffic::background_frame;
+use testbench::rng::seeded;
+use testbench::verilator::BuildOptions;
+
+/// Which engine runs the accelerator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    /// wirespeed's own simulator.
+    Native,
+    /// Verilator on the emitted Verilog.
+    Verilator,
+}
+
+/// Options of `wirespeed sim panama`.
+#[derive(Args, Debug)]
+pub struct PanamaArgs {
+    /// NetFPGA board (sets the clock, bus width and ports).
+    #[arg(long, default_value = "netfpga-sume")]
+    board: String,
+    /// A generator parameter of the `panama` block, key=value (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Jobs sharing the accelerator (job ids 100, 101, …; job j in slot j); 0 runs
+    /// bypass traffic only (`--bypass-frames`).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// With `--jobs 0`: how many random bypass frames (60–1514 bytes) to send.
+    #[arg(long, default_value_t = 1_000)]
+    bypass_frames: usize,
+    /// Workers per job (one per port, ports 0..W; default: every port).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Tensor length per worker, in elements.
+    #[arg(long, default_value_t = 16_384)]
+    elements: usize,
+    /// Payload bytes per aggregation packet (default: max_payload_bytes).
+    #[arg(long)]
+    payload: Option<usize>,
+    /// Background (bypass) frames per aggregation packet: 1.0 gives a 50/50 mix of frames.
+    #[arg(long, default_value_t = 0.0)]
+    background: f64,
+    /// Probability that a new input beat is offered in a cycle (1 = line rate).
+    #[arg(long, default_value_t = 1.0)]
+    load: f64,
+    /// Probability that the output is not ready in a cycle (random back-pressure).
+    #[arg(long, default_value_t = 0.0)]
+    back_pressure: f64,
+    /// Probability that a worker's stream gets one fault (malformed, gap, duplicate, …).
+    #[arg(long, default_value_t = 0.0)]
+    faults: f64,
+    /// Input traffic from a pcapng file (one interface per port; see README); slots
+    /// are set up for every (job, tree) found in it.
+    #[arg(long, value_name = "FILE")]
+    pcap_in: Option<PathBuf>,
+    /// Write the output frames as one pcap per destination port into DIR.
+    #[arg(long, value_name = "DIR")]
+    pcap_out: Option<PathBuf>,
+    /// Write a VCD of the accelerator's ports.
+    #[arg(long, value_name = "FILE")]
+    vcd: Option<PathBuf>,
+    /// Interleave workers at random instead of taking turns packet by packet (a
+    /// worker more than fifo_depth packets ahead stops the input, as the spec says).
+    #[arg(long)]
+    random_interleave: bool,
+    /// Random seed (traffic, interleaving, back-pressure).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Simulation engine.
+    #[arg(long, value_enum, default_value_t = Engine::Native)]
+    engine: Engine,
+}
+
+/// min / median / p99 / max of `v` (sorted in place), or None when empty.
+fn stats(v: &mut [u64]) -> Option<(u64, u64, u64, u64)> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    Some((v[0], at(0.5), at(0.99), v[v.len() - 1]))
+}
+
+fn print_stats(what: &str, mut v: Vec<u64>) {
+    match stats(&mut v) {
+        Some((min, med, p99, max)) => println!(
+            "  {what:<22} {:>6} frames: min {min}, median {med}, p99 {p99}, max {max} cycles",
+            v.len()
+        ),
+        None => println!("  {what:<22} (none)"),
+    }
+}
+
+/// Slots for every (job, tree) of the aggregation packets in `frames`.
+fn slots_from(
+    frames: &[InFrame],
+    cfg: &PanamaConfig,
+    agg_udp_port: u16,
+) -> Result<Vec<SlotConfig>> {
+    let mut jobs: BTreeMap<(u16, u8), u8> = BTreeMap::new();
+    for f in frames {
+        if let Class::Aggregation(p) =
+            classify(&f.bytes, agg_udp_port, cfg.max_payload_bytes as usize)
+        {
+            let port = cfg
+                .port_codes
+                .iter()
+                .position(|&c| c == f.src)
+                .ok_or_else(|| {
+                    anyhow!(
+                        "a frame comes from port code {:#04x}, which the instance does not have",
+                        f.src
+                    )
+                })?;
+            *jobs.entry((p.header.job_id, p.header.tree_id)).or_default() |= 1 << port;
+        }
+    }
+    if jobs.len() > cfg.slots as usize {
+        bail!(
+            "the pcap has {} (job, tree) pairs but the instance has {} slots (--set slots=N)",
+            jobs.len(),
+            cfg.slots
+        );
+    }
+    Ok(jobs
+        .into_iter()
+        .map(|((job_id, tree_id), ports)| SlotConfig {
+            enable: true,
+            job_id,
+            tree_id,
+            ports,
+        })
+        .collect())
+}
+
+/// Latency of bypass frames (first input beat → first output beat) and of
+/// aggregations (last input beat of the last packet → first result beat).
+fn latencies(golden: &GoldenOutcome, d: &StreamDriver, cfg: &GoldenConfig) -> (Vec<u64>, Vec<u64>) {
+    let mut bypass: BTreeMap<u8, VecDeque<&Observed>> = BTreeMap::new();
+    let mut results: BTreeMap<(usize, u8), VecDeque<&Observed>> = BTreeMap::new();
+    for o in &d.outputs {
+        if is_result(&o.bytes, cfg.agg_udp_port) {
+            let at = testbench::panama::header::PANAMA_OFFSET;
+            let job = u16::from_be_bytes([o.bytes[at + 2], o.bytes[at + 3]]);
+            let tree = o.bytes[at + 4];
+            if let Some(slot) = cfg
+                .slots
+                .iter()
+                .position(|s| s.enable && s.job_id == job && s.tree_id == tree)
+            {
+                results.entry((slot, o.dst)).or_default().push_back(o);
+            }
+        } else {
+            bypass.entry(o.dst).or_default().push_back(o);
+        }
+    }
+    let bypass_lat = golden
+        .bypass
+        .iter()
+        .filter_map(|f| {
+            let o = bypass.get_mut(&f.dst)?.pop_front()?;
+            Some(o.first_cycle - d.first_accepted[f.input]?)
+        })
+        .collect();
+    let agg_lat = golden
+        .aggregations
+        .iter()
+        .filter_map(|a| {
+            let last_in = a.inputs.iter().filter_map(|&i| d.last_accepted[i]).max()?;
+            let first_out = a
+                .results
+                .iter()
+                .filter_map(|f| results.get_mut(&(a.slot, f.dst))?.pop_front())
+                .map(|o| o.first_cycle)
+                .min()?;
+            Some(first_out.saturating_sub(last_in))
+        })
+        .collect();
+    (bypass_lat, agg_lat)
+}
+
+/// Runs `wirespeed sim panama`.
+pub fn run(args: &PanamaArgs) -> Result<()> {
+    let spec = catalog::find("panama")?;
+    let mut sets = args.sets.clone();
+    sets.push(format!("board={}", args.board));
+    let settings = spec.settings(&sets)?;
+    let (cfg, board) = catalog::panama_config(&settings)?;
+    let mhz = board
+        .clock("datapath")
+        .map(|c| c.mhz)
+        .ok_or_else(|| anyhow!("board {} has no datapath clock", board.name))?;
+    for (name, p) in [
+        ("load", args.load),
+        ("back-pressure", args.back_pressure),
+        ("faults", args.faults),
+    ] {
+        if !(0.0..=1.0).contains(&p) {
+            bail!("--{name} {p}: a probability in 0..=1 is needed");
+        }
+    }
+    if args.load == 0.0 || args.back_pressure == 1.0 {
+        bail!("--load 0 or --back-pressure 1: nothing would ever move");
+    }
+    if args.background < 0.0 {
+        bail!("--background {}: must be ≥ 0", args.background);
+    }
+    let mut rng = seeded("wirespeed sim panama", args.seed);
+    let mut golden_cfg = GoldenConfig::new(cfg.format, &cfg.port_codes, vec![]);
+    golden_cfg.ftz = cfg.ftz;
+    golden_cfg.max_payload_bytes = cfg.max_payload_bytes as usize;
+    golden_cfg.fifo_depth = Some(cfg.fifo_depth as usize);
+    let frames = if let Some(path) = &args.pcap_in {
+        let frames = read_pcapng(path).with_context(|| format!("--pcap-in {}", path.display()))?;
+        golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
+        golden_cfg.slots.resize(
+            cfg.slots as usize,
+            SlotConfig {
+                enable: false,
+                job_id: 0,
+                tree_id: 0,
+                ports: 0,
+            },
+        );
+        frames
+    } else {
+        let workers = args.workers.unwrap_or(cfg.port_codes.len());
+        if workers < 1 || workers > cfg.port_codes.len() {
+            bail!(
+                "--workers {workers}: the instance has {} ports",
+                cfg.port_codes.len()
+            );
+        }
+        if args.jobs > cfg.slots as usize {
+            bail!("--jobs {}: the instance has {} slots", args.jobs, cfg.slots);
+        }
+        let payload = args.payload.unwrap_or(cfg.max_payload_bytes as usize);
+        if payload == 0 || payload % 64 != 0 || payload > cfg.max_payload_bytes as usize {
+            bail!(
+                "--payload {payload}: a multiple of 64 up to max_payload_bytes ({})",
+                cfg.max_payload_bytes
+            );
+        }
+        let per_packet = payload / (cfg.format.width() as usize / 8);
+        let packets = args.elements.div_ceil(per_packet).max(1);
+        let mut scenario = Scenario::uniform(args.jobs, workers, packets, payload, cfg.format);
+        scenario.background = args.background;
+        if args.jobs == 0 {
+            let ports = &cfg.port_codes;
+            golden_cfg.slots = scenario.slot_configs(cfg.slots as usize);
+            return run_frames(
+                args,
+                &cfg,
+                &board,
+                mhz,
+                golden_cfg,
+                {
+                    (0..args.bypass_frames)
+                        .map(|_| InFrame {
+                            src: ports[rand::Rng::gen_range(&mut rng, 0..ports.len())],
+                            bytes: background_frame(&mut rng, DEFAULT_AGG_UDP_PORT),
+                        })
+                        .collect()
+                },
+                rng,
+            );
+        }
+        scenario.faults = args.faults;
+        scenario.round_robin = !args.random_interleave;
+        golden_cfg.slots = scenario.slot_configs(cfg.slots as usize);
+        scenario.frames(&mut rng, &golden_cfg)
+    };
+    run_frames(args, &cfg, &board, mhz, golden_cfg, frames, rng)
+}
+
+/// Runs `frames` through the accelerator and reports (the second half of [`run`]).
+fn run_frames(
+    args: &PanamaArgs,
+    cfg: &PanamaConfig,
+    board: &gen::board::Board,
+    mhz: f64,
+    golden_cfg: GoldenConfig,
+    frames: Vec<InFrame>,
+    mut rng: impl rand::Rng,
+) -> Result<()> {
+    let golden = golden_run(&golden_cfg, &frames)?;
+    let expected = golden.bypass.len()
+        + golden
+            .aggregations
+            .iter()
+            .map(|a| a.results.len())
+            .sum::<usize>();
+
+    let module = panama_core(cfg)?;
+    let mut dut: Box<dyn Dut> = match args.engine {
+        Engine::Native => Box::new(NativeDut::new(&module)?),
+        Engine::Verilator => Box::new(VerilatorDut::new(&module, &BuildOptions::default())?),
+    };
+    if let Some(path) = &args.vcd {
+        dut.trace_open(path)?;
+    }
+    let beats: u64 = frames
+        .iter()
+        .map(|f| f.bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64)
+        .sum();
+    let bound = 50 * beats + 20_000;
+    let bar = ProgressBar::new(beats);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} input beats  {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let traffic = Traffic {
+        p_valid: args.load,
+        p_ready: 1.0 - args.back_pressure,
+    };
+    let started = std::time::Instant::now();
+    let (driver, cycles, end) = run_system(
+        dut.as_mut(),
+        &golden_cfg,
+        &frames,
+        cfg.data_width,
+        traffic,
+        &mut rng,
+        golden.stalled_at.is_none().then_some(expected),
+        5_000,
+        bound,
+        |_, cycle| {
+            if cycle % 4096 == 0 {
+                bar.set_position(cycle.min(beats));
+            }
+        },
+    );
+    bar.finish_and_clear();
+    let wall = started.elapsed();
+    if args.vcd.is_some() {
+        dut.trace_close()?;
+    }
+    let counters = read_counters(dut.as_mut());
+
+    let raw_gbps = f64::from(cfg.data_width) * mhz / 1000.0;
+    let bytes_in: usize = frames
+        .iter()
+        .zip(&driver.last_accepted)
+        .filter(|(_, t)| t.is_some())
+        .map(|(f, _)| f.bytes.len())
+        .sum();
+    let bytes_out: usize = driver.outputs.iter().map(|o| o.bytes.len()).sum();
+    let first = driver
+        .first_accepted
+        .iter()
+        .flatten()
+        .min()
+        .copied()
+        .unwrap_or(0);
+    let last = driver
+        .last_accepted
+        .iter()
+        .flatten()
+        .max()
+        .copied()
+        .unwrap_or(0);
+    let span_in = (last - first + 1) as f64;
+    let out_first = driver
+        .outputs
+        .iter()
+        .map(|o| o.first_cycle)
+        .min()
+        .unwrap_or(0);
+    let out_last = driver
+        .outputs
+        .iter()
+        .map(|o| o.last_cycle)
+        .max()
+        .unwrap_or(0);
+    let span_out = (out_last.saturating_sub(out_first) + 1) as f64;
+    let gbps = |bytes: usize, span: f64| bytes as f64 * 8.0 / (span / mhz) / 1000.0;
+    let accepted = driver.accepted_beats() as f64;
+    println!(
+        "PANAMA on {} ({}, {}-bit, {mhz} MHz, raw {raw_gbps:.1} Gb/s), {} ports, {} slots, {}{}, engine {:?}",
+        board.name, board.part, cfg.data_width, cfg.ports(), cfg.slots, cfg.format.name(), if cfg.ftz { " ftz" } else { "" }, args.engine
+    );
+    println!(
+        "  traffic: {} frames ({} aggregation results expected, {} bypass), {beats} beats; load {:.2}, back-pressure {:.2}",
+        frames.len(),
+        expected - golden.bypass.len(),
+        golden.bypass.len(),
+        args.load,
+        args.back_pressure
+    );
+    println!(
+        "  simulated {cycles} cycles ({:.1} µs at {mhz} MHz) in {:.2} s: {:.0} cycles/s",
+        cycles as f64 / mhz,
+        wall.as_secs_f64(),
+        cycles as f64 / wall.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "  offered   {:>7.1} Gb/s ({:>5.1} % of raw)",
+        raw_gbps * args.load,
+        100.0 * args.load
+    );
+    println!(
+        "  input     {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
+        gbps(bytes_in, span_in),
+        100.0 * accepted / span_in,
+        driver.accepted_beats(),
+        span_in
+    );
+    println!(
+        "  output    {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
+        gbps(bytes_out, span_out),
+        100.0 * driver.output_beats as f64 / span_out,
+        driver.output_beats,
+        span_out
+    );
+    let (bypass_lat, agg_lat) = latencies(&golden, &driver, &golden_cfg);
+    print_stats("bypass latency", bypass_lat);
+    print_stats("aggregation latency", agg_lat);
+    let line: Vec<String> = counters.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    println!("  counters: {}", line.join(", "));
+
+    if let Some(dir) = &args.pcap_out {
+        std::fs::create_dir_all(dir).with_context(|| format!("--pcap-out {}", dir.display()))?;
+        for (i, &code) in cfg.port_codes.iter().enumerate() {
+            let stamped: Vec<Stamped> = driver
+                .outputs
+                .iter()
+                .filter(|o| o.dst & code != 0)
+                .map(|o| Stamped {
+                    time: Duration::from_nanos((o.first_cycle as f64 * 1000.0 / mhz) as u64),
+                    bytes: o.bytes.clone(),
+                })
+                .collect();
+            let path = dir.join(format!("port{i}.pcap"));
+            write_pcap(&path, &stamped)?;
+            println!(
+                "  wrote {} ({} frames to port code {code:#04x})",
+                path.display(),
+                stamped.len()
+            );
+        }
+    }
+    match check(&golden_cfg, &golden, &driver.outputs) {
+        Ok(s) => println!(
+            "  golden model: {} bypass and {} result frames identical{}",
+            s.bypass_frames,
+            s.result_frames,
+            match golden.stalled_at {
+                Some(i) => format!("; the input stops at frame {i} as the model predicts (a worker ran more than fifo_depth packets ahead)"),
+                None => String::new(),
+            }
+        ),
+        Err(e) => bail!("output differs from the golden model: {e}"),
+    }
+    if end == RunEnd::Timeout {
+        bail!("the run did not finish in {bound} cycles");
+    }
+    Ok(())
+}
