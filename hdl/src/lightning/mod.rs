@@ -7,9 +7,13 @@
 //! - [`streamer`]: the synchronized DAC streamer with preamble insertion, built on
 //!   two count-action units and one aligner per stream;
 //! - [`preamble_detector`]: the ADC-side preamble lock, rotation and window, with a
-//!   count-action run counter and a count-action timeout.
+//!   count-action run counter and a count-action timeout;
+//! - [`decode`]: ADC decode and integration (loss compensation, sign, lane adder
+//!   tree, saturating accumulator, count-action integration window, ReLU and
+//!   normalization).
 
 pub mod align;
 pub mod bus;
+pub mod decode;
 pub mod preamble_detector;
 pub mod streamer;
