@@ -7,9 +7,18 @@
 //! - [`streamer`]: the synchronized DAC streamer with preamble insertion, built on
 //!   two count-action units and one aligner per stream;
 //! - [`preamble_detector`]: the ADC-side preamble lock, rotation and window, with a
-//!   count-action run counter and a count-action timeout.
+//!   count-action run counter and a count-action timeout;
+//! - [`decode`]: ADC decode and integration (loss compensation, sign, lane adder
+//!   tree, saturating accumulator, count-action integration window, ReLU and
+//!   normalization);
+//! - [`config`]: the datapath's generator parameters, validated;
+//! - [`datapath`]: the whole single-core datapath (memories, streamer, detector,
+//!   decode, count-action control plane, counters).
 
 pub mod align;
 pub mod bus;
+pub mod config;
+pub mod datapath;
+pub mod decode;
 pub mod preamble_detector;
 pub mod streamer;

@@ -9,9 +9,15 @@
 //! - [`golden`]: integer inference of a network, exact or through a noisy core,
 //!   and accuracy over a labelled set.
 //! - [`model_files`]: loading the shipped digits MLP and its test subset
-//!   (`testbench/data/lightning/`, made by `scripts/train_lightning_mlp.py`).
+//!   (`testbench/data/lightning/`, made by `scripts/train_lightning_mlp.py`);
+//! - [`link`]: the photonic core as a cycle-level peripheral (latency, sample
+//!   shift) between the DAC outputs and the ADC input;
+//! - [`closed_loop`]: a generated datapath on any engine in a closed loop with
+//!   a [`link::PhotonicLink`], one image at a time.
 
 pub mod arith;
+pub mod closed_loop;
 pub mod golden;
+pub mod link;
 pub mod model_files;
 pub mod photonic;

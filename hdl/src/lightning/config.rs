@@ -1,0 +1,172 @@
+//! The generator parameters of a Lightning datapath: layer sizes, accumulator
+//! width, per-layer normalization shifts and the quantized weights, validated
+//! with errors that name the parameter; and the shapes derived from them (cycles
+//! per output neuron, DAC beats per layer, memory images).
+
+use super::decode::{ACC_WIDTH_MAX, ACC_WIDTH_MIN};
+use crate::bits::Bits;
+use crate::ir::HdlError;
+
+/// Module name used in parameter errors.
+const NAME: &str = "lightning_datapath";
+/// Largest normalization shift (5-bit field).
+pub const SHIFT_MAX: u32 = 31;
+/// Largest number of weight words (16 weights each) the on-chip memory may hold.
+pub const MAX_WEIGHT_WORDS: usize = 1 << 20;
+/// Largest magnitude of a quantized weight.
+pub const WEIGHT_MAX: i32 = 255;
+
+/// A Lightning datapath: a fully connected network on one photonic core.
+///
+/// Weight layer `l` maps `layers[l]` inputs to `layers[l + 1]` outputs; its
+/// weights are `weights[l][o * layers[l] + i]` (output `o`, input `i`) in
+/// −255..=255, streamed as an 8-bit magnitude to DAC 1 and a sign bit applied after
+/// the ADC. Hidden layers apply ReLU and `>> shifts[l]`, clamped to 8 bits; the
+/// last layer's accumulators are the logits (its shift is unused).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatapathConfig {
+    /// Layer sizes, input first (e.g. 784, 300, 100, 10): at least two.
+    pub layers: Vec<u32>,
+    /// Accumulator width in bits (13..=48).
+    pub acc_width: u32,
+    /// Normalization shift per weight layer (0..=31), `layers.len() - 1` of them.
+    pub shifts: Vec<u32>,
+    /// Weights per weight layer, row-major `[output][input]`.
+    pub weights: Vec<Vec<i32>>,
+    /// Photonic cores (this generator builds exactly one).
+    pub cores: u32,
+}
+
+impl DatapathConfig {
+    /// Checks every parameter; the error names the first bad one and why.
+    pub fn validate(&self) -> Result<(), HdlError> {
+        let err = |p: &str, why: String| Err(HdlError::parameter(NAME, p, why));
+        if self.cores != 1 {
+            return err(
+                "cores",
+                format!(
+                    "{}: this generator builds exactly one photonic core",
+                    self.cores
+                ),
+            );
+        }
+        if self.layers.len() < 2 {
+            return err(
+                "layers",
+                format!(
+                    "{} sizes given: need the input size and at least one layer",
+                    self.layers.len()
+                ),
+            );
+        }
+        if let Some(i) = self.layers.iter().position(|&n| n == 0) {
+            return err(
+                "layers",
+                format!("size {i} is 0: every layer needs a neuron"),
+            );
+        }
+        if !(ACC_WIDTH_MIN..=ACC_WIDTH_MAX).contains(&self.acc_width) {
+            return err(
+                "acc_width",
+                format!(
+                    "{} is not in {ACC_WIDTH_MIN}..={ACC_WIDTH_MAX} (a lane sum needs 13 bits)",
+                    self.acc_width
+                ),
+            );
+        }
+        let n = self.layers.len() - 1;
+        if self.shifts.len() != n {
+            return err(
+                "shifts",
+                format!("{} shifts given for {n} weight layers", self.shifts.len()),
+            );
+        }
+        if let Some((l, s)) = self.shifts.iter().enumerate().find(|(_, &s)| s > SHIFT_MAX) {
+            return err(
+                "shifts",
+                format!("layer {l}: shift {s} is not in 0..={SHIFT_MAX}"),
+            );
+        }
+        if self.weights.len() != n {
+            return err(
+                "weights",
+                format!("{} weight layers given for {n} layers", self.weights.len()),
+            );
+        }
+        for (l, w) in self.weights.iter().enumerate() {
+            let want = self.layers[l] as usize * self.layers[l + 1] as usize;
+            if w.len() != want {
+                return err(
+                    "weights",
+                    format!(
+                        "layer {l} has {} weights, {} x {} needs {want}",
+                        w.len(),
+                        self.layers[l + 1],
+                        self.layers[l]
+                    ),
+                );
+            }
+            if let Some(i) = w.iter().position(|v| v.abs() > WEIGHT_MAX) {
+                return err(
+                    "weights",
+                    format!("layer {l} weight {i} is {}: not in -255..=255", w[i]),
+                );
+            }
+        }
+        let total: usize = (0..n).map(|l| self.beats(l) as usize).sum();
+        if total > MAX_WEIGHT_WORDS {
+            return err(
+                "weights",
+                format!("{total} weight words exceed the on-chip limit of {MAX_WEIGHT_WORDS}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Number of weight layers.
+    pub fn weight_layers(&self) -> usize {
+        self.layers.len().saturating_sub(1)
+    }
+
+    /// Cycles per output neuron of weight layer `l`: `ceil(inputs / 16)`.
+    pub fn cycles_per_output(&self, l: usize) -> u32 {
+        self.layers[l].div_ceil(16)
+    }
+
+    /// DAC beats of weight layer `l`: outputs × cycles per output.
+    pub fn beats(&self, l: usize) -> u32 {
+        self.layers[l + 1] * self.cycles_per_output(l)
+    }
+
+    /// The weight words in streaming order (layer, output, cycle): 16 magnitudes
+    /// (byte *i* = lane *i*) and 16 sign bits; padding lanes are +0.
+    pub fn weight_words(&self) -> (Vec<Bits>, Vec<Bits>) {
+        let mut magnitudes = Vec::new();
+        let mut signs = Vec::new();
+        for (l, w) in self.weights.iter().enumerate() {
+            let inputs = self.layers[l] as usize;
+            for o in 0..self.layers[l + 1] as usize {
+                for c in 0..self.cycles_per_output(l) as usize {
+                    let mut mag = 0u128;
+                    let mut sign = 0u64;
+                    for lane in 0..16 {
+                        let i = c * 16 + lane;
+                        if i < inputs {
+                            let v = w[o * inputs + i];
+                            mag |= u128::from(v.unsigned_abs() as u8) << (8 * lane);
+                            sign |= u64::from(v < 0) << lane;
+                        }
+                    }
+                    magnitudes.push(word128(mag));
+                    signs.push(Bits::from_words(&[sign], 16));
+                }
+            }
+        }
+        (magnitudes, signs)
+    }
+}
+
+/// A 128-bit `Bits` from a `u128`.
+fn word128(v: u128) -> Bits {
+    Bits::from_words(&[v as u64, (v >> 64) as u64], 128)
+}

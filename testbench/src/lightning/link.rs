@@ -1,0 +1,56 @@
+//! The photonic core as a cycle-level peripheral: it takes the two DAC words of a
+//! fabric cycle and returns the ADC word of that cycle, after a whole-cycle
+//! latency and an intra-cycle sample shift. The per-sample math (product, noise,
+//! loss) is a [`PhotonicCore`]; this file adds only the timing, so that every
+//! engine driving a `Dut` shares one model.
+//!
+//! # Timing
+//! On the continuous sample sequences (sample *i* of cycle *t* is number
+//! `16t + i`), ADC sample `n` is the core's output for DAC samples
+//! `n − (16 · latency + shift)`; samples before the first DAC cycle are 0. With
+//! latency 0 and shift 0 the ADC word of cycle *t* is made of the DAC words of
+//! cycle *t*.
+
+use std::collections::VecDeque;
+
+use super::arith::SAMPLES_PER_CYCLE;
+use super::photonic::PhotonicCore;
+
+/// One bus word: 16 samples, sample 0 first.
+pub type Word = [u16; SAMPLES_PER_CYCLE];
+
+/// A photonic core between DAC 0 (activations), DAC 1 (weights) and the ADC.
+pub struct PhotonicLink<C: PhotonicCore> {
+    core: C,
+    line: VecDeque<u16>,
+}
+
+impl<C: PhotonicCore> PhotonicLink<C> {
+    /// A link with `latency` whole cycles and `shift` samples (any `shift`; 16 or
+    /// more samples add whole cycles).
+    pub fn new(core: C, latency: usize, shift: usize) -> Self {
+        PhotonicLink {
+            core,
+            line: VecDeque::from(vec![0; SAMPLES_PER_CYCLE * latency + shift]),
+        }
+    }
+
+    /// Total delay in samples: `16 · latency + shift`.
+    pub fn delay_samples(&self) -> usize {
+        self.line.len()
+    }
+
+    /// One fabric cycle: the DAC words in, the ADC word out.
+    pub fn step(&mut self, activations: &Word, weights: &Word) -> Word {
+        for (a, w) in activations.iter().zip(weights) {
+            let s = self.core.transmit(*a, *w);
+            self.line.push_back(s);
+        }
+        std::array::from_fn(|_| self.line.pop_front().unwrap_or(0))
+    }
+
+    /// The core (e.g. to read its noise parameters).
+    pub fn core(&self) -> &C {
+        &self.core
+    }
+}
