@@ -256,7 +256,7 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             bail!("--jobs {}: the instance has {} slots", args.jobs, cfg.slots);
         }
         let payload = args.payload.unwrap_or(cfg.max_payload_bytes as usize);
-        if payload == 0 || payload % 64 != 0 || payload > cfg.max_payload_bytes as usize {
+        if payload == 0 || !payload.is_multiple_of(64) || payload > cfg.max_payload_bytes as usize {
             bail!(
                 "--payload {payload}: a multiple of 64 up to max_payload_bytes ({})",
                 cfg.max_payload_bytes
