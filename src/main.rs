@@ -29,6 +29,15 @@ enum Command {
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: PathBuf,
     },
+    /// Simulate a generated design in a closed loop with its peripheral models.
+    #[command(subcommand)]
+    Sim(SimTarget),
+}
+
+#[derive(Subcommand)]
+enum SimTarget {
+    /// The Lightning datapath with the photonic-core model on the shipped MLP.
+    Lightning(wirespeed::lightning_sim::LightningArgs),
 }
 
 fn list() {
@@ -76,6 +85,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Gen { block, sets, out } => generate(block, sets, out),
+        Command::Sim(SimTarget::Lightning(args)) => wirespeed::lightning_sim::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
