@@ -32,7 +32,7 @@ enum Command {
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: PathBuf,
     },
-    /// Simulate a system (see `wirespeed sim panama --help`).
+    /// Simulate a system (see `wirespeed sim panama --help`, `wirespeed sim lightning --help`).
     #[command(subcommand)]
     Sim(SimCommand),
 }
@@ -41,6 +41,8 @@ enum Command {
 enum SimCommand {
     /// PANAMA: traffic through the accelerator, checked against the golden model.
     Panama(wirespeed::sim_panama::PanamaArgs),
+    /// The Lightning datapath with the photonic-core model on the shipped MLP.
+    Lightning(wirespeed::lightning_sim::LightningArgs),
 }
 
 fn list() {
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
             out,
         } => generate(block, sets, board.as_deref(), out),
         Command::Sim(SimCommand::Panama(args)) => wirespeed::sim_panama::run(args),
+        Command::Sim(SimCommand::Lightning(args)) => wirespeed::lightning_sim::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

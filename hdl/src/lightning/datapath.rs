@@ -18,7 +18,9 @@
 //!    the count of an *activation* unit with target = cycles per output, which
 //!    replays the input words for every neuron) and one weight word per beat; the
 //!    streamer fires both DACs together;
-//! 3. once the detector locks, an *accept* unit (target = beats, one-shot) takes
+//! 3. the detector locks after `preamble_length` − 1 preamble words (1 if the
+//!    length is below 2) and the datapath drops the window's first word (the last
+//!    preamble word); then an *accept* unit (target = beats, one-shot) takes
 //!    exactly the layer's window words; each word's sign bits are read from the
 //!    sign memory and the word goes to [`decode`](super::decode::decode), whose
 //!    count-action window emits a neuron every cycles-per-output words;
@@ -216,7 +218,14 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     m.connect(det, "adc_tvalid", adc_valid);
     m.connect(det, "adc_tdata", adc_data);
     m.connect(det, "arm", go);
-    m.connect(det, "preamble_length", preamble_length);
+    // Lock on the first `preamble_length - 1` preamble words and skip the last
+    // one in the window: the last word's tail is judged against the mean of a
+    // data word, which noise on dark preamble lanes can defeat.
+    let two = m.lit(2, PREAMBLE_LENGTH_WIDTH);
+    let skip_one = m.ge(preamble_length, two);
+    let shorter = m.add_const_wrap(preamble_length, u64::from(u8::MAX));
+    let lock_length = m.mux(skip_one, shorter, preamble_length);
+    m.connect(det, "preamble_length", lock_length);
     m.connect(det, "timeout", timeout);
     let win_valid = m.instance_output(det, "m_tvalid");
     let win_data = m.instance_output(det, "m_tdata");
@@ -226,7 +235,15 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let accept_done = m.wire("accept_done", 1);
     let not_accept_done = m.not(accept_done);
     // `locked` masks the one stale window word the detector emits after `arm`.
-    let accept = m.and_all(&[win_valid, locked, busy, not_go, not_accept_done]);
+    let skipped = m.reg(clk, "skipped_q", 1);
+    let not_skipped = m.not(skipped);
+    let skip = m.and_all(&[win_valid, locked, skip_one, not_skipped, not_go]);
+    let skipped_or = m.or(skipped, skip);
+    let skipped_next = m.and(skipped_or, not_go);
+    m.set_next(skipped, skipped_next);
+    let no_skip = m.not(skip_one);
+    let past_skip = m.or(skipped, no_skip);
+    let accept = m.and_all(&[win_valid, locked, past_skip, busy, not_go, not_accept_done]);
     let accept = m.named("accept", accept);
     let accept_u = count_unit(&mut m, &unit, "u_accept", clk, accept, go, one, beats);
     let ad = m.instance_output(accept_u, "done");

@@ -207,7 +207,8 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         }
         let a = word(&pins.read("dac0_tdata"));
         let w = word(&pins.read("dac1_tdata"));
-        let adc = self.link.step(&a, &w);
+        let lit = pins.read("dac0_tvalid") != [0] || pins.read("dac1_tvalid") != [0];
+        let adc = self.link.step(&a, &w, lit);
         pins.write("adc_tvalid", &[1]);
         pins.write("adc_tdata", &pack_bus(&adc));
         pins.write("start", &[0]);
@@ -261,7 +262,7 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         }
         if one(pins, "fire") == 1 {
             if self.last_fire.is_none() {
-                self.event(t, format!("layer {l}: first DAC data beat"));
+                self.event(t, format!("layer {l}: streamer fires the first data beat"));
             }
             self.last_fire = Some(t);
         }
@@ -290,7 +291,7 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     fn close_layer(&mut self) {
         if let Some(f) = self.last_fire.take() {
             let l = self.layer;
-            self.event(f, format!("layer {l}: last DAC data beat"));
+            self.event(f, format!("layer {l}: streamer fires the last data beat"));
         }
     }
 }

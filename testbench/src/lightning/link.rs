@@ -10,6 +10,12 @@
 //! `n − (16 · latency + shift)`; samples before the first DAC cycle are 0. With
 //! latency 0 and shift 0 the ADC word of cycle *t* is made of the DAC words of
 //! cycle *t*.
+//!
+//! # Dark cycles
+//! In a cycle where neither DAC drives a valid word the modulators are dark and
+//! the core is not called: its 16 ADC samples are 0 and no noise is drawn. (A
+//! noisy dark stream would make the ADC's mean-threshold mask random next to the
+//! preamble, which the preamble detector does not tolerate.)
 
 use std::collections::VecDeque;
 
@@ -40,10 +46,11 @@ impl<C: PhotonicCore> PhotonicLink<C> {
         self.line.len()
     }
 
-    /// One fabric cycle: the DAC words in, the ADC word out.
-    pub fn step(&mut self, activations: &Word, weights: &Word) -> Word {
+    /// One fabric cycle: the DAC words in (`lit` = either DAC word is valid),
+    /// the ADC word out.
+    pub fn step(&mut self, activations: &Word, weights: &Word, lit: bool) -> Word {
         for (a, w) in activations.iter().zip(weights) {
-            let s = self.core.transmit(*a, *w);
+            let s = if lit { self.core.transmit(*a, *w) } else { 0 };
             self.line.push_back(s);
         }
         std::array::from_fn(|_| self.line.pop_front().unwrap_or(0))

@@ -1,0 +1,176 @@
+//! `wirespeed sim lightning`: the shipped digits MLP's test images through the
+//! generated Lightning datapath in a closed loop with the photonic-core model, on
+//! the native simulator; accuracy without noise and with the testbed's noise,
+//! cycles and time per image, and the timeline of the first image.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use hdl::lightning::datapath::datapath;
+use testbench::dut::{Dut, NativeDut};
+use testbench::lightning::arith::{argmax, OpticalLoss};
+use testbench::lightning::closed_loop::{hardware_config, run_image, LoopControls, LoopRun};
+use testbench::lightning::golden::{infer, DatapathConfig};
+use testbench::lightning::link::PhotonicLink;
+use testbench::lightning::model_files::{data_dir, load_workload};
+use testbench::lightning::photonic::{NoisyCore, TESTBED_SIGMA};
+
+/// The ZCU111 fabric clock of Lightning's build, MHz.
+pub const BOARD_CLOCK_MHZ: f64 = 253.44;
+
+/// Options of `wirespeed sim lightning`.
+#[derive(Args, Debug, Clone)]
+pub struct LightningArgs {
+    /// Workload directory (weights.json, test_images.bin, test_labels.bin,
+    /// reference.json); default: the shipped digits MLP.
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Run only the first N test images.
+    #[arg(long, value_name = "N")]
+    pub images: Option<usize>,
+    /// Photonic latency in whole fabric cycles.
+    #[arg(long, default_value_t = 10)]
+    pub latency: usize,
+    /// Photonic intra-cycle sample shift (0-15).
+    #[arg(long, default_value_t = 3)]
+    pub shift: usize,
+    /// Seed of the photonic noise.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write a VCD of the first image's noise-free run to this file.
+    #[arg(long, value_name = "FILE")]
+    pub vcd: Option<PathBuf>,
+}
+
+/// One pass over the test set with photonic noise `sigma`.
+struct Pass {
+    runs: Vec<LoopRun>,
+    correct: usize,
+}
+
+fn pass(
+    dut: &mut NativeDut,
+    images: &[Vec<u8>],
+    labels: &[u8],
+    acc_bits: u32,
+    sigma: f64,
+    args: &LightningArgs,
+) -> Result<Pass> {
+    let mut link = PhotonicLink::new(
+        NoisyCore::new(sigma, 1.0, args.seed),
+        args.latency,
+        args.shift,
+    );
+    let controls = LoopControls::default();
+    let mut runs = Vec::new();
+    let mut correct = 0;
+    for (i, (image, &label)) in images.iter().zip(labels).enumerate() {
+        let vcd = args.vcd.as_deref().filter(|_| i == 0 && sigma == 0.0);
+        if let Some(path) = vcd {
+            dut.trace_open(path)
+                .with_context(|| format!("{}: cannot write the VCD", path.display()))?;
+        }
+        let run = run_image(dut, &mut link, image, acc_bits, &controls)?;
+        if vcd.is_some() {
+            dut.trace_close()?;
+        }
+        if !run.done || run.failed {
+            bail!(
+                "image {i}: the datapath did not finish (done {}, failed {}) after {} cycles",
+                run.done,
+                run.failed,
+                run.cycles
+            );
+        }
+        correct += usize::from(argmax(&run.logits) == Some(usize::from(label)));
+        runs.push(run);
+    }
+    Ok(Pass { runs, correct })
+}
+
+fn percent(correct: usize, total: usize) -> f64 {
+    100.0 * correct as f64 / total.max(1) as f64
+}
+
+/// Runs the simulation and prints the report; an error (exit code ≠ 0) if the
+/// noise-free logits differ from the golden model's on any image.
+pub fn run(args: &LightningArgs) -> Result<()> {
+    if args.shift > 15 {
+        bail!("--shift {}: must be 0..=15 samples", args.shift);
+    }
+    let dir = args.data.clone().unwrap_or_else(data_dir);
+    let workload = load_workload(&dir)?;
+    let net = &workload.model.network;
+    let acc = workload.model.acc_width;
+    let n = args
+        .images
+        .unwrap_or(workload.test.images.len())
+        .min(workload.test.images.len());
+    let images = &workload.test.images[..n];
+    let labels = &workload.test.labels[..n];
+    let module = datapath(&hardware_config(net, acc))?;
+    let mut dut = NativeDut::new(&module)?;
+    dut.reset(2);
+    println!(
+        "Lightning datapath, {} (acc {} bits), {n} test images from {}",
+        shape(net.layers().iter().map(|l| l.outputs()), net.inputs()),
+        acc.bits(),
+        dir.display()
+    );
+    println!(
+        "photonic core: latency {} cycles, shift {} samples",
+        args.latency, args.shift
+    );
+
+    let exact = pass(&mut dut, images, labels, acc.bits(), 0.0, args)?;
+    let golden_cfg = DatapathConfig {
+        acc_width: acc,
+        optical_loss: OpticalLoss::UNITY,
+    };
+    let mut mismatches = 0;
+    for (image, run) in images.iter().zip(&exact.runs) {
+        let g = infer(net, image, &golden_cfg)?;
+        mismatches += usize::from(g.logits != run.logits);
+    }
+    let noisy = pass(&mut dut, images, labels, acc.bits(), TESTBED_SIGMA, args)?;
+
+    println!(
+        "accuracy, noise 0:        {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",
+        percent(exact.correct, n),
+        exact.correct,
+        n - mismatches
+    );
+    println!(
+        "accuracy, sigma {TESTBED_SIGMA}:  {:.2}% ({}/{n}), seed {}",
+        percent(noisy.correct, n),
+        noisy.correct,
+        args.seed
+    );
+    if let Some(first) = exact.runs.first() {
+        let us = first.cycles as f64 / BOARD_CLOCK_MHZ;
+        println!(
+            "cycles per image: {} ({us:.2} us at {BOARD_CLOCK_MHZ} MHz); DAC start at cycle {}, ADC window open at cycle {}",
+            first.cycles, first.dac_start_cycle, first.window_open_cycle
+        );
+        println!("timeline of image 0 (cycles after start):");
+        for e in &first.timeline {
+            println!("  {:>6}  {}", e.cycle, e.what);
+        }
+    }
+    if let Some(path) = &args.vcd {
+        println!("VCD of image 0: {}", path.display());
+    }
+    if mismatches > 0 {
+        bail!("noise-free logits disagree with the golden model on {mismatches} of {n} images");
+    }
+    Ok(())
+}
+
+fn shape(outputs: impl Iterator<Item = usize>, inputs: usize) -> String {
+    std::iter::once(inputs)
+        .chain(outputs)
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("-")
+}
