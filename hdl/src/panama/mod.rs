@@ -2,7 +2,10 @@
 //! per-job buffers, floating-point adder tree at line rate). Spec:
 //! `shared/docs/PANAMA.md`.
 //!
-//! - [`parser`]: the header parser and classifier (frames through, metadata out).
+//! - [`parser`]: the header parser and classifier (frames through, metadata out);
+//! - [`config`]: the generator parameters ([`config::PanamaConfig`]) and their checks;
+//! - [`core`]: the accelerator between the two AXI-Streams, configuration as ports;
+//! - [`top`]: the NetFPGA `output_port_lookup` replacement: core + AXI-Lite registers.
 
 pub mod config;
 pub mod core;
