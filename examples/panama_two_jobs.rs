@@ -6,24 +6,24 @@ use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
 use hdl::std::fp::FpFormat;
 use testbench::dut::NativeDut;
-use testbench::panama::config::{GoldenConfig, SUME_PORTS};
+use testbench::panama::config::SUME_PORTS;
 use testbench::panama::golden::run as golden_run;
 use testbench::panama::header::HEADERS_LEN;
 use testbench::panama::payload::decode;
 use testbench::panama::scenario::Scenario;
-use testbench::panama::system::{check, is_result, run, Traffic};
+use testbench::panama::system::{check, golden_config, is_result, run, Traffic};
 use testbench::rng::seeded;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cfg = PanamaConfig::new(256, &SUME_PORTS);
     let mut scenario = Scenario::uniform(2, 4, 3, 256, FpFormat::Fp32);
     scenario.round_robin = true;
-    let golden_cfg = GoldenConfig::new(cfg.format, &cfg.port_codes, scenario.slot_configs(4));
+    let golden_cfg = golden_config(&cfg, scenario.slot_configs(4));
     let mut rng = seeded("panama two jobs example", 2);
     let frames = scenario.frames(&mut rng, &golden_cfg);
     let golden = golden_run(&golden_cfg, &frames)?;
     let mut dut = NativeDut::new(&panama_core(&cfg)?)?;
-    let expected = golden.aggregations.iter().map(|a| a.results.len()).sum();
+    let expected = golden.frames_out();
     let (driver, cycles, _) = run(
         &mut dut,
         &golden_cfg,

@@ -18,7 +18,8 @@ use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
 use testbench::panama::pcap::{read_pcapng, write_pcap, Stamped};
 use testbench::panama::scenario::Scenario;
 use testbench::panama::system::{
-    check, is_result, read_counters, run as run_system, Observed, RunEnd, StreamDriver, Traffic,
+    check, golden_config, read_counters, run as run_system, split_outputs, Observed, Outputs,
+    RunEnd, StreamDriver, Traffic,
 };
 use testbench::panama::traffic::background_frame;
 use testbench::rng::seeded;
@@ -156,25 +157,17 @@ fn slots_from(
 
 /// Latency of bypass frames (first input beat → first output beat) and of
 /// aggregations (last input beat of the last packet → first result beat).
-fn latencies(golden: &GoldenOutcome, d: &StreamDriver, cfg: &GoldenConfig) -> (Vec<u64>, Vec<u64>) {
-    let mut bypass: BTreeMap<u8, VecDeque<&Observed>> = BTreeMap::new();
-    let mut results: BTreeMap<(usize, u8), VecDeque<&Observed>> = BTreeMap::new();
-    for o in &d.outputs {
-        if is_result(&o.bytes, cfg.agg_udp_port) {
-            let at = testbench::panama::header::PANAMA_OFFSET;
-            let job = u16::from_be_bytes([o.bytes[at + 2], o.bytes[at + 3]]);
-            let tree = o.bytes[at + 4];
-            if let Some(slot) = cfg
-                .slots
-                .iter()
-                .position(|s| s.enable && s.job_id == job && s.tree_id == tree)
-            {
-                results.entry((slot, o.dst)).or_default().push_back(o);
-            }
-        } else {
-            bypass.entry(o.dst).or_default().push_back(o);
-        }
-    }
+fn latencies(golden: &GoldenOutcome, d: &StreamDriver, outputs: Outputs) -> (Vec<u64>, Vec<u64>) {
+    let mut bypass: BTreeMap<u8, VecDeque<&Observed>> = outputs
+        .bypass
+        .into_iter()
+        .map(|(k, v)| (k, VecDeque::from(v)))
+        .collect();
+    let mut results: BTreeMap<(usize, u8), VecDeque<&Observed>> = outputs
+        .results
+        .into_iter()
+        .map(|(k, v)| (k, VecDeque::from(v)))
+        .collect();
     let bypass_lat = golden
         .bypass
         .iter()
@@ -227,10 +220,7 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         bail!("--background {}: must be ≥ 0", args.background);
     }
     let mut rng = seeded("wirespeed sim panama", args.seed);
-    let mut golden_cfg = GoldenConfig::new(cfg.format, &cfg.port_codes, vec![]);
-    golden_cfg.ftz = cfg.ftz;
-    golden_cfg.max_payload_bytes = cfg.max_payload_bytes as usize;
-    golden_cfg.fifo_depth = Some(cfg.fifo_depth as usize);
+    let mut golden_cfg = golden_config(&cfg, vec![]);
     let frames = if let Some(path) = &args.pcap_in {
         let frames = read_pcapng(path).with_context(|| format!("--pcap-in {}", path.display()))?;
         golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
@@ -305,12 +295,7 @@ fn run_frames(
     mut rng: impl rand::Rng,
 ) -> Result<()> {
     let golden = golden_run(&golden_cfg, &frames)?;
-    let expected = golden.bypass.len()
-        + golden
-            .aggregations
-            .iter()
-            .map(|a| a.results.len())
-            .sum::<usize>();
+    let expected = golden.frames_out();
 
     let module = panama_core(cfg)?;
     let mut dut: Box<dyn Dut> = match args.engine {
@@ -433,7 +418,9 @@ fn run_frames(
         driver.output_beats,
         span_out
     );
-    let (bypass_lat, agg_lat) = latencies(&golden, &driver, &golden_cfg);
+    let outputs = split_outputs(&golden_cfg, &driver.outputs)
+        .map_err(|e| anyhow!("output differs from the golden model: {e}"))?;
+    let (bypass_lat, agg_lat) = latencies(&golden, &driver, outputs);
     print_stats("bypass latency", bypass_lat);
     print_stats("aggregation latency", agg_lat);
     let line: Vec<String> = counters.iter().map(|(n, v)| format!("{n} {v}")).collect();

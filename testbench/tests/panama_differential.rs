@@ -7,21 +7,16 @@ use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::{panama_core, COUNTERS};
 use hdl::std::fp::FpFormat;
 use testbench::harness::{DiffConfig, Differential};
-use testbench::panama::config::{GoldenConfig, PLUS_PORTS, SUME_PORTS};
+use testbench::panama::config::{PLUS_PORTS, SUME_PORTS};
 use testbench::panama::golden::run as golden_run;
 use testbench::panama::scenario::Scenario;
-use testbench::panama::system::{apply_config, check, Pins, StreamDriver};
+use testbench::panama::system::{apply_config, check, golden_config, Pins, StreamDriver};
 use testbench::rng::seeded;
 
 fn lockstep(cfg: &PanamaConfig, scenario: &Scenario, p_valid: f64, p_ready: f64) {
     let name = format!("panama differential {}", cfg.module_suffix());
     let mut rng = seeded(&name, 11);
-    let mut golden_cfg = GoldenConfig::new(
-        cfg.format,
-        &cfg.port_codes,
-        scenario.slot_configs(cfg.slots as usize),
-    );
-    golden_cfg.fifo_depth = Some(cfg.fifo_depth as usize);
+    let golden_cfg = golden_config(cfg, scenario.slot_configs(cfg.slots as usize));
     let frames = scenario.frames(&mut rng, &golden_cfg);
     let want = golden_run(&golden_cfg, &frames).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(want.stalled_at, None);
@@ -42,12 +37,7 @@ fn lockstep(cfg: &PanamaConfig, scenario: &Scenario, p_valid: f64, p_ready: f64)
         .unwrap_or_else(|e| panic!("{e}"));
     let summary =
         check(&golden_cfg, &want, &driver.outputs).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let expected = want.bypass.len()
-        + want
-            .aggregations
-            .iter()
-            .map(|a| a.results.len())
-            .sum::<usize>();
+    let expected = want.frames_out();
     assert_eq!(summary.bypass_frames + summary.result_frames, expected);
     println!(
         "{name}: {} frames ({beats} beats) in, {} bypass + {} results out, identical on both \

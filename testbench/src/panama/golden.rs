@@ -149,6 +149,16 @@ pub struct GoldenOutcome {
 }
 
 impl GoldenOutcome {
+    /// Frames that leave the accelerator: bypassed frames and result frames.
+    pub fn frames_out(&self) -> usize {
+        self.bypass.len()
+            + self
+                .aggregations
+                .iter()
+                .map(|a| a.results.len())
+                .sum::<usize>()
+    }
+
     /// Bypassed frames whose tuser destination includes port code `dst`, in order.
     pub fn bypass_to(&self, dst: u8) -> Vec<&[u8]> {
         self.bypass

@@ -11,11 +11,12 @@
 //! bypass frames per destination in order, result frames per (slot,
 //! destination) in order, nothing missing, nothing extra.
 
-use super::config::GoldenConfig;
+use super::config::{GoldenConfig, SlotConfig};
 use super::golden::{GoldenOutcome, InFrame};
 use super::header::{offset, FLAG_RESULT, HEADERS_LEN, IPV4_OFFSET, PANAMA_OFFSET, UDP_OFFSET};
 use crate::dut::Dut;
 use crate::harness::Step;
+use hdl::panama::config::PanamaConfig;
 use rand::Rng;
 use std::collections::{BTreeMap, HashMap};
 
@@ -329,23 +330,26 @@ fn job_of(bytes: &[u8]) -> (u16, u8) {
     )
 }
 
-/// Compares `observed` with `golden` (see the module docs); the error says which
-/// stream differs first and how.
-pub fn check(
+/// Output frames sorted the way the golden model's contract orders them.
+pub struct Outputs<'a> {
+    /// Bypass frames per tuser destination, in order.
+    pub bypass: BTreeMap<u8, Vec<&'a Observed>>,
+    /// Result frames per (slot, destination), in order.
+    pub results: BTreeMap<(usize, u8), Vec<&'a Observed>>,
+}
+
+/// Splits `observed` into bypass frames per destination and result frames per
+/// (slot, destination); a result frame of a (job, tree) no enabled slot has is an
+/// error.
+pub fn split_outputs<'a>(
     config: &GoldenConfig,
-    golden: &GoldenOutcome,
-    observed: &[Observed],
-) -> Result<CheckSummary, String> {
-    let mut bypass: BTreeMap<u8, Vec<&Observed>> = BTreeMap::new();
-    let mut results: BTreeMap<(usize, u8), Vec<&Observed>> = BTreeMap::new();
+    observed: &'a [Observed],
+) -> Result<Outputs<'a>, String> {
+    let mut out = Outputs {
+        bypass: BTreeMap::new(),
+        results: BTreeMap::new(),
+    };
     for o in observed {
-        if usize::from(o.tuser_len) != o.bytes.len() {
-            return Err(format!(
-                "output frame of {} bytes has tuser length {}",
-                o.bytes.len(),
-                o.tuser_len
-            ));
-        }
         if is_result(&o.bytes, config.agg_udp_port) {
             let (job, tree) = job_of(&o.bytes);
             let slot = config
@@ -355,11 +359,42 @@ pub fn check(
                 .ok_or_else(|| {
                     format!("result frame for job {job} tree {tree}, which no slot has")
                 })?;
-            results.entry((slot, o.dst)).or_default().push(o);
+            out.results.entry((slot, o.dst)).or_default().push(o);
         } else {
-            bypass.entry(o.dst).or_default().push(o);
+            out.bypass.entry(o.dst).or_default().push(o);
         }
     }
+    Ok(out)
+}
+
+/// The golden model's configuration of an instance of `cfg` with `slots` (register
+/// defaults for the rest, finite FIFOs of `cfg.fifo_depth`).
+pub fn golden_config(cfg: &PanamaConfig, slots: Vec<SlotConfig>) -> GoldenConfig {
+    GoldenConfig {
+        ftz: cfg.ftz,
+        max_payload_bytes: cfg.max_payload_bytes as usize,
+        fifo_depth: Some(cfg.fifo_depth as usize),
+        ..GoldenConfig::new(cfg.format, &cfg.port_codes, slots)
+    }
+}
+
+/// Compares `observed` with `golden` (see the module docs); the error says which
+/// stream differs first and how.
+pub fn check(
+    config: &GoldenConfig,
+    golden: &GoldenOutcome,
+    observed: &[Observed],
+) -> Result<CheckSummary, String> {
+    for o in observed {
+        if usize::from(o.tuser_len) != o.bytes.len() {
+            return Err(format!(
+                "output frame of {} bytes has tuser length {}",
+                o.bytes.len(),
+                o.tuser_len
+            ));
+        }
+    }
+    let Outputs { bypass, results } = split_outputs(config, observed)?;
     let mut want_bypass: BTreeMap<u8, Vec<&[u8]>> = BTreeMap::new();
     for f in &golden.bypass {
         want_bypass.entry(f.dst).or_default().push(&f.bytes);
