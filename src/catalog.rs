@@ -431,7 +431,23 @@ fn build_regfile(s: &Settings) -> Result<Generated, CatalogError> {
     })
 }
 
-/// The block called `name`.
+/// The block called `name` with its settings resolved from `key=value` pairs
+/// and an optional `--board` (the same as `board=NAME`).
+pub fn find_with_settings(
+    name: &str,
+    sets: &[String],
+    board: Option<&str>,
+) -> Result<(&'static BlockSpec, Settings), CatalogError> {
+    let spec = find(name)?;
+    let mut sets = sets.to_vec();
+    if let Some(b) = board {
+        sets.push(format!("board={b}"));
+    }
+    let settings = spec.settings(&sets)?;
+    Ok((spec, settings))
+}
+
+/// The block called `name`, or an error listing the known blocks.
 pub fn find(name: &str) -> Result<&'static BlockSpec, CatalogError> {
     blocks()
         .iter()

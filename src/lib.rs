@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod lightning_sim;
 pub mod sim_panama;
+pub mod synth;
 
 pub use gen;
 pub use hdl;

@@ -32,6 +32,8 @@ enum Command {
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: PathBuf,
     },
+    /// Synthesize a block with Yosys for its board's part and print the resources.
+    Synth(wirespeed::synth::SynthArgs),
     /// Simulate a system (see `wirespeed sim panama --help`, `wirespeed sim lightning --help`).
     #[command(subcommand)]
     Sim(SimCommand),
@@ -60,12 +62,7 @@ fn generate(
     board: Option<&str>,
     out: &std::path::Path,
 ) -> Result<()> {
-    let spec = catalog::find(block)?;
-    let mut sets = sets.to_vec();
-    if let Some(b) = board {
-        sets.push(format!("board={b}"));
-    }
-    let settings = spec.settings(&sets)?;
+    let (spec, settings) = catalog::find_with_settings(block, sets, board)?;
     let generated = spec.build(&settings)?;
     let design = gen::emit(&generated.module)?;
     let mut manifest =
@@ -109,6 +106,7 @@ fn main() -> ExitCode {
             board,
             out,
         } => generate(block, sets, board.as_deref(), out),
+        Command::Synth(args) => wirespeed::synth::run(args),
         Command::Sim(SimCommand::Panama(args)) => wirespeed::sim_panama::run(args),
         Command::Sim(SimCommand::Lightning(args)) => wirespeed::lightning_sim::run(args),
     };

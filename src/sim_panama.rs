@@ -32,6 +32,9 @@ pub enum Engine {
     Native,
     /// Verilator on the emitted Verilog.
     Verilator,
+    /// Both, one after the other on the same traffic: the outputs must be identical
+    /// cycle for cycle; reports both speeds and their ratio.
+    Both,
 }
 
 /// Options of `wirespeed sim panama`.
@@ -292,56 +295,59 @@ fn run_frames(
     mhz: f64,
     golden_cfg: GoldenConfig,
     frames: Vec<InFrame>,
-    mut rng: impl rand::Rng,
+    rng: impl rand::Rng + Clone,
 ) -> Result<()> {
     let golden = golden_run(&golden_cfg, &frames)?;
     let expected = golden.frames_out();
 
     let module = panama_core(cfg)?;
-    let mut dut: Box<dyn Dut> = match args.engine {
-        Engine::Native => Box::new(NativeDut::new(&module)?),
-        Engine::Verilator => Box::new(VerilatorDut::new(&module, &BuildOptions::default())?),
-    };
-    if let Some(path) = &args.vcd {
-        dut.trace_open(path)?;
-    }
     let beats: u64 = frames
         .iter()
         .map(|f| f.bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64)
         .sum();
     let bound = 50 * beats + 20_000;
-    let bar = ProgressBar::new(beats);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} input beats  {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let traffic = Traffic {
-        p_valid: args.load,
-        p_ready: 1.0 - args.back_pressure,
-    };
-    let started = std::time::Instant::now();
-    let (driver, cycles, end) = run_system(
-        dut.as_mut(),
-        &golden_cfg,
-        &frames,
-        cfg.data_width,
-        traffic,
-        &mut rng,
-        golden.stalled_at.is_none().then_some(expected),
-        5_000,
+    let job = Job {
+        module: &module,
+        golden_cfg: &golden_cfg,
+        frames: &frames,
+        data_width: cfg.data_width,
+        expected: golden.stalled_at.is_none().then_some(expected),
+        beats,
         bound,
-        |_, cycle| {
-            if cycle % 4096 == 0 {
-                bar.set_position(cycle.min(beats));
-            }
-        },
-    );
-    bar.finish_and_clear();
-    let wall = started.elapsed();
-    if args.vcd.is_some() {
-        dut.trace_close()?;
+    };
+    let engines: &[Engine] = match args.engine {
+        Engine::Both => &[Engine::Native, Engine::Verilator],
+        Engine::Native => &[Engine::Native],
+        Engine::Verilator => &[Engine::Verilator],
+    };
+    let mut runs = Vec::new();
+    for &engine in engines {
+        // Every engine sees the same random draws (traffic timing, back-pressure).
+        let run = simulate(args, &job, engine, rng.clone())?;
+        runs.push((engine, run));
     }
-    let counters = read_counters(dut.as_mut());
+    let (_, first) = &runs[0];
+    for (engine, other) in &runs[1..] {
+        if other.driver.outputs != first.driver.outputs || other.cycles != first.cycles {
+            bail!(
+                "{engine:?} differs from {:?}: {} vs {} frames out in {} vs {} cycles",
+                runs[0].0,
+                other.driver.outputs.len(),
+                first.driver.outputs.len(),
+                other.cycles,
+                first.cycles
+            );
+        }
+    }
+    let Run {
+        driver,
+        cycles,
+        end,
+        wall,
+        counters,
+        ..
+    } = &runs[0].1;
+    let (cycles, end, wall) = (*cycles, *end, *wall);
 
     let raw_gbps = f64::from(cfg.data_width) * mhz / 1000.0;
     let bytes_in: usize = frames
@@ -399,6 +405,18 @@ fn run_frames(
         wall.as_secs_f64(),
         cycles as f64 / wall.as_secs_f64().max(1e-9)
     );
+    if let [(_, native), (_, verilator)] = &runs[..] {
+        let rate = |r: &Run| cycles as f64 / r.wall.as_secs_f64().max(1e-9);
+        println!(
+            "  engines: identical outputs in every cycle; native {:.0} cycles/s (build {:.2} s), \
+             Verilator {:.0} cycles/s (build {:.1} s), native ÷ Verilator {:.2}",
+            rate(native),
+            native.build.as_secs_f64(),
+            rate(verilator),
+            verilator.build.as_secs_f64(),
+            rate(native) / rate(verilator)
+        );
+    }
     println!(
         "  offered   {:>7.1} Gb/s ({:>5.1} % of raw)",
         raw_gbps * args.load,
@@ -420,7 +438,7 @@ fn run_frames(
     );
     let outputs = split_outputs(&golden_cfg, &driver.outputs)
         .map_err(|e| anyhow!("output differs from the golden model: {e}"))?;
-    let (bypass_lat, agg_lat) = latencies(&golden, &driver, outputs);
+    let (bypass_lat, agg_lat) = latencies(&golden, driver, outputs);
     print_stats("bypass latency", bypass_lat);
     print_stats("aggregation latency", agg_lat);
     let line: Vec<String> = counters.iter().map(|(n, v)| format!("{n} {v}")).collect();
@@ -463,4 +481,88 @@ fn run_frames(
         bail!("the run did not finish in {bound} cycles");
     }
     Ok(())
+}
+
+/// What every engine runs: the design, the traffic and the bounds.
+struct Job<'a> {
+    module: &'a hdl::Module,
+    golden_cfg: &'a GoldenConfig,
+    frames: &'a [InFrame],
+    data_width: u32,
+    expected: Option<usize>,
+    beats: u64,
+    bound: u64,
+}
+
+/// One engine's run.
+struct Run {
+    driver: StreamDriver,
+    cycles: u64,
+    end: RunEnd,
+    /// Simulation time, building excluded.
+    wall: Duration,
+    /// Time to build the engine's model (native compile; Verilator build or cache load).
+    build: Duration,
+    counters: Vec<(&'static str, u64)>,
+}
+
+/// Runs the job on `engine` with a progress bar.
+fn simulate(args: &PanamaArgs, job: &Job, engine: Engine, mut rng: impl rand::Rng) -> Result<Run> {
+    let started = std::time::Instant::now();
+    let mut dut: Box<dyn Dut> = match engine {
+        Engine::Verilator => Box::new(VerilatorDut::new(job.module, &BuildOptions::default())?),
+        Engine::Native | Engine::Both => Box::new(NativeDut::new(job.module)?),
+    };
+    let build = started.elapsed();
+    let vcd = match (&args.vcd, engine) {
+        (Some(path), Engine::Verilator) if args.engine == Engine::Both => {
+            Some(path.with_extension("verilator.vcd"))
+        }
+        (Some(path), _) => Some(path.clone()),
+        (None, _) => None,
+    };
+    if let Some(path) = &vcd {
+        dut.trace_open(path)?;
+    }
+    let bar = ProgressBar::new(job.beats);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} input beats  {elapsed}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("{engine:?}"));
+    let traffic = Traffic {
+        p_valid: args.load,
+        p_ready: 1.0 - args.back_pressure,
+    };
+    let started = std::time::Instant::now();
+    let (driver, cycles, end) = run_system(
+        dut.as_mut(),
+        job.golden_cfg,
+        job.frames,
+        job.data_width,
+        traffic,
+        &mut rng,
+        job.expected,
+        5_000,
+        job.bound,
+        |_, cycle| {
+            if cycle % 4096 == 0 {
+                bar.set_position(cycle.min(job.beats));
+            }
+        },
+    );
+    bar.finish_and_clear();
+    let wall = started.elapsed();
+    if vcd.is_some() {
+        dut.trace_close()?;
+    }
+    let counters = read_counters(dut.as_mut());
+    Ok(Run {
+        driver,
+        cycles,
+        end,
+        wall,
+        build,
+        counters,
+    })
 }

@@ -385,24 +385,48 @@ pub fn yosys_synth_xilinx<P: AsRef<Path>>(
     top: &str,
     family: &str,
 ) -> Result<SynthReport, ToolError> {
+    synth_xilinx(paths, top, family, true)
+}
+
+/// As [`yosys_synth_xilinx`] but keeping the hierarchy: every module is
+/// synthesized once and the report sums the cells over all instances. Much faster
+/// for designs that repeat a large module (an adder tree), with no optimisation
+/// across module boundaries and no logic depth in the report.
+pub fn yosys_synth_xilinx_hierarchical<P: AsRef<Path>>(
+    paths: &[P],
+    top: &str,
+    family: &str,
+) -> Result<SynthReport, ToolError> {
+    synth_xilinx(paths, top, family, false)
+}
+
+fn synth_xilinx<P: AsRef<Path>>(
+    paths: &[P],
+    top: &str,
+    family: &str,
+    flatten: bool,
+) -> Result<SynthReport, ToolError> {
     let files = verilog_sources(paths)?;
     let dir = work_dir("yosys")?;
     let mut script = String::new();
     for f in &files {
         let _ = writeln!(script, "read_verilog -defer \"{}\"", f.display());
     }
+    let flatten_flag = if flatten { " -flatten" } else { "" };
     let _ = writeln!(
         script,
-        "synth_xilinx -family {family} -top {top} -flatten -noiopad"
+        "synth_xilinx -family {family} -top {top}{flatten_flag} -noiopad"
     );
-    // Logic depth: the longest path through combinational cells only (every state
-    // element, block RAM, DSP and clock buffer removed from the selection, so paths
-    // start and end there or at ports).
     script.push_str("tee -q -o stat.json stat -json\n");
-    script.push_str("write_json netlist.json\n");
-    script.push_str(
-        "tee -q -o ltp.txt ltp -noff w:* t:* %u t:FD* %d t:SRL* %d t:RAM* %d t:DSP* %d t:BUFG* %d\n",
-    );
+    if flatten {
+        // Logic depth: the longest path through combinational cells only (every
+        // state element, block RAM, DSP and clock buffer removed from the
+        // selection, so paths start and end there or at ports).
+        script.push_str("write_json netlist.json\n");
+        script.push_str(
+            "tee -q -o ltp.txt ltp -noff w:* t:* %u t:FD* %d t:SRL* %d t:RAM* %d t:DSP* %d t:BUFG* %d\n",
+        );
+    }
     let script_path = dir.path().join("synth.ys");
     std::fs::write(&script_path, &script).map_err(|source| ToolError::Io {
         action: "write",

@@ -146,6 +146,16 @@ pub struct Board {
 }
 
 impl Board {
+    /// Yosys' `synth_xilinx -family` for the board's part: `xc7` for 7-series
+    /// parts (`xc7…`), `xcup` for the UltraScale+ parts of every other board here.
+    pub fn yosys_family(&self) -> &'static str {
+        if self.part.starts_with("xc7") {
+            "xc7"
+        } else {
+            "xcup"
+        }
+    }
+
     /// The clock with role `role`, if the board has one.
     pub fn clock(&self, role: &str) -> Option<&BoardClock> {
         self.clocks.iter().find(|c| c.role == role)

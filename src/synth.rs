@@ -1,0 +1,81 @@
+//! `wirespeed synth`: a block's Verilog through Yosys `synth_xilinx` for its
+//! board's part (UltraScale+ without a board), out of context, and the resource
+//! estimate as a table.
+//!
+//! The hierarchy is kept by default: each module is synthesized once and the
+//! counts are summed over its instances, which keeps designs that repeat a large
+//! module (an adder tree) within minutes; `--flatten` optimises across module
+//! boundaries at a much higher run time. These are Yosys estimates, not Vivado
+//! results.
+
+use crate::catalog;
+use anyhow::{Context, Result};
+use std::time::Instant;
+use testbench::tools::{self, SynthReport};
+
+/// Arguments of `wirespeed synth`.
+#[derive(clap::Args, Debug)]
+pub struct SynthArgs {
+    /// Block name (see `wirespeed list`).
+    block: String,
+    /// A parameter, as key=value (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Target board (same as `--set board=NAME`; blocks with a `board` parameter).
+    #[arg(long = "board", value_name = "NAME")]
+    board: Option<String>,
+    /// Flatten before synthesis (slower; optimises across module boundaries).
+    #[arg(long)]
+    flatten: bool,
+}
+
+/// Runs `wirespeed synth`.
+pub fn run(args: &SynthArgs) -> Result<()> {
+    let (spec, settings) =
+        catalog::find_with_settings(&args.block, &args.sets, args.board.as_deref())?;
+    let generated = spec.build(&settings)?;
+    let design = gen::emit(&generated.module)?;
+    let dir = tempfile::Builder::new()
+        .prefix("wirespeed-synth-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let manifest = gen::Manifest::new(&generated.module, &design);
+    gen::write_design(dir.path(), &design, &manifest)?;
+    let (family, target) = match &generated.board {
+        Some(t) => (
+            t.board.yosys_family(),
+            format!("{} ({})", t.board.name, t.board.part),
+        ),
+        None => ("xcup", "no board".to_string()),
+    };
+    let mode = if args.flatten {
+        "flattened"
+    } else {
+        "hierarchical"
+    };
+    eprintln!(
+        "synthesizing `{}` ({} Verilog files) for {target}: yosys synth_xilinx -family {family}, \
+         {mode}",
+        design.top,
+        design.files.len()
+    );
+    let start = Instant::now();
+    let report = if args.flatten {
+        tools::yosys_synth_xilinx(&[dir.path()], &design.top, family)
+    } else {
+        tools::yosys_synth_xilinx_hierarchical(&[dir.path()], &design.top, family)
+    }?;
+    print!("{}", table(&design.top, &target, &report));
+    println!("yosys time {:.0} s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The report as a Markdown table row with its header.
+fn table(top: &str, target: &str, r: &SynthReport) -> String {
+    format!(
+        "| top | target | LUT | FF | CARRY | BRAM36 | BRAM18 | LUTRAM/SRL | DSP |\n\
+         |---|---|---|---|---|---|---|---|---|\n\
+         | {top} | {target} | {} | {} | {} | {} | {} | {} | {} |\n",
+        r.luts, r.ffs, r.carries, r.ramb36, r.ramb18, r.lutrams, r.dsps
+    )
+}
