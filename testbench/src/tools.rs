@@ -417,6 +417,11 @@ fn synth_xilinx<P: AsRef<Path>>(
         script,
         "synth_xilinx -family {family} -top {top}{flatten_flag} -noiopad"
     );
+    if !flatten {
+        // Yosys 0.23 writes invalid JSON for a hierarchical `stat -json`; inlining
+        // the mapped modules afterwards changes no cell and gives the totals.
+        script.push_str("flatten\n");
+    }
     script.push_str("tee -q -o stat.json stat -json\n");
     if flatten {
         // Logic depth: the longest path through combinational cells only (every
