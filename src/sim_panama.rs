@@ -32,8 +32,8 @@ pub enum Engine {
     Native,
     /// Verilator on the emitted Verilog.
     Verilator,
-    /// Both, one after the other on the same traffic: the outputs must be identical
-    /// cycle for cycle; reports both speeds and their ratio.
+    /// Both, one after the other on the same traffic: every output frame must be
+    /// identical and leave at the same cycles; reports both speeds and their ratio.
     Both,
 }
 
@@ -81,7 +81,8 @@ pub struct PanamaArgs {
     /// Write the output frames as one pcap per destination port into DIR.
     #[arg(long, value_name = "DIR")]
     pcap_out: Option<PathBuf>,
-    /// Write a VCD of the accelerator's ports.
+    /// Write a VCD of the accelerator's ports (with `--engine both`, Verilator's goes
+    /// beside it as `<name>.verilator.vcd`).
     #[arg(long, value_name = "FILE")]
     vcd: Option<PathBuf>,
     /// Interleave workers at random instead of taking turns packet by packet (a
@@ -408,7 +409,7 @@ fn run_frames(
     if let [(_, native), (_, verilator)] = &runs[..] {
         let rate = |r: &Run| cycles as f64 / r.wall.as_secs_f64().max(1e-9);
         println!(
-            "  engines: identical outputs in every cycle; native {:.0} cycles/s (build {:.2} s), \
+            "  engines: the same frames out at the same cycles; native {:.0} cycles/s (build {:.2} s), \
              Verilator {:.0} cycles/s (build {:.1} s), native ÷ Verilator {:.2}",
             rate(native),
             native.build.as_secs_f64(),
