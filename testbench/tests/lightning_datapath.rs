@@ -8,7 +8,7 @@
 
 use hdl::lightning::config::DatapathConfig as HwConfig;
 use hdl::lightning::datapath::datapath;
-use hdl::lightning::datapath::{FAIL_NONE, FAIL_NO_LOCK, FAIL_SKEW};
+use hdl::lightning::datapath::{FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_SKEW};
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
@@ -458,6 +458,61 @@ fn cores_too_far_apart_fail_with_the_skew_reason() {
     };
     let run = run_image(&mut dut, &mut links, &image, b.shape, &compensated).unwrap();
     assert_exact(&run, &expected, "skew compensated by DAC delays");
+}
+
+#[test]
+fn adc_lost_mid_layer_trips_the_watchdog() {
+    let mut rng = seeded("lightning datapath watchdog", 9471);
+    let net = random_network(&mut rng, &[64, 40, 4]);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, 64);
+    let expected = golden_logits(&net, &image, acc);
+    let timeout = 200u32;
+    for cores in 1..=3u32 {
+        let b = build(&net, acc, cores);
+        let paths: Vec<(usize, usize)> = (0..cores as usize).map(|c| (8 + c, 3)).collect();
+        let mut dut = NativeDut::new(&b.module).unwrap();
+        dut.reset(2);
+        let base = LoopControls {
+            timeout,
+            max_cycles: 20_000,
+            ..LoopControls::default()
+        };
+        // The reference run: where layer 0 and layer 1 take their words.
+        let mut links = ideal_links(&paths);
+        let good = run_image(&mut dut, &mut links, &image, b.shape, &base).unwrap();
+        assert_exact(&good, &expected, &format!("{cores} cores, no cut"));
+        let opens: Vec<u64> = good
+            .timeline
+            .iter()
+            .filter(|e| e.what.ends_with("ADC window open"))
+            .map(|e| e.cycle)
+            .collect();
+        // Cut the last core mid-layer in layer 0 and in layer 1, and every core.
+        for (what, at) in [("layer 0", opens[0] + 20), ("layer 1", opens[1] + 1)] {
+            for stopped in [vec![cores as usize - 1], (0..cores as usize).collect()] {
+                let controls = LoopControls {
+                    adc_stop: stopped.iter().map(|&c| (c, at)).collect(),
+                    ..base.clone()
+                };
+                let mut links = ideal_links(&paths);
+                let run = run_image(&mut dut, &mut links, &image, b.shape, &controls).unwrap();
+                let what = format!("{cores} cores, ADC of cores {stopped:?} lost in {what}");
+                assert!(run.done, "{what}: hung");
+                assert!(run.failed, "{what}: no failure");
+                assert_eq!(run.fail_reason, FAIL_LOST_LIGHT, "{what}: reason");
+                assert!(
+                    run.cycles <= at + u64::from(timeout) + 10,
+                    "{what}: failed at {}, cut at {at}",
+                    run.cycles
+                );
+            }
+        }
+        // And the next image is exact again.
+        let mut links = ideal_links(&paths);
+        let run = run_image(&mut dut, &mut links, &image, b.shape, &base).unwrap();
+        assert_exact(&run, &expected, &format!("{cores} cores, after a lost ADC"));
+    }
 }
 
 #[test]

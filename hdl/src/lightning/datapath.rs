@@ -62,11 +62,22 @@
 //!    falls.
 //!
 //! **Failures** (`failed` and `done` rise, `busy` falls, `fail_reason` says why;
-//! it never hangs): [`FAIL_NO_LOCK`] — a core's detector timed out (`timeout`
-//! cycles after `go` without a lock: no light, a wrong preamble);
-//! [`FAIL_SKEW`] — a core's join buffer overflowed (reported once every core is
-//! locked: a core that never locks is a [`FAIL_NO_LOCK`]). After a failure the
-//! next `start` runs normally.
+//! it never hangs), by priority when several happen in one cycle:
+//! - [`FAIL_NO_LOCK`] — a core's detector timed out (`timeout` cycles after `go`
+//!   without a lock: no light, a wrong preamble);
+//! - [`FAIL_LOST_LIGHT`] — a core's **watchdog** fired. Per core, a count-action
+//!   unit (target = `timeout`, one-shot, cleared by `go` and by every taken word)
+//!   counts the cycles in which the core is locked, still owes window words, has
+//!   words in flight (data beats fired in this layer > words taken) and takes
+//!   none: the ADC stream stopped after the lock (`adc{c}_tvalid` low: light or
+//!   converter lost mid-layer). It cannot see light lost while the ADC keeps
+//!   delivering valid (dark) words: those decode as zero products. `timeout` must
+//!   exceed the few cycles between a lock and the first data word (it must
+//!   already exceed the preamble's round trip for the detector);
+//! - [`FAIL_SKEW`] — a core's join buffer overflowed, reported once every core
+//!   has taken all its words (a core that never locks or stops is reason 1 or 2).
+//!
+//! After a failure the next `start` runs normally.
 //!
 //! **Status.** `locked` = every core's detector is locked (and this is not a `go`
 //! cycle); `core_locked[c]` = core *c*'s detector is locked.
@@ -100,6 +111,9 @@ pub const FAIL_REASON_WIDTH: u32 = 2;
 pub const FAIL_NONE: u64 = 0;
 /// `fail_reason`: a core's detector found no preamble within `timeout` cycles.
 pub const FAIL_NO_LOCK: u64 = 1;
+/// `fail_reason`: a locked core's ADC delivered no word for `timeout` cycles
+/// while words were in flight (light or ADC lost mid-layer).
+pub const FAIL_LOST_LIGHT: u64 = 2;
 /// `fail_reason`: the cores' windows drifted more than [`SKEW_DEPTH`] words apart.
 pub const FAIL_SKEW: u64 = 3;
 /// Words each core's window may run ahead of the slowest core's (cores > 1).
@@ -170,6 +184,10 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     })?;
     let streamer_m = core_streamer(cores)?;
     let detector_m = preamble_detector(&PreambleDetectorConfig::default())?;
+    let watchdog_m = count_action(&CountActionConfig {
+        events: 1,
+        count_width: TIMEOUT_WIDTH,
+    })?;
     let decode_m = decode(&DecodeConfig {
         acc_width: cfg.acc_width,
         target_width: sh.count,
@@ -294,6 +312,13 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let shorter = m.add_const_wrap(preamble_length, u64::from(u8::MAX));
     let lock_length = m.mux(skip_one, shorter, preamble_length);
     let no_skip = m.not(skip_one);
+    // Data beats fired in this layer (the watchdog's words in flight).
+    let fired = m.reg(clk, "fired_q", sh.count);
+    let f_inc = m.add_const_wrap(fired, 1);
+    let f_kept = m.mux(fire, f_inc, fired);
+    let f_zero = m.zeros(sh.count);
+    let f_next = m.mux(go, f_zero, f_kept);
+    m.set_next(fired, f_next);
     let mut windows = Vec::new();
     for c in 0..cores {
         let adc_valid = m.input(&format!("adc{c}_tvalid"), 1);
@@ -334,22 +359,51 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         );
         let td = m.instance_output(take_u, "done");
         m.assign(taken_done, td);
+        // Watchdog: cycles in which the core is locked, has words in flight
+        // (fired, not yet taken) and takes none, up to `timeout`.
+        let taken = m.instance_output(take_u, "count");
+        let in_flight = m.gt(fired, taken);
+        let not_take = m.not(take);
+        let starving = m.and_all(&[running, locked, not_taken_done, in_flight, not_take]);
+        let wd_clear = m.or(go, take);
+        let wd = m.instance(&format!("u_watchdog{c}"), &watchdog_m);
+        m.bind_domain(wd, "clk", clk);
+        m.connect(wd, "events", starving);
+        m.connect(wd, "enable", one);
+        m.connect(wd, "clear", wd_clear);
+        m.connect(wd, "one_shot", one);
+        m.connect(wd, "target", timeout);
+        let lost = m.instance_output(wd, "action");
         windows.push(Window {
             take,
             data: win_data,
             locked,
             failed,
+            lost,
+            taken_done,
         });
     }
     let core_locked: Vec<Signal> = windows.iter().map(|w| w.locked).collect();
     let locked = m.and_all(&core_locked);
     let core_failed: Vec<Signal> = windows.iter().map(|w| w.failed).collect();
     let det_failed = m.or_all(&core_failed);
+    let core_lost: Vec<Signal> = windows.iter().map(|w| w.lost).collect();
+    let light_lost = m.or_all(&core_lost);
+    let core_taken: Vec<Signal> = windows.iter().map(|w| w.taken_done).collect();
+    let all_taken = m.and_all(&core_taken);
 
     // Join: one accept for all cores, each core's word on the next cycle.
     let accept_done = m.wire("accept_done", 1);
     let not_accept_done = m.not(accept_done);
-    let joined = join_windows(&mut m, clk, &windows, go, running, not_accept_done, locked);
+    let joined = join_windows(
+        &mut m,
+        clk,
+        &windows,
+        go,
+        running,
+        not_accept_done,
+        all_taken,
+    );
     let accept = m.named("accept", joined.accept);
     let accept_u = count_unit(&mut m, &unit, "u_accept", clk, accept, go, one, beats);
     let ad = m.instance_output(accept_u, "done");
@@ -484,8 +538,9 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let finish = m.and(layer_end, is_last);
     // In `go` the detectors still show the previous search's failure.
     let no_lock = m.and(running, det_failed);
+    let no_light = m.and(running, light_lost);
     let skewed = m.and(running, joined.overflow);
-    let abort = m.or(no_lock, skewed);
+    let abort = m.or_all(&[no_lock, no_light, skewed]);
     let ends = m.or(finish, abort);
     let not_ends = m.not(ends);
     let stays = m.and(busy, not_ends);
@@ -509,7 +564,9 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let reason_no_lock = m.lit(FAIL_NO_LOCK, FAIL_REASON_WIDTH);
     let reason_skew = m.lit(FAIL_SKEW, FAIL_REASON_WIDTH);
     let reason_none = m.zeros(FAIL_REASON_WIDTH);
-    let new_reason = m.mux(no_lock, reason_no_lock, reason_skew);
+    let reason_lost = m.lit(FAIL_LOST_LIGHT, FAIL_REASON_WIDTH);
+    let new_reason = m.mux(no_light, reason_lost, reason_skew);
+    let new_reason = m.mux(no_lock, reason_no_lock, new_reason);
     let not_failed = m.not(failed);
     let first_abort = m.and(abort, not_failed);
     let reason_kept = m.mux(first_abort, new_reason, fail_reason);
@@ -563,6 +620,10 @@ struct Window {
     locked: Signal,
     /// The core's detector timed out.
     failed: Signal,
+    /// The core's watchdog fired: its ADC stopped with words in flight.
+    lost: Signal,
+    /// The core has taken all of the layer's words.
+    taken_done: Signal,
 }
 
 /// The cores' windows joined into one accept strobe.
@@ -572,7 +633,7 @@ struct Joined {
     /// Per core, the accepted word, in the cycle after `accept`.
     data: Vec<Signal>,
     /// A core's words ran `SKEW_DEPTH` words ahead of another's (sticky per
-    /// layer; reported once every core is locked).
+    /// layer; reported once every core has taken all its words).
     overflow: Signal,
 }
 
@@ -588,7 +649,7 @@ fn join_windows(
     go: Signal,
     running: Signal,
     not_accept_done: Signal,
-    all_locked: Signal,
+    all_taken: Signal,
 ) -> Joined {
     if let [w] = windows {
         let data = m.reg_no_reset(clk, "dec_data_q", BUS_WIDTH);
@@ -635,15 +696,15 @@ fn join_windows(
     let ptr_zero = m.zeros(aw + 1);
     let r_next = m.mux(go, ptr_zero, r_kept);
     m.set_next(rptr, r_next);
-    // A dropped word is fatal, but only reported once every core is locked: a
-    // core that never locks is the detector's timeout (reason 1), not skew.
+    // A dropped word is fatal, but only reported once every core has taken its
+    // words: a core that never locks or stops is reason 1 or 2, not skew.
     let lost = m.reg(clk, "skew_lost_q", 1);
     let any = m.or_all(&overflows);
     let lost_or = m.or(lost, any);
     let not_go = m.not(go);
     let lost_next = m.and(lost_or, not_go);
     m.set_next(lost, lost_next);
-    let overflow = m.and(lost, all_locked);
+    let overflow = m.and(lost, all_taken);
     Joined {
         accept,
         data,

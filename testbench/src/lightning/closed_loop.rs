@@ -117,6 +117,9 @@ pub struct LoopControls {
     pub dac_shift: Vec<u32>,
     /// Give up after this many cycles from `start` (a hang is a test failure).
     pub max_cycles: u64,
+    /// `(core, cycle)`: core's ADC stops delivering words (`adc{core}_tvalid` = 0)
+    /// from `cycle` cycles after `start` on, e.g. light lost mid-layer.
+    pub adc_stop: Vec<(usize, u64)>,
 }
 
 impl Default for LoopControls {
@@ -129,6 +132,7 @@ impl Default for LoopControls {
             dac_delay: Vec::new(),
             dac_shift: Vec::new(),
             max_cycles: 1_000_000,
+            adc_stop: Vec::new(),
         }
     }
 }
@@ -236,6 +240,10 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             pins.write(&format!("dac{j}_delay"), &[u64::from(delay)]);
             pins.write(&format!("dac{j}_shift"), &[u64::from(shift)]);
         }
+        let now = match self.phase {
+            Phase::Run(t) => t,
+            _ => 0,
+        };
         for (core, link) in self.links.iter_mut().enumerate() {
             let (ja, jw) = (2 * core, 2 * core + 1);
             let a = word(&pins.read(&format!("dac{ja}_tdata")));
@@ -243,7 +251,11 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             let lit = pins.read(&format!("dac{ja}_tvalid")) != [0]
                 || pins.read(&format!("dac{jw}_tvalid")) != [0];
             let adc = link.step(&a, &w, lit);
-            pins.write(&format!("adc{core}_tvalid"), &[1]);
+            let stopped = c
+                .adc_stop
+                .iter()
+                .any(|&(stop_core, at)| stop_core == core && now >= at);
+            pins.write(&format!("adc{core}_tvalid"), &[u64::from(!stopped)]);
             pins.write(&format!("adc{core}_tdata"), &pack_bus(&adc));
         }
         pins.write("start", &[0]);
