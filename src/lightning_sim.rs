@@ -81,7 +81,7 @@ fn pass(
             dut.trace_open(path)
                 .with_context(|| format!("{}: cannot write the VCD", path.display()))?;
         }
-        let run = run_image(dut, &mut links, image, shape, &controls)?;
+        let run = run_image(dut, &mut links, image, shape.clone(), &controls)?;
         if vcd.is_some() {
             dut.trace_close()?;
         }
@@ -135,7 +135,7 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         args.cores, args.latency, args.shift
     );
 
-    let exact = pass(&mut dut, images, labels, ports, 0.0, args)?;
+    let exact = pass(&mut dut, images, labels, ports.clone(), 0.0, args)?;
     let golden_cfg = DatapathConfig {
         acc_width: acc,
         optical_loss: OpticalLoss::UNITY,

@@ -6,9 +6,11 @@
 //! apart; the shipped MLP on its test images; a LeNet-300-100-shaped network's
 //! cycle count per number of cores.
 
-use hdl::lightning::config::DatapathConfig as HwConfig;
+use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::datapath;
-use hdl::lightning::datapath::{FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_SKEW};
+use hdl::lightning::datapath::{
+    FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, SIGN_FIFO_DEPTH,
+};
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
@@ -47,7 +49,14 @@ struct Built {
 }
 
 fn build(net: &Network, acc: AccWidth, cores: u32) -> Built {
-    let cfg = hardware_config(net, acc, cores);
+    build_with(net, acc, cores, WeightSource::Memory)
+}
+
+fn build_with(net: &Network, acc: AccWidth, cores: u32, source: WeightSource) -> Built {
+    let cfg = HwConfig {
+        weight_source: source,
+        ..hardware_config(net, acc, cores)
+    };
     Built {
         module: datapath(&cfg).unwrap(),
         shape: PortShape::of(&cfg),
@@ -72,7 +81,7 @@ fn native_run(
     let mut dut = NativeDut::new(&b.module).unwrap();
     dut.reset(2);
     let mut links = ideal_links(paths);
-    run_image(&mut dut, &mut links, image, b.shape, controls).unwrap()
+    run_image(&mut dut, &mut links, image, b.shape.clone(), controls).unwrap()
 }
 
 fn assert_exact(run: &LoopRun, expected: &[i64], what: &str) {
@@ -100,6 +109,7 @@ fn bad_parameters_are_errors() {
         shifts: vec![0],
         weights: vec![vec![1; 60]],
         cores: 1,
+        weight_source: WeightSource::Memory,
     };
     assert!(datapath(&good).is_ok());
     assert!(datapath(&HwConfig {
@@ -297,7 +307,7 @@ fn operand_delay_and_shift_registers_realign_skewed_streams() {
         };
         let mut dut = NativeDut::new(&b.module).unwrap();
         dut.reset(2);
-        let run = run_image(&mut dut, &mut links, &image, b.shape, &controls).unwrap();
+        let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
         assert_exact(&run, &expected, &format!("skew {}", links[0].core().skew));
     }
     // Three cores, each with its own operand skew, corrected by its own DAC
@@ -319,7 +329,7 @@ fn operand_delay_and_shift_registers_realign_skewed_streams() {
     }
     let mut dut = NativeDut::new(&b.module).unwrap();
     dut.reset(2);
-    let run = run_image(&mut dut, &mut links, &image, b.shape, &controls).unwrap();
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
     assert_exact(&run, &expected, &format!("three cores, skews {skews:?}"));
 }
 
@@ -368,7 +378,7 @@ fn no_light_or_a_wrong_preamble_fails_without_hanging() {
             .enumerate()
             .map(|(c, core)| PhotonicLink::new(core, 3 + c, 5))
             .collect();
-        run_image(dut, &mut links, &image, b.shape, &controls).unwrap()
+        run_image(dut, &mut links, &image, b.shape.clone(), &controls).unwrap()
     };
     for cores in [1u32, 2] {
         let b = build(&net, acc, cores);
@@ -443,11 +453,11 @@ fn cores_too_far_apart_fail_with_the_skew_reason() {
     let gap = hdl::lightning::datapath::SKEW_DEPTH as usize;
     // Just within the bound: exact.
     let mut links = ideal_links(&[(0, 0), (gap - 3, 0)]);
-    let run = run_image(&mut dut, &mut links, &image, b.shape, &controls).unwrap();
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
     assert_exact(&run, &expected, "skew within the bound");
     // Past it: the first layer's words of core 0 overflow its buffer.
     let mut links = ideal_links(&[(0, 0), (gap + 8, 0)]);
-    let run = run_image(&mut dut, &mut links, &image, b.shape, &controls).unwrap();
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
     assert!(run.done && run.failed, "skew past the bound: {run:?}");
     assert_eq!(run.fail_reason, FAIL_SKEW);
     assert!(run.logits.is_empty());
@@ -456,7 +466,7 @@ fn cores_too_far_apart_fail_with_the_skew_reason() {
         dac_delay: vec![(gap + 8) as u32, (gap + 8) as u32, 0, 0],
         ..controls.clone()
     };
-    let run = run_image(&mut dut, &mut links, &image, b.shape, &compensated).unwrap();
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &compensated).unwrap();
     assert_exact(&run, &expected, "skew compensated by DAC delays");
 }
 
@@ -480,7 +490,7 @@ fn adc_lost_mid_layer_trips_the_watchdog() {
         };
         // The reference run: where layer 0 and layer 1 take their words.
         let mut links = ideal_links(&paths);
-        let good = run_image(&mut dut, &mut links, &image, b.shape, &base).unwrap();
+        let good = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
         assert_exact(&good, &expected, &format!("{cores} cores, no cut"));
         let opens: Vec<u64> = good
             .timeline
@@ -496,7 +506,8 @@ fn adc_lost_mid_layer_trips_the_watchdog() {
                     ..base.clone()
                 };
                 let mut links = ideal_links(&paths);
-                let run = run_image(&mut dut, &mut links, &image, b.shape, &controls).unwrap();
+                let run =
+                    run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
                 let what = format!("{cores} cores, ADC of cores {stopped:?} lost in {what}");
                 assert!(run.done, "{what}: hung");
                 assert!(run.failed, "{what}: no failure");
@@ -510,9 +521,65 @@ fn adc_lost_mid_layer_trips_the_watchdog() {
         }
         // And the next image is exact again.
         let mut links = ideal_links(&paths);
-        let run = run_image(&mut dut, &mut links, &image, b.shape, &base).unwrap();
+        let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
         assert_exact(&run, &expected, &format!("{cores} cores, after a lost ADC"));
     }
+}
+
+#[test]
+fn streamed_weights_with_random_stalls_are_bit_exact_natively() {
+    let mut rng = seeded("lightning datapath weight stream", 9481);
+    for cores in 1..=3u32 {
+        for sizes in [[48usize, 16, 10], [20, 33, 7]] {
+            let net = random_network(&mut rng, &sizes);
+            let acc = AccWidth::new(20).unwrap();
+            let b = build_with(&net, acc, cores, WeightSource::Stream);
+            for stall in [0u32, 30, 70] {
+                let image = random_image(&mut rng, sizes[0]);
+                let paths: Vec<(usize, usize)> = (0..cores)
+                    .map(|_| (rng.gen_range(0..=20), rng.gen_range(0..=15)))
+                    .collect();
+                let d = rng.gen_range(0..=40);
+                let controls = LoopControls {
+                    preamble_length: rng.gen_range(1..=12),
+                    dac_delay: vec![d; 2 * cores as usize],
+                    weight_stall_percent: stall,
+                    weight_stall_seed: rng.gen(),
+                    ..LoopControls::default()
+                };
+                let run = native_run(&b, &image, &paths, &controls);
+                let what = format!(
+                    "stream, cores {cores} {sizes:?} stall {stall}% paths {paths:?} delay {d}"
+                );
+                assert_exact(&run, &golden_logits(&net, &image, acc), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_weights_round_trip_longer_than_the_sign_fifo_fails() {
+    let mut rng = seeded("lightning datapath sign fifo", 9491);
+    // Layer 0 fires 48 × 4 beats: more entries than the FIFO holds in flight.
+    let net = random_network(&mut rng, &[64, 48, 10]);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, 64);
+    let b = build_with(&net, acc, 1, WeightSource::Stream);
+    let depth = SIGN_FIFO_DEPTH as usize;
+    let controls = LoopControls {
+        max_cycles: 20_000,
+        ..LoopControls::default()
+    };
+    // A long but fitting round trip is exact; one past the FIFO fails.
+    let run = native_run(&b, &image, &[(depth - 20, 0)], &controls);
+    assert_exact(
+        &run,
+        &golden_logits(&net, &image, acc),
+        "round trip within the FIFO",
+    );
+    let run = native_run(&b, &image, &[(depth + 10, 0)], &controls);
+    assert!(run.done && run.failed, "round trip past the FIFO: {run:?}");
+    assert_eq!(run.fail_reason, FAIL_ROUND_TRIP);
 }
 
 #[test]
@@ -520,23 +587,34 @@ fn closed_loop_native_equals_verilator_cycle_by_cycle() {
     let mut rng = seeded("lightning datapath differential", 9501);
     let net = random_network(&mut rng, &[32, 16, 10]);
     let acc = AccWidth::new(16).unwrap();
-    for cores in [1u32, 2] {
-        let b = build(&net, acc, cores);
+    for (cores, source) in [
+        (1u32, WeightSource::Memory),
+        (2, WeightSource::Memory),
+        (2, WeightSource::Stream),
+    ] {
+        let b = build_with(&net, acc, cores, source);
         let paths: Vec<(usize, usize)> = (0..cores)
             .map(|_| (rng.gen_range(2..=12), rng.gen_range(1..=15)))
             .collect();
         for _ in 0..2 {
             let image = random_image(&mut rng, 32);
-            let controls = LoopControls::default();
+            let controls = LoopControls {
+                weight_stall_percent: if source == WeightSource::Stream {
+                    40
+                } else {
+                    0
+                },
+                ..LoopControls::default()
+            };
             let mut links = ideal_links(&paths);
-            let mut driver = LoopDriver::new(&mut links, &image, b.shape, &controls);
+            let mut driver = LoopDriver::new(&mut links, &image, b.shape.clone(), &controls);
             let native = native_run(&b, &image, &paths, &controls);
             let cycles = native.cycles + 20;
             Differential::new(&b.module)
                 .run(&DiffConfig::cycles(cycles), |s| driver.cycle(s))
                 .unwrap_or_else(|e| panic!("{e}"));
             let both = driver.result();
-            let what = format!("cores {cores} paths {paths:?}");
+            let what = format!("cores {cores} {source:?} paths {paths:?}");
             assert_exact(both, &golden_logits(&net, &image, acc), &what);
             assert_eq!(both, &native, "{what}: lockstep run vs native run");
         }
@@ -562,7 +640,7 @@ fn shipped_mlp(cores: u32, images: usize) -> u64 {
             &mut dut,
             &mut links,
             image,
-            b.shape,
+            b.shape.clone(),
             &LoopControls::default(),
         )
         .unwrap();

@@ -29,6 +29,19 @@ pub const WEIGHT_MAX: i32 = 255;
 /// Largest number of photonic cores (16 DAC and 8 ADC streams).
 pub const MAX_CORES: u32 = 8;
 
+/// Where the weights come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WeightSource {
+    /// On-chip memories initialised from the configuration's weights.
+    #[default]
+    Memory,
+    /// One AXI-Stream slave port per core (`w{c}_tvalid`, `w{c}_tready`,
+    /// `w{c}_tdata[144]`: bits [127:0] the 16 magnitudes, byte *i* = lane *i*;
+    /// bits [143:128] the 16 sign bits), fed in the order of
+    /// [`DatapathConfig::weight_words`].
+    Stream,
+}
+
 /// A Lightning datapath: a fully connected network on `cores` photonic cores.
 ///
 /// Weight layer `l` maps `layers[l]` inputs to `layers[l + 1]` outputs; its
@@ -49,6 +62,9 @@ pub struct DatapathConfig {
     /// Photonic cores (1..=8, at most the outputs of the smallest layer); see the
     /// module docs for how neurons are divided among them.
     pub cores: u32,
+    /// The weight source: on-chip memory or a stream per core. With a stream the
+    /// weights still size the network and the memory limit does not apply.
+    pub weight_source: WeightSource,
 }
 
 impl DatapathConfig {
@@ -135,7 +151,7 @@ impl DatapathConfig {
             }
         }
         let total: usize = (0..n).map(|l| self.beats(l) as usize).sum();
-        if total > MAX_WEIGHT_WORDS {
+        if total > MAX_WEIGHT_WORDS && self.weight_source == WeightSource::Memory {
             return err(
                 "weights",
                 format!(

@@ -93,7 +93,7 @@
 //! constants.
 
 use super::bus::{BUS_WIDTH, DELAY_WIDTH, PREAMBLE_LENGTH_WIDTH, SAMPLES, SHIFT_WIDTH};
-use super::config::DatapathConfig;
+use super::config::{DatapathConfig, WeightSource};
 use super::decode::{decode, DecodeConfig, LOSS_WIDTH, NORM_SHIFT_WIDTH};
 use super::preamble_detector::{preamble_detector, PreambleDetectorConfig, TIMEOUT_WIDTH};
 use super::streamer::core_streamer;
@@ -106,7 +106,7 @@ pub const BYTE_WORD_WIDTH: u32 = 8 * SAMPLES;
 /// Width of the cycle counters.
 pub const COUNTER_WIDTH: u32 = 32;
 /// Width of `fail_reason`.
-pub const FAIL_REASON_WIDTH: u32 = 2;
+pub const FAIL_REASON_WIDTH: u32 = 3;
 /// `fail_reason`: no failure.
 pub const FAIL_NONE: u64 = 0;
 /// `fail_reason`: a core's detector found no preamble within `timeout` cycles.
@@ -116,6 +116,14 @@ pub const FAIL_NO_LOCK: u64 = 1;
 pub const FAIL_LOST_LIGHT: u64 = 2;
 /// `fail_reason`: the cores' windows drifted more than [`SKEW_DEPTH`] words apart.
 pub const FAIL_SKEW: u64 = 3;
+/// `fail_reason`: with streamed weights, a core's sign FIFO overflowed: the
+/// photonic round trip is longer than [`SIGN_FIFO_DEPTH`] cycles.
+pub const FAIL_ROUND_TRIP: u64 = 4;
+/// Entries of each core's sign FIFO (streamed weights): one per DAC cycle from
+/// the end of the preamble until the word comes back through the window.
+pub const SIGN_FIFO_DEPTH: u32 = 128;
+/// Width of a streamed weight word: 128 magnitude bits, then 16 sign bits.
+pub const WEIGHT_STREAM_WIDTH: u32 = BYTE_WORD_WIDTH + SAMPLES;
 /// Words each core's window may run ahead of the slowest core's (cores > 1).
 pub const SKEW_DEPTH: u32 = 32;
 
@@ -234,7 +242,10 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let not_issue_done = m.not(issue_done);
     let not_beat = m.not(beat_valid);
     let room = m.or(not_beat, fire);
-    let issue = m.and_all(&[running, not_issue_done, room]);
+    let stream = cfg.weight_source == WeightSource::Stream;
+    // Streamed weights: every core's one-word buffer must hold a word.
+    let weights_ready = m.wire("weights_ready", 1);
+    let issue = m.and_all(&[running, not_issue_done, room, weights_ready]);
     let issue = m.named("issue", issue);
     let issue_u = count_unit(&mut m, &unit, "u_issue", clk, issue, go, one, beats);
     let d = m.instance_output(issue_u, "done");
@@ -248,28 +259,13 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let beat_next = m.and(busy, pending);
     m.set_next(beat_valid, beat_next);
 
-    let weight_addr_w = bits_for(sh.weight_depth - 1);
-    let w_addr = m.reg(clk, "weight_addr_q", weight_addr_w);
-    let w_inc = m.add_const_wrap(w_addr, 1);
-    let w_kept = m.mux(issue, w_inc, w_addr);
-    let w_zero = m.zeros(weight_addr_w);
-    let w_next = m.mux(start_ok, w_zero, w_kept);
-    m.set_next(w_addr, w_next);
-    let mut sign_mems = Vec::new();
-    let mut weight_buses = Vec::new();
-    for c in 0..cores {
-        let (magnitudes, signs) = cfg.weight_words(c);
-        let (magnitudes, signs) = pad_depth(magnitudes, signs, sh.weight_depth);
-        let w_mem = m.memory(
-            &format!("weights{c}"),
-            BYTE_WORD_WIDTH,
-            sh.weight_depth,
-            Some(magnitudes),
-        );
-        sign_mems.push(m.memory(&format!("signs{c}"), SAMPLES, sh.weight_depth, Some(signs)));
-        let word = m.mem_read(w_mem, clk, &format!("weight_word{c}"), w_addr, Some(issue));
-        weight_buses.push(to_samples(&mut m, word));
-    }
+    let weights = if stream {
+        weight_streams(&mut m, clk, cores, issue, start_ok)
+    } else {
+        weight_memories(&mut m, clk, cfg, &sh, issue, start_ok)
+    };
+    m.assign(weights_ready, weights.ready);
+    let weight_buses = weights.buses.clone();
 
     let act_mem = m.memory("activations", BYTE_WORD_WIDTH, 2 << sh.bank, None);
     let act_addr = m.concat(&[parity, act_index]);
@@ -319,6 +315,19 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let f_zero = m.zeros(sh.count);
     let f_next = m.mux(go, f_zero, f_kept);
     m.set_next(fired, f_next);
+    // Streamed weights: record every DAC cycle from the end of the preamble
+    // until the layer's last beat fired: whether a beat fired, and its signs.
+    let preamble_active = m.instance_output(st, "preamble_active");
+    let seen_pre = m.reg(clk, "seen_preamble_q", 1);
+    let pre_run = m.and(preamble_active, running);
+    let seen_or = m.or(seen_pre, pre_run);
+    let seen_next = m.and(seen_or, not_go);
+    m.set_next(seen_pre, seen_next);
+    let not_pre = m.not(preamble_active);
+    let all_fired = m.eq(fired, beats);
+    let not_all_fired = m.not(all_fired);
+    let record = m.and_all(&[running, seen_pre, not_pre, not_all_fired]);
+    let mut round_trip_overflows = Vec::new();
     let mut windows = Vec::new();
     for c in 0..cores {
         let adc_valid = m.input(&format!("adc{c}_tvalid"), 1);
@@ -345,7 +354,24 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         let past_skip = m.or(skipped, no_skip);
         let taken_done = m.wire(&format!("taken{c}_done"), 1);
         let not_taken_done = m.not(taken_done);
-        let take = m.and_all(&[win_valid, locked, past_skip, running, not_taken_done]);
+        let slot = m.and_all(&[win_valid, locked, past_skip, running, not_taken_done]);
+        let (take, win_data) = if stream {
+            let fifo = sign_fifo(
+                &mut m,
+                clk,
+                c,
+                record,
+                fire,
+                weights.signs[c as usize],
+                slot,
+                go,
+            );
+            round_trip_overflows.push(fifo.overflow);
+            let take = m.and(slot, fifo.fired);
+            (take, m.concat(&[fifo.signs, win_data]))
+        } else {
+            (slot, win_data)
+        };
         let take = m.named(&format!("take{c}"), take);
         let take_u = count_unit(
             &mut m,
@@ -408,22 +434,38 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let accept_u = count_unit(&mut m, &unit, "u_accept", clk, accept, go, one, beats);
     let ad = m.instance_output(accept_u, "done");
     m.assign(accept_done, ad);
-    let s_addr = m.reg(clk, "sign_addr_q", weight_addr_w);
-    let s_inc = m.add_const_wrap(s_addr, 1);
-    let s_kept = m.mux(accept, s_inc, s_addr);
-    let s_next = m.mux(start_ok, w_zero, s_kept);
-    m.set_next(s_addr, s_next);
+    // Memory weights: the sign memory is read at accept, in streaming order.
+    let s_addr = if stream {
+        None
+    } else {
+        let aw = weights.addr_width;
+        let s_addr = m.reg(clk, "sign_addr_q", aw);
+        let s_inc = m.add_const_wrap(s_addr, 1);
+        let s_kept = m.mux(accept, s_inc, s_addr);
+        let s_zero = m.zeros(aw);
+        let s_next = m.mux(start_ok, s_zero, s_kept);
+        m.set_next(s_addr, s_next);
+        Some(s_addr)
+    };
     let in_valid = m.register(clk, "dec_valid_q", accept);
+    let mut sign_words = Vec::new();
+    let mut buses = Vec::new();
+    for (c, &data) in joined.data.iter().enumerate() {
+        match (s_addr, weights.sign_mems.get(c)) {
+            (Some(addr), Some(&mem)) => {
+                let name = format!("sign_word{c}");
+                sign_words.push(m.mem_read(mem, clk, &name, addr, Some(accept)));
+                buses.push(data);
+            }
+            _ => {
+                sign_words.push(m.slice(data, BUS_WIDTH, SAMPLES));
+                buses.push(m.truncate(data, BUS_WIDTH));
+            }
+        }
+    }
 
     let mut decoded = Vec::new();
-    for (c, (&sign_mem, &data)) in sign_mems.iter().zip(&joined.data).enumerate() {
-        let sign_word = m.mem_read(
-            sign_mem,
-            clk,
-            &format!("sign_word{c}"),
-            s_addr,
-            Some(accept),
-        );
+    for (c, (&sign_word, &data)) in sign_words.iter().zip(&buses).enumerate() {
         let dec = m.instance(&format!("u_decode{c}"), &decode_m);
         m.bind_domain(dec, "clk", clk);
         m.connect(dec, "in_valid", in_valid);
@@ -540,7 +582,13 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let no_lock = m.and(running, det_failed);
     let no_light = m.and(running, light_lost);
     let skewed = m.and(running, joined.overflow);
-    let abort = m.or_all(&[no_lock, no_light, skewed]);
+    let trip_any = if round_trip_overflows.is_empty() {
+        m.zeros(1)
+    } else {
+        m.or_all(&round_trip_overflows)
+    };
+    let too_long = m.and(running, trip_any);
+    let abort = m.or_all(&[no_lock, no_light, too_long, skewed]);
     let ends = m.or(finish, abort);
     let not_ends = m.not(ends);
     let stays = m.and(busy, not_ends);
@@ -565,7 +613,9 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let reason_skew = m.lit(FAIL_SKEW, FAIL_REASON_WIDTH);
     let reason_none = m.zeros(FAIL_REASON_WIDTH);
     let reason_lost = m.lit(FAIL_LOST_LIGHT, FAIL_REASON_WIDTH);
-    let new_reason = m.mux(no_light, reason_lost, reason_skew);
+    let reason_trip = m.lit(FAIL_ROUND_TRIP, FAIL_REASON_WIDTH);
+    let new_reason = m.mux(too_long, reason_trip, reason_skew);
+    let new_reason = m.mux(no_light, reason_lost, new_reason);
     let new_reason = m.mux(no_lock, reason_no_lock, new_reason);
     let not_failed = m.not(failed);
     let first_abort = m.and(abort, not_failed);
@@ -652,7 +702,7 @@ fn join_windows(
     all_taken: Signal,
 ) -> Joined {
     if let [w] = windows {
-        let data = m.reg_no_reset(clk, "dec_data_q", BUS_WIDTH);
+        let data = m.reg_no_reset(clk, "dec_data_q", w.data.width());
         m.set_next(data, w.data);
         return Joined {
             accept: w.take,
@@ -671,7 +721,7 @@ fn join_windows(
         let is_full = m.eq_const(held, u64::from(SKEW_DEPTH));
         let not_full = m.not(is_full);
         let push = m.and(w.take, not_full);
-        let mem = m.memory(&format!("skew{c}"), BUS_WIDTH, SKEW_DEPTH, None);
+        let mem = m.memory(&format!("skew{c}"), w.data.width(), SKEW_DEPTH, None);
         let waddr = m.truncate(wptr, aw);
         m.mem_write(mem, clk, waddr, w.data, push);
         let w_inc = m.add_const_wrap(wptr, 1);
@@ -708,6 +758,163 @@ fn join_windows(
     Joined {
         accept,
         data,
+        overflow,
+    }
+}
+
+/// The weight side of the DAC streams.
+struct Weights {
+    /// Every core has a word for the next beat.
+    ready: Signal,
+    /// Per core, the weight beat (16 samples), registered at `issue`.
+    buses: Vec<Signal>,
+    /// Per core, the beat's 16 sign bits (streamed weights).
+    signs: Vec<Signal>,
+    /// Per core, the sign memory (memory weights).
+    sign_mems: Vec<crate::dsl::Memory>,
+    /// Width of the weight/sign memory address.
+    addr_width: u32,
+}
+
+/// Weights from initialised on-chip memories: one read per `issue`.
+fn weight_memories(
+    m: &mut ModuleBuilder,
+    clk: Domain,
+    cfg: &DatapathConfig,
+    sh: &Shape,
+    issue: Signal,
+    start_ok: Signal,
+) -> Weights {
+    let addr_width = bits_for(sh.weight_depth - 1);
+    let w_addr = m.reg(clk, "weight_addr_q", addr_width);
+    let w_inc = m.add_const_wrap(w_addr, 1);
+    let w_kept = m.mux(issue, w_inc, w_addr);
+    let w_zero = m.zeros(addr_width);
+    let w_next = m.mux(start_ok, w_zero, w_kept);
+    m.set_next(w_addr, w_next);
+    let mut sign_mems = Vec::new();
+    let mut buses = Vec::new();
+    for c in 0..cfg.cores {
+        let (magnitudes, signs) = cfg.weight_words(c);
+        let (magnitudes, signs) = pad_depth(magnitudes, signs, sh.weight_depth);
+        let w_mem = m.memory(
+            &format!("weights{c}"),
+            BYTE_WORD_WIDTH,
+            sh.weight_depth,
+            Some(magnitudes),
+        );
+        sign_mems.push(m.memory(&format!("signs{c}"), SAMPLES, sh.weight_depth, Some(signs)));
+        let word = m.mem_read(w_mem, clk, &format!("weight_word{c}"), w_addr, Some(issue));
+        buses.push(to_samples(m, word));
+    }
+    Weights {
+        ready: m.lit(1, 1),
+        buses,
+        signs: Vec::new(),
+        sign_mems,
+        addr_width,
+    }
+}
+
+/// Weights from one AXI-Stream slave per core, each into a one-word buffer.
+/// `w{c}_tready` = buffer empty or being issued (registered state only, so it
+/// never depends on `tvalid`); `issue` takes every core's buffered word at once;
+/// an accepted `start` empties the buffers.
+fn weight_streams(
+    m: &mut ModuleBuilder,
+    clk: Domain,
+    cores: u32,
+    issue: Signal,
+    start_ok: Signal,
+) -> Weights {
+    let mut held_all = Vec::new();
+    let mut buses = Vec::new();
+    let mut signs = Vec::new();
+    for c in 0..cores {
+        let valid = m.input(&format!("w{c}_tvalid"), 1);
+        let data = m.input(&format!("w{c}_tdata"), WEIGHT_STREAM_WIDTH);
+        let held = m.reg(clk, &format!("w{c}_held_q"), 1);
+        let word = m.reg_no_reset(clk, &format!("w{c}_word_q"), WEIGHT_STREAM_WIDTH);
+        let not_held = m.not(held);
+        let ready = m.or(not_held, issue);
+        let taken = m.and(valid, ready);
+        let not_issue = m.not(issue);
+        let stays = m.and(held, not_issue);
+        let held_or = m.or(taken, stays);
+        let not_start = m.not(start_ok);
+        let held_next = m.and(held_or, not_start);
+        m.set_next(held, held_next);
+        let word_next = m.mux(taken, data, word);
+        m.set_next(word, word_next);
+        m.output(&format!("w{c}_tready"), ready);
+        held_all.push(held);
+        let magnitudes = m.truncate(word, BYTE_WORD_WIDTH);
+        let beat = m.register_en(clk, &format!("weight_word{c}"), magnitudes, issue);
+        buses.push(to_samples(m, beat));
+        let sign = m.slice(word, BYTE_WORD_WIDTH, SAMPLES);
+        signs.push(m.register_en(clk, &format!("beat_signs{c}"), sign, issue));
+    }
+    Weights {
+        ready: m.and_all(&held_all),
+        buses,
+        signs,
+        sign_mems: Vec::new(),
+        addr_width: 1,
+    }
+}
+
+/// One core's sign FIFO (streamed weights).
+struct SignFifo {
+    /// The head entry is a fired beat (else a gap: the window word is dark).
+    fired: Signal,
+    /// The head entry's sign bits.
+    signs: Signal,
+    /// An entry was recorded while the FIFO was full.
+    overflow: Signal,
+}
+
+/// Core `c`'s sign FIFO: `record` pushes (`fire`, `signs`) once per DAC cycle
+/// after the preamble; `slot` (a window word after the skip) pops the head, which
+/// is available in the same cycle. Cleared by `go`.
+#[allow(clippy::too_many_arguments)]
+fn sign_fifo(
+    m: &mut ModuleBuilder,
+    clk: Domain,
+    c: u32,
+    record: Signal,
+    fire: Signal,
+    signs: Signal,
+    slot: Signal,
+    go: Signal,
+) -> SignFifo {
+    let aw = SIGN_FIFO_DEPTH.trailing_zeros();
+    let wp = m.reg(clk, &format!("sign_wr{c}_q"), aw + 1);
+    let rp = m.reg(clk, &format!("sign_rd{c}_q"), aw + 1);
+    let held = m.sub_wrap(wp, rp);
+    let full = m.eq_const(held, u64::from(SIGN_FIFO_DEPTH));
+    let not_full = m.not(full);
+    let push = m.and(record, not_full);
+    let overflow = m.and(record, full);
+    let mem = m.memory(&format!("sign_fifo{c}"), SAMPLES + 1, SIGN_FIFO_DEPTH, None);
+    let entry = m.concat(&[signs, fire]);
+    let waddr = m.truncate(wp, aw);
+    m.mem_write(mem, clk, waddr, entry, push);
+    let zero = m.zeros(aw + 1);
+    let wp_inc = m.add_const_wrap(wp, 1);
+    let wp_kept = m.mux(push, wp_inc, wp);
+    let wp_next = m.mux(go, zero, wp_kept);
+    m.set_next(wp, wp_next);
+    let rp_inc = m.add_const_wrap(rp, 1);
+    let rp_kept = m.mux(slot, rp_inc, rp);
+    let rp_next = m.mux(go, zero, rp_kept);
+    m.set_next(rp, rp_next);
+    // Reading the next head every cycle puts entry `rp` on the output; an entry
+    // is read many cycles after its write (the round trip).
+    let raddr = m.truncate(rp_next, aw);
+    let head = m.mem_read(mem, clk, &format!("sign_head{c}"), raddr, None);
+    SignFifo {
+        fired: m.bit(head, 0),
+        signs: m.slice(head, 1, SAMPLES),
         overflow,
     }
 }

@@ -6,7 +6,12 @@
 //! same code drives a single [`Dut`] ([`run_image`]) or both engines in lockstep
 //! through the differential harness (its `Step` implements [`Pins`]).
 
-use hdl::lightning::config::DatapathConfig as HwConfig;
+use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use super::arith::{pack_bus, unpack_bus, AccWidth, OpticalLoss};
 use super::golden::Network;
@@ -35,11 +40,12 @@ pub fn hardware_config(network: &Network, acc_width: AccWidth, cores: u32) -> Hw
             })
             .collect(),
         cores,
+        weight_source: WeightSource::Memory,
     }
 }
 
 /// What the driver needs to know of a generated datapath's ports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortShape {
     /// Photonic cores (DAC pairs, ADC streams, logit lanes).
     pub cores: usize,
@@ -47,6 +53,9 @@ pub struct PortShape {
     pub acc_width: u32,
     /// Width of one core's field of `logit_index`.
     pub index_width: u32,
+    /// Streamed weights: per core, the `w{c}_tdata` words in order (3 × 64 bits:
+    /// 128 magnitude bits, then 16 sign bits); `None` for memory weights.
+    pub weight_stream: Option<Arc<Vec<Vec<[u64; 3]>>>>,
 }
 
 impl PortShape {
@@ -56,6 +65,26 @@ impl PortShape {
             cores: cfg.cores as usize,
             acc_width: cfg.acc_width,
             index_width: hdl::lightning::datapath::logit_index_width(cfg),
+            weight_stream: (cfg.weight_source == WeightSource::Stream).then(|| {
+                Arc::new(
+                    (0..cfg.cores)
+                        .map(|c| {
+                            let (magnitudes, signs) = cfg.weight_words(c);
+                            magnitudes
+                                .iter()
+                                .zip(&signs)
+                                .map(|(mag, sign)| {
+                                    let w = mag.to_words();
+                                    let lo = w.first().copied().unwrap_or(0);
+                                    let hi = w.get(1).copied().unwrap_or(0);
+                                    let s = sign.to_words().first().copied().unwrap_or(0);
+                                    [lo, hi, s]
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                )
+            }),
         }
     }
 }
@@ -120,6 +149,11 @@ pub struct LoopControls {
     /// `(core, cycle)`: core's ADC stops delivering words (`adc{core}_tvalid` = 0)
     /// from `cycle` cycles after `start` on, e.g. light lost mid-layer.
     pub adc_stop: Vec<(usize, u64)>,
+    /// Streamed weights: percent of cycles (0..=100) in which a core's weight
+    /// source, not already offering a word, stalls (offers none).
+    pub weight_stall_percent: u32,
+    /// Seed of the weight sources' stalls.
+    pub weight_stall_seed: u64,
 }
 
 impl Default for LoopControls {
@@ -133,6 +167,8 @@ impl Default for LoopControls {
             dac_shift: Vec::new(),
             max_cycles: 1_000_000,
             adc_stop: Vec::new(),
+            weight_stall_percent: 0,
+            weight_stall_seed: 1,
         }
     }
 }
@@ -189,6 +225,15 @@ pub struct LoopDriver<'a, C: PhotonicCore> {
     dac_seen: bool,
     locked: bool,
     last_fire: Option<u64>,
+    feed: Vec<Feed>,
+    stall_rng: ChaCha8Rng,
+}
+
+/// One core's weight source: the next word and whether it is offered.
+#[derive(Clone, Copy, Debug, Default)]
+struct Feed {
+    next: usize,
+    offering: bool,
 }
 
 impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
@@ -204,13 +249,15 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             links,
             image: image.to_vec(),
             controls: controls.clone(),
-            shape,
+            shape: shape.clone(),
             phase: Phase::Load(0),
             run: LoopRun::default(),
             layer: 0,
             dac_seen: false,
             locked: false,
             last_fire: None,
+            feed: vec![Feed::default(); shape.cores],
+            stall_rng: ChaCha8Rng::seed_from_u64(controls.weight_stall_seed),
         }
     }
 
@@ -260,6 +307,9 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         }
         pins.write("start", &[0]);
         pins.write("load_valid", &[0]);
+        if let Some(words) = self.shape.weight_stream.clone() {
+            self.feed_weights(pins, &words, matches!(self.phase, Phase::Run(_)));
+        }
         match self.phase {
             Phase::Load(i) => {
                 let chunk = self.image.get(16 * i..).unwrap_or(&[]);
@@ -290,6 +340,27 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
                 };
             }
             Phase::Finished => {}
+        }
+    }
+
+    /// The weight sources (AXI-Stream masters, one per core): a source offers
+    /// its next word unless it stalls, holds it until `w{c}_tready` (which
+    /// depends on no input), and advances on the handshake.
+    fn feed_weights(&mut self, pins: &mut dyn Pins, words: &[Vec<[u64; 3]>], running: bool) {
+        let stall = self.controls.weight_stall_percent;
+        for (c, feed) in self.feed.iter_mut().enumerate() {
+            let core_words = words.get(c).map(Vec::as_slice).unwrap_or(&[]);
+            if running && !feed.offering && feed.next < core_words.len() {
+                feed.offering = self.stall_rng.gen_range(0..100) >= stall;
+            }
+            let data = core_words.get(feed.next).copied().unwrap_or([0; 3]);
+            pins.write(&format!("w{c}_tvalid"), &[u64::from(feed.offering)]);
+            pins.write(&format!("w{c}_tdata"), &data);
+            let ready = pins.read(&format!("w{c}_tready")).first().copied() == Some(1);
+            if feed.offering && ready {
+                feed.next += 1;
+                feed.offering = false;
+            }
         }
     }
 
