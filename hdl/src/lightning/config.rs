@@ -36,8 +36,8 @@ pub enum WeightSource {
     #[default]
     Memory,
     /// One AXI-Stream slave port per core (`w{c}_tvalid`, `w{c}_tready`,
-    /// `w{c}_tdata[144]`: bits [127:0] the 16 magnitudes, byte *i* = lane *i*;
-    /// bits [143:128] the 16 sign bits), fed in the order of
+    /// `w{c}_tdata[144]`: bits `[127:0]` the 16 magnitudes, byte *i* = lane *i*;
+    /// bits `[143:128]` the 16 sign bits), fed in the order of
     /// [`DatapathConfig::weight_words`].
     Stream,
 }

@@ -13,6 +13,27 @@
 //! and one synchronized streamer fires all 2C DACs in the same cycle. A layer
 //! takes ⌈outputs / C⌉ rounds instead of `outputs` neurons.
 //!
+//! # Weight source
+//!
+//! With [`WeightSource::Memory`] each core's weights and signs sit in initialised
+//! memories, read at issue (magnitudes) and at accept (signs), so the DAC stream of
+//! a layer has no gaps. With [`WeightSource::Stream`] core *c* has an AXI-Stream
+//! slave `w{c}_tvalid`/`w{c}_tready`/`w{c}_tdata[144]` (bits `[127:0]` the 16
+//! magnitudes, byte *i* = lane *i*; bits `[143:128]` the 16 sign bits) that must
+//! deliver [`DatapathConfig::weight_words`]`(c)` in order, after `start` (an
+//! accepted `start` empties the one-word input buffers). `w{c}_tready` depends on
+//! no input. A beat is issued only when every core's buffer holds a word (back-
+//! pressure: the streamer waits), so an empty stream leaves dark gaps in the DAC
+//! streams. To skip the gaps on the ADC side and to bring each word's signs to
+//! decode, every core has a **sign FIFO** of [`SIGN_FIFO_DEPTH`] entries: from the
+//! end of the preamble until the layer's last beat fires, every DAC cycle pushes
+//! one entry (fired or gap, and the fired beat's signs); every window word after
+//! the skipped one pops one, and only fired entries' words are taken. The FIFO
+//! holds the entries in flight, so the photonic round trip (streamer and DAC
+//! delay, photonic latency, detector: about 7 + `dac_delay` + latency cycles)
+//! must stay below [`SIGN_FIFO_DEPTH`] cycles; a push into a full FIFO aborts the
+//! inference with [`FAIL_ROUND_TRIP`] rather than decoding with wrong signs.
+//!
 //! # Operation
 //!
 //! **Image load.** While `busy` = 0, `load_valid` writes `load_data` (16 8-bit
@@ -74,6 +95,7 @@
 //!   delivering valid (dark) words: those decode as zero products. `timeout` must
 //!   exceed the few cycles between a lock and the first data word (it must
 //!   already exceed the preamble's round trip for the detector);
+//! - [`FAIL_ROUND_TRIP`] — streamed weights: a core's sign FIFO overflowed;
 //! - [`FAIL_SKEW`] — a core's join buffer overflowed, reported once every core
 //!   has taken all its words (a core that never locks or stops is reason 1 or 2).
 //!
@@ -171,9 +193,10 @@ pub fn logit_index_width(cfg: &DatapathConfig) -> u32 {
 /// Ports (C = `cores`): `clk`, `rst` (active high); inputs `start`,
 /// `optical_loss[16]`, `preamble_length[8]`, `timeout[16]`, `dac{j}_delay[6]` and
 /// `dac{j}_shift[4]` for j in 0..2C, `adc{c}_tvalid` and `adc{c}_tdata[256]` for c in
-/// 0..C, `load_valid`, `load_addr[bank bits]`, `load_data[128]`; outputs
+/// 0..C, `load_valid`, `load_addr[bank bits]`, `load_data[128]`, with streamed
+/// weights `w{c}_tvalid`, `w{c}_tdata[144]` (and output `w{c}_tready`); outputs
 /// `dac{j}_tvalid`, `dac{j}_tdata[256]`, `fire`, `busy`, `done`, `failed`,
-/// `fail_reason[2]`, `locked`, `core_locked[C]`, `layer`, `logit_valid[C]`,
+/// `fail_reason[3]`, `locked`, `core_locked[C]`, `layer`, `logit_valid[C]`,
 /// `logit_index[C × index bits]`, `logit_data[C × acc_width]`, `cycles[32]`,
 /// `dac_start_cycle[32]`, `window_open_cycle[32]`. See the module docs for the
 /// behaviour.
