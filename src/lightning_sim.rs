@@ -1,7 +1,8 @@
 //! `wirespeed sim lightning`: the shipped digits MLP's test images through the
 //! generated Lightning datapath in a closed loop with the photonic-core model, on
-//! the native simulator; accuracy without noise and with the testbed's noise,
-//! cycles and time per image, and the timeline of the first image.
+//! the native simulator on `--cores` photonic cores (each with its own link and
+//! independently seeded noise); accuracy without noise and with the testbed's
+//! noise, cycles and time per image, and the timeline of the first image.
 
 use std::path::PathBuf;
 
@@ -10,7 +11,9 @@ use clap::Args;
 use hdl::lightning::datapath::datapath;
 use testbench::dut::{Dut, NativeDut};
 use testbench::lightning::arith::{argmax, OpticalLoss};
-use testbench::lightning::closed_loop::{hardware_config, run_image, LoopControls, LoopRun};
+use testbench::lightning::closed_loop::{
+    hardware_config, run_image, LoopControls, LoopRun, PortShape,
+};
 use testbench::lightning::golden::{infer, DatapathConfig};
 use testbench::lightning::link::PhotonicLink;
 use testbench::lightning::model_files::{data_dir, load_workload};
@@ -35,9 +38,12 @@ pub struct LightningArgs {
     /// Photonic intra-cycle sample shift (0-15).
     #[arg(long, default_value_t = 3)]
     pub shift: usize,
-    /// Seed of the photonic noise.
+    /// Seed of the photonic noise (core c draws from seed + c).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Photonic cores (1-8; at most the smallest layer's outputs).
+    #[arg(long, default_value_t = 1)]
+    pub cores: u32,
     /// Write a VCD of the first image's noise-free run to this file.
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<PathBuf>,
@@ -53,15 +59,19 @@ fn pass(
     dut: &mut NativeDut,
     images: &[Vec<u8>],
     labels: &[u8],
-    acc_bits: u32,
+    shape: PortShape,
     sigma: f64,
     args: &LightningArgs,
 ) -> Result<Pass> {
-    let mut link = PhotonicLink::new(
-        NoisyCore::new(sigma, 1.0, args.seed),
-        args.latency,
-        args.shift,
-    );
+    let mut links: Vec<_> = (0..u64::from(args.cores))
+        .map(|c| {
+            PhotonicLink::new(
+                NoisyCore::new(sigma, 1.0, args.seed.wrapping_add(c)),
+                args.latency,
+                args.shift,
+            )
+        })
+        .collect();
     let controls = LoopControls::default();
     let mut runs = Vec::new();
     let mut correct = 0;
@@ -71,7 +81,7 @@ fn pass(
             dut.trace_open(path)
                 .with_context(|| format!("{}: cannot write the VCD", path.display()))?;
         }
-        let run = run_image(dut, &mut link, image, acc_bits, &controls)?;
+        let run = run_image(dut, &mut links, image, shape.clone(), &controls)?;
         if vcd.is_some() {
             dut.trace_close()?;
         }
@@ -109,7 +119,9 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         .min(workload.test.images.len());
     let images = &workload.test.images[..n];
     let labels = &workload.test.labels[..n];
-    let module = datapath(&hardware_config(net, acc))?;
+    let hw = hardware_config(net, acc, args.cores);
+    let module = datapath(&hw)?;
+    let ports = PortShape::of(&hw);
     let mut dut = NativeDut::new(&module)?;
     dut.reset(2);
     println!(
@@ -119,11 +131,11 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         dir.display()
     );
     println!(
-        "photonic core: latency {} cycles, shift {} samples",
-        args.latency, args.shift
+        "photonic cores: {}, each latency {} cycles, shift {} samples",
+        args.cores, args.latency, args.shift
     );
 
-    let exact = pass(&mut dut, images, labels, acc.bits(), 0.0, args)?;
+    let exact = pass(&mut dut, images, labels, ports.clone(), 0.0, args)?;
     let golden_cfg = DatapathConfig {
         acc_width: acc,
         optical_loss: OpticalLoss::UNITY,
@@ -133,7 +145,7 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         let g = infer(net, image, &golden_cfg)?;
         mismatches += usize::from(g.logits != run.logits);
     }
-    let noisy = pass(&mut dut, images, labels, acc.bits(), TESTBED_SIGMA, args)?;
+    let noisy = pass(&mut dut, images, labels, ports, TESTBED_SIGMA, args)?;
 
     println!(
         "accuracy, noise 0:        {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",

@@ -1,18 +1,23 @@
 //! The whole Lightning datapath in a closed loop with the photonic-core model:
 //! logits bit-exact against the golden model (noise 0) for random networks,
-//! photonic latencies and sample shifts; native == Verilator cycle by cycle; no
-//! hang and a `failed` status without light or with a wrong preamble; the
-//! shipped MLP on its test images; a LeNet-300-100-shaped network's cycle count.
+//! 1–3 photonic cores with their own latencies and sample shifts; native ==
+//! Verilator cycle by cycle (one and two cores); no hang and a `failed` status
+//! with its reason without light, with a wrong preamble or with cores too far
+//! apart; the shipped MLP on its test images; a LeNet-300-100-shaped network's
+//! cycle count per number of cores.
 
-use hdl::lightning::config::DatapathConfig as HwConfig;
+use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::datapath;
+use hdl::lightning::datapath::{
+    FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, SIGN_FIFO_DEPTH,
+};
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
 use testbench::harness::{DiffConfig, Differential};
 use testbench::lightning::arith::{AccWidth, OpticalLoss};
 use testbench::lightning::closed_loop::{
-    hardware_config, run_image, LoopControls, LoopDriver, LoopRun,
+    hardware_config, run_image, LoopControls, LoopDriver, LoopRun, PortShape,
 };
 use testbench::lightning::golden::{infer, DatapathConfig, Network};
 use testbench::lightning::link::PhotonicLink;
@@ -21,7 +26,7 @@ use testbench::lightning::photonic::{IdealCore, PhotonicCore};
 use testbench::rng::seeded;
 
 fn random_network(rng: &mut impl Rng, sizes: &[usize]) -> Network {
-    let shifts: Vec<u32> = (1..sizes.len()).map(|_| rng.gen_range(5..=9)).collect();
+    let shifts: Vec<u32> = (1..sizes.len()).map(|_| rng.gen_range(2..=5)).collect();
     Network::random(sizes, &shifts, rng).unwrap()
 }
 
@@ -37,29 +42,63 @@ fn golden_logits(net: &Network, image: &[u8], acc: AccWidth) -> Vec<i64> {
     infer(net, image, &cfg).unwrap().logits
 }
 
-fn build(net: &Network, acc: AccWidth) -> Module {
-    datapath(&hardware_config(net, acc)).unwrap()
+/// A generated datapath with the port shape the driver needs.
+struct Built {
+    module: Module,
+    shape: PortShape,
 }
 
-/// One image on the native simulator through an ideal core.
+fn build(net: &Network, acc: AccWidth, cores: u32) -> Built {
+    build_with(net, acc, cores, WeightSource::Memory)
+}
+
+fn build_with(net: &Network, acc: AccWidth, cores: u32, source: WeightSource) -> Built {
+    let cfg = HwConfig {
+        weight_source: source,
+        ..hardware_config(net, acc, cores)
+    };
+    Built {
+        module: datapath(&cfg).unwrap(),
+        shape: PortShape::of(&cfg),
+    }
+}
+
+/// One ideal link per core: `paths[c]` = (latency, shift) of core *c*.
+fn ideal_links(paths: &[(usize, usize)]) -> Vec<PhotonicLink<IdealCore>> {
+    paths
+        .iter()
+        .map(|&(latency, shift)| PhotonicLink::new(IdealCore, latency, shift))
+        .collect()
+}
+
+/// One image on the native simulator, core *c* through an ideal link `paths[c]`.
 fn native_run(
-    m: &Module,
+    b: &Built,
     image: &[u8],
-    acc: AccWidth,
-    latency: usize,
-    shift: usize,
+    paths: &[(usize, usize)],
     controls: &LoopControls,
 ) -> LoopRun {
-    let mut dut = NativeDut::new(m).unwrap();
+    let mut dut = NativeDut::new(&b.module).unwrap();
     dut.reset(2);
-    let mut link = PhotonicLink::new(IdealCore, latency, shift);
-    run_image(&mut dut, &mut link, image, acc.bits(), controls).unwrap()
+    let mut links = ideal_links(paths);
+    run_image(&mut dut, &mut links, image, b.shape.clone(), controls).unwrap()
 }
 
 fn assert_exact(run: &LoopRun, expected: &[i64], what: &str) {
+    assert!(
+        expected.iter().any(|&v| v != 0),
+        "{what}: degenerate test, every golden logit is 0"
+    );
     assert!(run.done, "{what}: not done after {} cycles", run.cycles);
-    assert!(!run.failed, "{what}: failed status");
+    assert!(
+        !run.failed,
+        "{what}: failed status (reason {})",
+        run.fail_reason
+    );
+    assert_eq!(run.fail_reason, FAIL_NONE, "{what}: fail reason");
     assert_eq!(run.logits, expected, "{what}: logits");
+    let indices: Vec<u64> = (0..expected.len() as u64).collect();
+    assert_eq!(run.logit_indices, indices, "{what}: logit indices");
 }
 
 #[test]
@@ -70,13 +109,34 @@ fn bad_parameters_are_errors() {
         shifts: vec![0],
         weights: vec![vec![1; 60]],
         cores: 1,
+        weight_source: WeightSource::Memory,
     };
     assert!(datapath(&good).is_ok());
+    assert!(datapath(&HwConfig {
+        cores: 3,
+        ..good.clone()
+    })
+    .is_ok());
     let cases: Vec<(&str, HwConfig)> = vec![
         (
             "cores",
             HwConfig {
-                cores: 2,
+                cores: 0,
+                ..good.clone()
+            },
+        ),
+        (
+            "cores",
+            HwConfig {
+                cores: 9,
+                ..good.clone()
+            },
+        ),
+        (
+            // More cores than the 3 outputs.
+            "cores",
+            HwConfig {
+                cores: 4,
                 ..good.clone()
             },
         ),
@@ -151,25 +211,30 @@ fn bad_parameters_are_errors() {
 }
 
 #[test]
-fn random_networks_latencies_and_shifts_are_bit_exact_natively() {
+fn random_networks_cores_latencies_and_shifts_are_bit_exact_natively() {
     let mut rng = seeded("lightning datapath random", 9101);
-    for sizes in [[48usize, 16, 10], [20, 33, 7], [64, 17, 3]] {
-        let net = random_network(&mut rng, &sizes);
-        let acc = AccWidth::new(rng.gen_range(14..=24)).unwrap();
-        let m = build(&net, acc);
-        for _ in 0..3 {
-            let image = random_image(&mut rng, sizes[0]);
-            let latency = rng.gen_range(0..=20);
-            let shift = rng.gen_range(0..=15);
-            let d = rng.gen_range(0..=63);
-            let controls = LoopControls {
-                preamble_length: rng.gen_range(1..=12),
-                dac_delay: [d; 2],
-                ..LoopControls::default()
-            };
-            let run = native_run(&m, &image, acc, latency, shift, &controls);
-            let what = format!("{sizes:?} acc {acc:?} latency {latency} shift {shift} delay {d}");
-            assert_exact(&run, &golden_logits(&net, &image, acc), &what);
+    for cores in 1..=3u32 {
+        for sizes in [[48usize, 16, 10], [20, 33, 7], [64, 17, 3]] {
+            let net = random_network(&mut rng, &sizes);
+            let acc = AccWidth::new(rng.gen_range(14..=24)).unwrap();
+            let b = build(&net, acc, cores);
+            for _ in 0..2 {
+                let image = random_image(&mut rng, sizes[0]);
+                // Every core its own photonic path; the cores' windows stay
+                // within the join's skew bound.
+                let paths: Vec<(usize, usize)> = (0..cores)
+                    .map(|_| (rng.gen_range(0..=20), rng.gen_range(0..=15)))
+                    .collect();
+                let d = rng.gen_range(0..=63);
+                let controls = LoopControls {
+                    preamble_length: rng.gen_range(1..=12),
+                    dac_delay: vec![d; 2 * cores as usize],
+                    ..LoopControls::default()
+                };
+                let run = native_run(&b, &image, &paths, &controls);
+                let what = format!("cores {cores} {sizes:?} acc {acc:?} paths {paths:?} delay {d}");
+                assert_exact(&run, &golden_logits(&net, &image, acc), &what);
+            }
         }
     }
 }
@@ -179,16 +244,27 @@ fn alignment_every_shift_and_several_latencies_lock_and_are_exact() {
     let mut rng = seeded("lightning datapath alignment", 9201);
     let net = random_network(&mut rng, &[32, 16, 10]);
     let acc = AccWidth::new(20).unwrap();
-    let m = build(&net, acc);
+    let b = build(&net, acc, 1);
     let image = random_image(&mut rng, 32);
     let expected = golden_logits(&net, &image, acc);
     for latency in [0usize, 1, 10, 40] {
         for shift in 0..16 {
-            let run = native_run(&m, &image, acc, latency, shift, &LoopControls::default());
+            let run = native_run(&b, &image, &[(latency, shift)], &LoopControls::default());
             assert_exact(&run, &expected, &format!("latency {latency} shift {shift}"));
             // The window opens the detector latency after the preamble reaches the ADC.
             assert!(run.window_open_cycle > run.dac_start_cycle + latency as u64);
         }
+    }
+    // Two cores: core 1 at every shift against core 0 at shift 0.
+    let b = build(&net, acc, 2);
+    for shift in 0..16 {
+        let run = native_run(
+            &b,
+            &image,
+            &[(10, 0), (10, shift)],
+            &LoopControls::default(),
+        );
+        assert_exact(&run, &expected, &format!("two cores, core 1 shift {shift}"));
     }
 }
 
@@ -207,30 +283,54 @@ impl PhotonicCore for SkewedCore {
     }
 }
 
+fn skewed(skew: usize) -> SkewedCore {
+    SkewedCore {
+        skew,
+        weights: std::iter::repeat_n(0, skew).collect(),
+    }
+}
+
 #[test]
 fn operand_delay_and_shift_registers_realign_skewed_streams() {
     let mut rng = seeded("lightning datapath skew", 9301);
     let net = random_network(&mut rng, &[40, 12, 5]);
     let acc = AccWidth::new(18).unwrap();
-    let m = build(&net, acc);
     let image = random_image(&mut rng, 40);
     let expected = golden_logits(&net, &image, acc);
+    let b = build(&net, acc, 1);
     for skew in [1usize, 7, 16, 16 * 3 + 9] {
-        let core = SkewedCore {
-            skew,
-            weights: std::iter::repeat_n(0, skew).collect(),
-        };
-        let mut link = PhotonicLink::new(core, 5, 2);
+        let mut links = vec![PhotonicLink::new(skewed(skew), 5, 2)];
         let controls = LoopControls {
-            dac_delay: [(skew / 16) as u32, 0],
-            dac_shift: [(skew % 16) as u32, 0],
+            dac_delay: vec![(skew / 16) as u32, 0],
+            dac_shift: vec![(skew % 16) as u32, 0],
             ..LoopControls::default()
         };
-        let mut dut = NativeDut::new(&m).unwrap();
+        let mut dut = NativeDut::new(&b.module).unwrap();
         dut.reset(2);
-        let run = run_image(&mut dut, &mut link, &image, acc.bits(), &controls).unwrap();
-        assert_exact(&run, &expected, &format!("skew {}", link.core().skew));
+        let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
+        assert_exact(&run, &expected, &format!("skew {}", links[0].core().skew));
     }
+    // Three cores, each with its own operand skew, corrected by its own DAC
+    // delay and shift registers (dac{2c} for core c's activations).
+    let b = build(&net, acc, 3);
+    let skews = [5usize, 16 + 3, 0];
+    let mut links: Vec<_> = skews
+        .iter()
+        .map(|&s| PhotonicLink::new(skewed(s), 4, 1))
+        .collect();
+    let mut controls = LoopControls {
+        dac_delay: vec![0; 6],
+        dac_shift: vec![0; 6],
+        ..LoopControls::default()
+    };
+    for (c, &s) in skews.iter().enumerate() {
+        controls.dac_delay[2 * c] = (s / 16) as u32;
+        controls.dac_shift[2 * c] = (s % 16) as u32;
+    }
+    let mut dut = NativeDut::new(&b.module).unwrap();
+    dut.reset(2);
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
+    assert_exact(&run, &expected, &format!("three cores, skews {skews:?}"));
 }
 
 /// A core that returns one fixed ADC sample whatever the light.
@@ -242,12 +342,29 @@ impl PhotonicCore for ConstantCore {
     }
 }
 
+/// Any of the cores used in the failure tests.
+#[derive(Clone)]
+enum TestCore {
+    Ideal,
+    Constant(u16),
+    Stuck,
+}
+
+impl PhotonicCore for TestCore {
+    fn transmit(&mut self, activation: u16, weight: u16) -> u16 {
+        match self {
+            TestCore::Ideal => IdealCore.transmit(activation, weight),
+            TestCore::Constant(s) => ConstantCore(*s).transmit(activation, weight),
+            TestCore::Stuck => StuckWeights.transmit(activation, weight),
+        }
+    }
+}
+
 #[test]
 fn no_light_or_a_wrong_preamble_fails_without_hanging() {
     let mut rng = seeded("lightning datapath failure", 9401);
     let net = random_network(&mut rng, &[32, 8, 4]);
     let acc = AccWidth::new(16).unwrap();
-    let m = build(&net, acc);
     let image = random_image(&mut rng, 32);
     let timeout = 300;
     let controls = LoopControls {
@@ -255,31 +372,58 @@ fn no_light_or_a_wrong_preamble_fails_without_hanging() {
         max_cycles: 5000,
         ..LoopControls::default()
     };
-    for (what, sample) in [("no light", 0u16), ("all samples high", 0x7F00)] {
-        let mut dut = NativeDut::new(&m).unwrap();
+    let run_on = |dut: &mut NativeDut, b: &Built, cores: Vec<TestCore>| {
+        let mut links: Vec<_> = cores
+            .into_iter()
+            .enumerate()
+            .map(|(c, core)| PhotonicLink::new(core, 3 + c, 5))
+            .collect();
+        run_image(dut, &mut links, &image, b.shape.clone(), &controls).unwrap()
+    };
+    for cores in [1u32, 2] {
+        let b = build(&net, acc, cores);
+        let mut dut = NativeDut::new(&b.module).unwrap();
         dut.reset(2);
-        let mut link = PhotonicLink::new(ConstantCore(sample), 3, 0);
-        let run = run_image(&mut dut, &mut link, &image, acc.bits(), &controls).unwrap();
-        assert!(run.done, "{what}: hung");
-        assert!(run.failed, "{what}: no failure reported");
-        assert!(run.logits.is_empty(), "{what}: logits {:?}", run.logits);
-        assert!(
-            run.cycles <= u64::from(timeout) + 10,
-            "{what}: {} cycles",
-            run.cycles
+        // Core `cores - 1` is broken; the others are ideal.
+        let broken = |core: TestCore| {
+            (0..cores)
+                .map(|c| {
+                    if c + 1 == cores {
+                        core.clone()
+                    } else {
+                        TestCore::Ideal
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        for (what, core) in [
+            ("no light", TestCore::Constant(0)),
+            ("all samples high", TestCore::Constant(0x7F00)),
+            // A wrong weight preamble: the weight modulator stuck at 255 (no low
+            // half) never locks.
+            ("stuck weights", TestCore::Stuck),
+        ] {
+            let what = format!("{cores} cores, {what}");
+            let run = run_on(&mut dut, &b, broken(core));
+            assert!(run.done, "{what}: hung");
+            assert!(run.failed, "{what}: no failure reported");
+            assert_eq!(run.fail_reason, FAIL_NO_LOCK, "{what}: reason");
+            assert!(run.logits.is_empty(), "{what}: logits {:?}", run.logits);
+            assert!(
+                run.cycles <= u64::from(timeout) + 10,
+                "{what}: {} cycles",
+                run.cycles
+            );
+        }
+        // After a failure the same datapath runs the next image correctly.
+        let all_ideal = (0..cores).map(|_| TestCore::Ideal).collect();
+        let run = run_on(&mut dut, &b, all_ideal);
+        assert_exact(
+            &run,
+            &golden_logits(&net, &image, acc),
+            &format!("{cores} cores, after a failure"),
         );
     }
-    // A wrong weight preamble: DAC 1 stuck at 255 (no low half) never locks.
-    let mut dut = NativeDut::new(&m).unwrap();
-    dut.reset(2);
-    let stuck = StuckWeights;
-    let mut link = PhotonicLink::new(stuck, 3, 5);
-    let run = run_image(&mut dut, &mut link, &image, acc.bits(), &controls).unwrap();
-    assert!(run.done && run.failed, "stuck weights: {run:?}");
-    // After a failure the same datapath runs the next image correctly.
-    let mut link = PhotonicLink::new(IdealCore, 3, 5);
-    let run = run_image(&mut dut, &mut link, &image, acc.bits(), &controls).unwrap();
-    assert_exact(&run, &golden_logits(&net, &image, acc), "after a failure");
 }
 
 /// Weights modulator stuck at full transmission.
@@ -292,84 +436,269 @@ impl PhotonicCore for StuckWeights {
 }
 
 #[test]
-fn closed_loop_native_equals_verilator_cycle_by_cycle() {
-    let mut rng = seeded("lightning datapath differential", 9501);
-    let net = random_network(&mut rng, &[32, 16, 10]);
-    let acc = AccWidth::new(16).unwrap();
-    let m = build(&net, acc);
-    let latency = rng.gen_range(2..=12);
-    let shift = rng.gen_range(1..=15);
-    for _ in 0..2 {
-        let image = random_image(&mut rng, 32);
-        let controls = LoopControls::default();
-        let mut link = PhotonicLink::new(IdealCore, latency, shift);
-        let mut driver = LoopDriver::new(&mut link, &image, acc.bits(), &controls);
-        let native = native_run(&m, &image, acc, latency, shift, &controls);
-        let cycles = native.cycles + 20;
-        Differential::new(&m)
-            .run(&DiffConfig::cycles(cycles), |s| driver.cycle(s))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let both = driver.result();
-        let what = format!("latency {latency} shift {shift}");
-        assert_exact(both, &golden_logits(&net, &image, acc), &what);
-        assert_eq!(both, &native, "{what}: lockstep run vs native run");
+fn cores_too_far_apart_fail_with_the_skew_reason() {
+    let mut rng = seeded("lightning datapath core skew", 9451);
+    // Layer 0 streams 20 rounds × 4 beats: more than the skew buffer holds.
+    let net = random_network(&mut rng, &[64, 40, 4]);
+    let acc = AccWidth::new(20).unwrap();
+    let b = build(&net, acc, 2);
+    let image = random_image(&mut rng, 64);
+    let expected = golden_logits(&net, &image, acc);
+    let mut dut = NativeDut::new(&b.module).unwrap();
+    dut.reset(2);
+    let controls = LoopControls {
+        max_cycles: 5000,
+        ..LoopControls::default()
+    };
+    let gap = hdl::lightning::datapath::SKEW_DEPTH as usize;
+    // Just within the bound: exact.
+    let mut links = ideal_links(&[(0, 0), (gap - 3, 0)]);
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
+    assert_exact(&run, &expected, "skew within the bound");
+    // Past it: the first layer's words of core 0 overflow its buffer.
+    let mut links = ideal_links(&[(0, 0), (gap + 8, 0)]);
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
+    assert!(run.done && run.failed, "skew past the bound: {run:?}");
+    assert_eq!(run.fail_reason, FAIL_SKEW);
+    assert!(run.logits.is_empty());
+    // The DAC delay registers compensate the skew: core 0's DACs wait.
+    let compensated = LoopControls {
+        dac_delay: vec![(gap + 8) as u32, (gap + 8) as u32, 0, 0],
+        ..controls.clone()
+    };
+    let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &compensated).unwrap();
+    assert_exact(&run, &expected, "skew compensated by DAC delays");
+}
+
+#[test]
+fn adc_lost_mid_layer_trips_the_watchdog() {
+    let mut rng = seeded("lightning datapath watchdog", 9471);
+    let net = random_network(&mut rng, &[64, 40, 4]);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, 64);
+    let expected = golden_logits(&net, &image, acc);
+    let timeout = 200u32;
+    for cores in 1..=3u32 {
+        let b = build(&net, acc, cores);
+        let paths: Vec<(usize, usize)> = (0..cores as usize).map(|c| (8 + c, 3)).collect();
+        let mut dut = NativeDut::new(&b.module).unwrap();
+        dut.reset(2);
+        let base = LoopControls {
+            timeout,
+            max_cycles: 20_000,
+            ..LoopControls::default()
+        };
+        // The reference run: where layer 0 and layer 1 take their words.
+        let mut links = ideal_links(&paths);
+        let good = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
+        assert_exact(&good, &expected, &format!("{cores} cores, no cut"));
+        let opens: Vec<u64> = good
+            .timeline
+            .iter()
+            .filter(|e| e.what.ends_with("ADC window open"))
+            .map(|e| e.cycle)
+            .collect();
+        // Cut the last core mid-layer in layer 0 and in layer 1, and every core.
+        for (what, at) in [("layer 0", opens[0] + 20), ("layer 1", opens[1] + 1)] {
+            for stopped in [vec![cores as usize - 1], (0..cores as usize).collect()] {
+                let controls = LoopControls {
+                    adc_stop: stopped.iter().map(|&c| (c, at)).collect(),
+                    ..base.clone()
+                };
+                let mut links = ideal_links(&paths);
+                let run =
+                    run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
+                let what = format!("{cores} cores, ADC of cores {stopped:?} lost in {what}");
+                assert!(run.done, "{what}: hung");
+                assert!(run.failed, "{what}: no failure");
+                assert_eq!(run.fail_reason, FAIL_LOST_LIGHT, "{what}: reason");
+                assert!(
+                    run.cycles <= at + u64::from(timeout) + 10,
+                    "{what}: failed at {}, cut at {at}",
+                    run.cycles
+                );
+            }
+        }
+        // And the next image is exact again.
+        let mut links = ideal_links(&paths);
+        let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
+        assert_exact(&run, &expected, &format!("{cores} cores, after a lost ADC"));
     }
 }
 
 #[test]
-fn shipped_mlp_test_set_is_bit_exact_natively() {
+fn streamed_weights_with_random_stalls_are_bit_exact_natively() {
+    let mut rng = seeded("lightning datapath weight stream", 9481);
+    for cores in 1..=3u32 {
+        for sizes in [[48usize, 16, 10], [20, 33, 7]] {
+            let net = random_network(&mut rng, &sizes);
+            let acc = AccWidth::new(20).unwrap();
+            let b = build_with(&net, acc, cores, WeightSource::Stream);
+            for stall in [0u32, 30, 70] {
+                let image = random_image(&mut rng, sizes[0]);
+                let paths: Vec<(usize, usize)> = (0..cores)
+                    .map(|_| (rng.gen_range(0..=20), rng.gen_range(0..=15)))
+                    .collect();
+                let d = rng.gen_range(0..=40);
+                let controls = LoopControls {
+                    preamble_length: rng.gen_range(1..=12),
+                    dac_delay: vec![d; 2 * cores as usize],
+                    weight_stall_percent: stall,
+                    weight_stall_seed: rng.gen(),
+                    ..LoopControls::default()
+                };
+                let run = native_run(&b, &image, &paths, &controls);
+                let what = format!(
+                    "stream, cores {cores} {sizes:?} stall {stall}% paths {paths:?} delay {d}"
+                );
+                assert_exact(&run, &golden_logits(&net, &image, acc), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_weights_round_trip_longer_than_the_sign_fifo_fails() {
+    let mut rng = seeded("lightning datapath sign fifo", 9491);
+    // Layer 0 fires 48 × 4 beats: more entries than the FIFO holds in flight.
+    let net = random_network(&mut rng, &[64, 48, 10]);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, 64);
+    let b = build_with(&net, acc, 1, WeightSource::Stream);
+    let depth = SIGN_FIFO_DEPTH as usize;
+    let controls = LoopControls {
+        max_cycles: 20_000,
+        ..LoopControls::default()
+    };
+    // A long but fitting round trip is exact; one past the FIFO fails.
+    let run = native_run(&b, &image, &[(depth - 20, 0)], &controls);
+    assert_exact(
+        &run,
+        &golden_logits(&net, &image, acc),
+        "round trip within the FIFO",
+    );
+    let run = native_run(&b, &image, &[(depth + 10, 0)], &controls);
+    assert!(run.done && run.failed, "round trip past the FIFO: {run:?}");
+    assert_eq!(run.fail_reason, FAIL_ROUND_TRIP);
+}
+
+#[test]
+fn closed_loop_native_equals_verilator_cycle_by_cycle() {
+    let mut rng = seeded("lightning datapath differential", 9501);
+    let net = random_network(&mut rng, &[32, 16, 10]);
+    let acc = AccWidth::new(16).unwrap();
+    for (cores, source) in [
+        (1u32, WeightSource::Memory),
+        (2, WeightSource::Memory),
+        (2, WeightSource::Stream),
+    ] {
+        let b = build_with(&net, acc, cores, source);
+        let paths: Vec<(usize, usize)> = (0..cores)
+            .map(|_| (rng.gen_range(2..=12), rng.gen_range(1..=15)))
+            .collect();
+        for _ in 0..2 {
+            let image = random_image(&mut rng, 32);
+            let controls = LoopControls {
+                weight_stall_percent: if source == WeightSource::Stream {
+                    40
+                } else {
+                    0
+                },
+                ..LoopControls::default()
+            };
+            let mut links = ideal_links(&paths);
+            let mut driver = LoopDriver::new(&mut links, &image, b.shape.clone(), &controls);
+            let native = native_run(&b, &image, &paths, &controls);
+            let cycles = native.cycles + 20;
+            Differential::new(&b.module)
+                .run(&DiffConfig::cycles(cycles), |s| driver.cycle(s))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let both = driver.result();
+            let what = format!("cores {cores} {source:?} paths {paths:?}");
+            assert_exact(both, &golden_logits(&net, &image, acc), &what);
+            assert_eq!(both, &native, "{what}: lockstep run vs native run");
+        }
+    }
+}
+
+/// The shipped MLP's first `images` test images on `cores` cores; returns the
+/// cycles per image.
+fn shipped_mlp(cores: u32, images: usize) -> u64 {
     let w = load_workload(&data_dir()).unwrap();
     let acc = w.model.acc_width;
     let net = &w.model.network;
-    let m = build(net, acc);
-    let mut dut = NativeDut::new(&m).unwrap();
+    let b = build(net, acc, cores);
+    let mut dut = NativeDut::new(&b.module).unwrap();
     dut.reset(2);
     let mut correct = 0;
     let mut cycles = Vec::new();
-    for (i, (image, &label)) in w.test.images.iter().zip(&w.test.labels).enumerate() {
-        let mut link = PhotonicLink::new(IdealCore, 10, 3);
+    let paths: Vec<(usize, usize)> = (0..cores as usize).map(|c| (10 + c, 3)).collect();
+    let n = images.min(w.test.images.len());
+    for (i, (image, &label)) in w.test.images.iter().zip(&w.test.labels).take(n).enumerate() {
+        let mut links = ideal_links(&paths);
         let run = run_image(
             &mut dut,
-            &mut link,
+            &mut links,
             image,
-            acc.bits(),
+            b.shape.clone(),
             &LoopControls::default(),
         )
         .unwrap();
-        assert_exact(&run, &golden_logits(net, image, acc), &format!("image {i}"));
-        assert_eq!(run.logits, w.reference.logits[i], "image {i} vs Python");
+        let what = format!("{cores} cores, image {i}");
+        assert_exact(&run, &golden_logits(net, image, acc), &what);
+        assert_eq!(run.logits, w.reference.logits[i], "{what} vs Python");
         correct += usize::from(w.reference.predictions[i] == usize::from(label));
         cycles.push(run.cycles);
     }
-    assert_eq!(correct, w.reference.correct);
+    if n == w.test.images.len() {
+        assert_eq!(correct, w.reference.correct);
+    }
     cycles.dedup();
-    println!(
-        "shipped MLP: {} images, cycles per image {cycles:?}",
-        w.test.images.len()
-    );
+    println!("shipped MLP on {cores} cores: {n} images, cycles per image {cycles:?}");
     assert_eq!(
         cycles.len(),
         1,
         "the cycle count does not depend on the data"
     );
+    cycles[0]
+}
+
+#[test]
+fn shipped_mlp_test_set_is_bit_exact_natively() {
+    let one = shipped_mlp(1, usize::MAX);
+    let two = shipped_mlp(2, 40);
+    let four = shipped_mlp(4, 40);
+    assert!(four < two && two < one, "cycles {one} {two} {four}");
 }
 
 #[test]
 fn lenet_300_100_shape_runs_end_to_end_natively() {
     let mut rng = seeded("lightning lenet shape", 9601);
     let sizes = [784usize, 300, 100, 10];
-    let shifts = [12u32, 12, 0];
+    // Shifts that keep the hidden activations alive (larger ones zero them all).
+    let shifts = [5u32, 4, 0];
     let net = Network::random(&sizes, &shifts, &mut rng).unwrap();
     let acc = AccWidth::new(24).unwrap();
-    let m = build(&net, acc);
     let image = random_image(&mut rng, 784);
-    let run = native_run(&m, &image, acc, 10, 3, &LoopControls::default());
-    assert_exact(&run, &golden_logits(&net, &image, acc), "LeNet shape");
-    println!(
-        "LeNet-300-100: {} cycles per image (reference RTL: 16825); DAC start {}, window open {}",
-        run.cycles, run.dac_start_cycle, run.window_open_cycle
-    );
-    for e in &run.timeline {
-        println!("  cycle {:>6}: {}", e.cycle, e.what);
+    let expected = golden_logits(&net, &image, acc);
+    let cores: Vec<u32> = match std::env::var("LIGHTNING_LENET_CORES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|c| c.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![1, 2, 3, 4],
+    };
+    for c in cores {
+        let b = build(&net, acc, c);
+        let paths: Vec<(usize, usize)> = (0..c).map(|_| (10, 3)).collect();
+        let run = native_run(&b, &image, &paths, &LoopControls::default());
+        assert_exact(&run, &expected, &format!("LeNet shape, {c} cores"));
+        println!(
+            "LeNet-300-100 on {c} cores: {} cycles per image (reference RTL: 16825); DAC start {}, window open {}",
+            run.cycles, run.dac_start_cycle, run.window_open_cycle
+        );
+        for e in &run.timeline {
+            println!("  cycle {:>6}: {}", e.cycle, e.what);
+        }
     }
 }

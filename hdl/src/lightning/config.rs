@@ -1,7 +1,18 @@
 //! The generator parameters of a Lightning datapath: layer sizes, accumulator
-//! width, per-layer normalization shifts and the quantized weights, validated
-//! with errors that name the parameter; and the shapes derived from them (cycles
-//! per output neuron, DAC beats per layer, memory images).
+//! width, per-layer normalization shifts, the quantized weights and the number of
+//! photonic cores, validated with errors that name the parameter; and the shapes
+//! derived from them (cycles per output neuron, rounds and DAC beats per layer,
+//! each core's weight words).
+//!
+//! # Cores
+//!
+//! With `cores` = C, output neuron *o* of every layer belongs to core *o* mod C:
+//! in *round* *r* core *c* computes neuron *r* · C + *c*, so one round produces C
+//! consecutive neurons. All cores stream in lock-step (the same activation word,
+//! each its own weight word), so a layer takes `rounds` = ⌈outputs / C⌉ rounds of
+//! `cycles_per_output` beats. In the last round of a layer whose outputs are not a
+//! multiple of C, the cores without a neuron stream zero weights and their result
+//! is discarded.
 
 use super::decode::{ACC_WIDTH_MAX, ACC_WIDTH_MIN};
 use crate::bits::Bits;
@@ -15,8 +26,23 @@ pub const SHIFT_MAX: u32 = 31;
 pub const MAX_WEIGHT_WORDS: usize = 1 << 20;
 /// Largest magnitude of a quantized weight.
 pub const WEIGHT_MAX: i32 = 255;
+/// Largest number of photonic cores (16 DAC and 8 ADC streams).
+pub const MAX_CORES: u32 = 8;
 
-/// A Lightning datapath: a fully connected network on one photonic core.
+/// Where the weights come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WeightSource {
+    /// On-chip memories initialised from the configuration's weights.
+    #[default]
+    Memory,
+    /// One AXI-Stream slave port per core (`w{c}_tvalid`, `w{c}_tready`,
+    /// `w{c}_tdata[144]`: bits `[127:0]` the 16 magnitudes, byte *i* = lane *i*;
+    /// bits `[143:128]` the 16 sign bits), fed in the order of
+    /// [`DatapathConfig::weight_words`].
+    Stream,
+}
+
+/// A Lightning datapath: a fully connected network on `cores` photonic cores.
 ///
 /// Weight layer `l` maps `layers[l]` inputs to `layers[l + 1]` outputs; its
 /// weights are `weights[l][o * layers[l] + i]` (output `o`, input `i`) in
@@ -33,22 +59,20 @@ pub struct DatapathConfig {
     pub shifts: Vec<u32>,
     /// Weights per weight layer, row-major `[output][input]`.
     pub weights: Vec<Vec<i32>>,
-    /// Photonic cores (this generator builds exactly one).
+    /// Photonic cores (1..=8, at most the outputs of the smallest layer); see the
+    /// module docs for how neurons are divided among them.
     pub cores: u32,
+    /// The weight source: on-chip memory or a stream per core. With a stream the
+    /// weights still size the network and the memory limit does not apply.
+    pub weight_source: WeightSource,
 }
 
 impl DatapathConfig {
     /// Checks every parameter; the error names the first bad one and why.
     pub fn validate(&self) -> Result<(), HdlError> {
         let err = |p: &str, why: String| Err(HdlError::parameter(NAME, p, why));
-        if self.cores != 1 {
-            return err(
-                "cores",
-                format!(
-                    "{}: this generator builds exactly one photonic core",
-                    self.cores
-                ),
-            );
+        if !(1..=MAX_CORES).contains(&self.cores) {
+            return err("cores", format!("{} is not in 1..={MAX_CORES}", self.cores));
         }
         if self.layers.len() < 2 {
             return err(
@@ -71,6 +95,19 @@ impl DatapathConfig {
                 format!(
                     "{} is not in {ACC_WIDTH_MIN}..={ACC_WIDTH_MAX} (a lane sum needs 13 bits)",
                     self.acc_width
+                ),
+            );
+        }
+        if let Some((l, &o)) = self.layers[1..]
+            .iter()
+            .enumerate()
+            .find(|(_, &o)| o < self.cores)
+        {
+            return err(
+                "cores",
+                format!(
+                    "{} cores but layer {l} has only {o} outputs: every core needs a neuron in every layer",
+                    self.cores
                 ),
             );
         }
@@ -114,10 +151,12 @@ impl DatapathConfig {
             }
         }
         let total: usize = (0..n).map(|l| self.beats(l) as usize).sum();
-        if total > MAX_WEIGHT_WORDS {
+        if total > MAX_WEIGHT_WORDS && self.weight_source == WeightSource::Memory {
             return err(
                 "weights",
-                format!("{total} weight words exceed the on-chip limit of {MAX_WEIGHT_WORDS}"),
+                format!(
+                    "{total} weight words per core exceed the on-chip limit of {MAX_WEIGHT_WORDS}"
+                ),
             );
         }
         Ok(())
@@ -133,25 +172,36 @@ impl DatapathConfig {
         self.layers[l].div_ceil(16)
     }
 
-    /// DAC beats of weight layer `l`: outputs × cycles per output.
-    pub fn beats(&self, l: usize) -> u32 {
-        self.layers[l + 1] * self.cycles_per_output(l)
+    /// Rounds of weight layer `l`: ⌈outputs / cores⌉ (one neuron per core each).
+    pub fn rounds(&self, l: usize) -> u32 {
+        self.layers[l + 1].div_ceil(self.cores.max(1))
     }
 
-    /// The weight words in streaming order (layer, output, cycle): 16 magnitudes
-    /// (byte *i* = lane *i*) and 16 sign bits; padding lanes are +0.
-    pub fn weight_words(&self) -> (Vec<Bits>, Vec<Bits>) {
+    /// DAC beats of weight layer `l` (every core streams the same number):
+    /// rounds × cycles per output.
+    pub fn beats(&self, l: usize) -> u32 {
+        self.rounds(l) * self.cycles_per_output(l)
+    }
+
+    /// Core `core`'s weight words in streaming order (layer, round, cycle): 16
+    /// magnitudes (byte *i* = lane *i*) and 16 sign bits of neuron
+    /// round · cores + `core`; padding lanes, and the words of a neuron past the
+    /// layer's outputs, are +0.
+    pub fn weight_words(&self, core: u32) -> (Vec<Bits>, Vec<Bits>) {
         let mut magnitudes = Vec::new();
         let mut signs = Vec::new();
+        let cores = self.cores.max(1) as usize;
         for (l, w) in self.weights.iter().enumerate() {
             let inputs = self.layers[l] as usize;
-            for o in 0..self.layers[l + 1] as usize {
+            let outputs = self.layers[l + 1] as usize;
+            for r in 0..self.rounds(l) as usize {
+                let o = r * cores + core as usize;
                 for c in 0..self.cycles_per_output(l) as usize {
                     let mut mag = 0u128;
                     let mut sign = 0u64;
                     for lane in 0..16 {
                         let i = c * 16 + lane;
-                        if i < inputs {
+                        if i < inputs && o < outputs {
                             let v = w[o * inputs + i];
                             mag |= u128::from(v.unsigned_abs() as u8) << (8 * lane);
                             sign |= u64::from(v < 0) << lane;

@@ -12,8 +12,9 @@
 //!   tree, saturating accumulator, count-action integration window, ReLU and
 //!   normalization);
 //! - [`config`]: the datapath's generator parameters, validated;
-//! - [`datapath`]: the whole single-core datapath (memories, streamer, detector,
-//!   decode, count-action control plane, counters).
+//! - [`datapath`]: the whole datapath on 1–8 photonic cores (memories, streamer,
+//!   per-core detector and decode, the cores' join, count-action control plane,
+//!   counters, failure reasons).
 
 pub mod align;
 pub mod bus;

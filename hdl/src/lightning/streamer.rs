@@ -13,7 +13,10 @@
 //!
 //! # Semantics (cycle-exact)
 //!
-//! Stream 0 carries activations, streams 1.. carry weights. Sources are AXI-Stream
+//! In [`streamer`], stream 0 carries activations and streams 1.. carry weights; in
+//! [`core_streamer`] (one pair per photonic core) even streams carry activations
+//! and odd streams weights. The two differ only in the preamble patterns. Sources
+//! are AXI-Stream
 //! (`s{i}_tvalid`, `s{i}_tdata`, `s{i}_tready`); a source is expected to hold
 //! `tvalid` and its beat until it is taken.
 //!
@@ -56,8 +59,10 @@ use crate::dsl::{bits_for, ModuleBuilder};
 use crate::ir::{HdlError, Module, ResetPolarity};
 use crate::std::count_action::{count_action, CountActionConfig};
 
-/// Largest number of DAC streams.
+/// Largest number of DAC streams of [`streamer`].
 pub const MAX_DACS: u32 = 8;
+/// Largest number of cores (DAC pairs) of [`core_streamer`].
+pub const MAX_CORE_PAIRS: u32 = 8;
 
 /// Shape of a synchronized DAC streamer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,7 +93,32 @@ pub fn streamer(cfg: &StreamerConfig) -> Result<Module, HdlError> {
             format!("{} is not in 1..={MAX_DACS}", cfg.dacs),
         ));
     }
-    let dacs = cfg.dacs;
+    build(
+        &format!("lightning_streamer_d{}", cfg.dacs),
+        cfg.dacs,
+        |i| i == 0,
+    )
+}
+
+/// Generates `lightning_streamer_c{cores}`: the streamer of `cores` photonic
+/// cores (1..=8), one synchronized group of 2 · `cores` DAC streams: stream 2*c*
+/// carries core *c*'s activations (activation preamble), stream 2*c* + 1 its
+/// weights (weight preamble). Same ports and contract as [`streamer`].
+pub fn core_streamer(cores: u32) -> Result<Module, HdlError> {
+    if !(1..=MAX_CORE_PAIRS).contains(&cores) {
+        return Err(HdlError::parameter(
+            "lightning_streamer",
+            "cores",
+            format!("{cores} is not in 1..={MAX_CORE_PAIRS}"),
+        ));
+    }
+    build(&format!("lightning_streamer_c{cores}"), 2 * cores, |i| {
+        i % 2 == 0
+    })
+}
+
+/// The streamer of `dacs` streams; `is_activation(i)` picks stream *i*'s preamble.
+fn build(name: &str, dacs: u32, is_activation: impl Fn(u32) -> bool) -> Result<Module, HdlError> {
     let sync_unit = count_action(&CountActionConfig {
         events: dacs,
         count_width: bits_for(dacs),
@@ -99,7 +129,7 @@ pub fn streamer(cfg: &StreamerConfig) -> Result<Module, HdlError> {
     })?;
     let aligner = operand_align()?;
 
-    let mut m = ModuleBuilder::new(&format!("lightning_streamer_d{dacs}"));
+    let mut m = ModuleBuilder::new(name);
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
     let start = m.input("start", 1);
     let preamble_length = m.input("preamble_length", PREAMBLE_LENGTH_WIDTH);
@@ -158,7 +188,7 @@ pub fn streamer(cfg: &StreamerConfig) -> Result<Module, HdlError> {
     let idle = m.zeros(BUS_WIDTH);
     let emit = m.or(pre_q, fire);
     for i in 0..dacs {
-        let pattern = if i == 0 {
+        let pattern = if is_activation(i) {
             activation_preamble()
         } else {
             weight_preamble()

@@ -1,11 +1,17 @@
-//! The closed loop: a generated `lightning_datapath` on any engine, its DAC
-//! outputs through a [`PhotonicLink`] back into its ADC input, every cycle.
+//! The closed loop: a generated `lightning_datapath` on any engine, each core's
+//! DAC pair (`dac{2c}`, `dac{2c+1}`) through its own [`PhotonicLink`] back into the
+//! core's ADC input (`adc{c}`), every cycle.
 //!
 //! [`LoopDriver`] is one image's run as a state machine over named pins, so the
 //! same code drives a single [`Dut`] ([`run_image`]) or both engines in lockstep
 //! through the differential harness (its `Step` implements [`Pins`]).
 
-use hdl::lightning::config::DatapathConfig as HwConfig;
+use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use super::arith::{pack_bus, unpack_bus, AccWidth, OpticalLoss};
 use super::golden::Network;
@@ -14,8 +20,9 @@ use super::photonic::PhotonicCore;
 use crate::dut::{Dut, DutError};
 use crate::harness::Step;
 
-/// The generator configuration of `network` with an `acc_width`-bit accumulator.
-pub fn hardware_config(network: &Network, acc_width: AccWidth) -> HwConfig {
+/// The generator configuration of `network` with an `acc_width`-bit accumulator
+/// on `cores` photonic cores.
+pub fn hardware_config(network: &Network, acc_width: AccWidth, cores: u32) -> HwConfig {
     let mut layers = vec![network.inputs() as u32];
     layers.extend(network.layers().iter().map(|l| l.outputs() as u32));
     HwConfig {
@@ -32,7 +39,53 @@ pub fn hardware_config(network: &Network, acc_width: AccWidth) -> HwConfig {
                     .collect()
             })
             .collect(),
-        cores: 1,
+        cores,
+        weight_source: WeightSource::Memory,
+    }
+}
+
+/// What the driver needs to know of a generated datapath's ports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortShape {
+    /// Photonic cores (DAC pairs, ADC streams, logit lanes).
+    pub cores: usize,
+    /// Accumulator (logit) width in bits.
+    pub acc_width: u32,
+    /// Width of one core's field of `logit_index`.
+    pub index_width: u32,
+    /// Streamed weights: per core, the `w{c}_tdata` words in order (3 × 64 bits:
+    /// 128 magnitude bits, then 16 sign bits); `None` for memory weights.
+    pub weight_stream: Option<Arc<Vec<Vec<[u64; 3]>>>>,
+}
+
+impl PortShape {
+    /// The ports of `datapath(cfg)`.
+    pub fn of(cfg: &HwConfig) -> PortShape {
+        PortShape {
+            cores: cfg.cores as usize,
+            acc_width: cfg.acc_width,
+            index_width: hdl::lightning::datapath::logit_index_width(cfg),
+            weight_stream: (cfg.weight_source == WeightSource::Stream).then(|| {
+                Arc::new(
+                    (0..cfg.cores)
+                        .map(|c| {
+                            let (magnitudes, signs) = cfg.weight_words(c);
+                            magnitudes
+                                .iter()
+                                .zip(&signs)
+                                .map(|(mag, sign)| {
+                                    let w = mag.to_words();
+                                    let lo = w.first().copied().unwrap_or(0);
+                                    let hi = w.get(1).copied().unwrap_or(0);
+                                    let s = sign.to_words().first().copied().unwrap_or(0);
+                                    [lo, hi, s]
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                )
+            }),
+        }
     }
 }
 
@@ -87,12 +140,20 @@ pub struct LoopControls {
     pub preamble_length: u32,
     /// Detector timeout (cycles after a layer starts).
     pub timeout: u32,
-    /// Whole-cycle delay of DAC 0 and DAC 1.
-    pub dac_delay: [u32; 2],
-    /// Intra-cycle shift of DAC 0 and DAC 1.
-    pub dac_shift: [u32; 2],
+    /// Whole-cycle delay of DAC *j* (`dac{j}_delay`); missing entries are 0.
+    pub dac_delay: Vec<u32>,
+    /// Intra-cycle shift of DAC *j* (`dac{j}_shift`); missing entries are 0.
+    pub dac_shift: Vec<u32>,
     /// Give up after this many cycles from `start` (a hang is a test failure).
     pub max_cycles: u64,
+    /// `(core, cycle)`: core's ADC stops delivering words (`adc{core}_tvalid` = 0)
+    /// from `cycle` cycles after `start` on, e.g. light lost mid-layer.
+    pub adc_stop: Vec<(usize, u64)>,
+    /// Streamed weights: percent of cycles (0..=100) in which a core's weight
+    /// source, not already offering a word, stalls (offers none).
+    pub weight_stall_percent: u32,
+    /// Seed of the weight sources' stalls.
+    pub weight_stall_seed: u64,
 }
 
 impl Default for LoopControls {
@@ -102,9 +163,12 @@ impl Default for LoopControls {
             optical_loss: OpticalLoss::UNITY,
             preamble_length: 10,
             timeout: 2000,
-            dac_delay: [0; 2],
-            dac_shift: [0; 2],
+            dac_delay: Vec::new(),
+            dac_shift: Vec::new(),
             max_cycles: 1_000_000,
+            adc_stop: Vec::new(),
+            weight_stall_percent: 0,
+            weight_stall_seed: 1,
         }
     }
 }
@@ -121,12 +185,16 @@ pub struct Event {
 /// What one image's run produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoopRun {
-    /// Logits in neuron order (sign-extended from the accumulator width).
+    /// Logits in the order they left (sign-extended from the accumulator width).
     pub logits: Vec<i64>,
+    /// The `logit_index` of every logit, in the same order.
+    pub logit_indices: Vec<u64>,
     /// `done` rose within `max_cycles`.
     pub done: bool,
     /// The datapath's `failed` status.
     pub failed: bool,
+    /// The datapath's `fail_reason`.
+    pub fail_reason: u64,
     /// The `cycles` counter (start to done).
     pub cycles: u64,
     /// The `dac_start_cycle` counter.
@@ -147,37 +215,49 @@ enum Phase {
 
 /// One image through the closed loop, one call per cycle.
 pub struct LoopDriver<'a, C: PhotonicCore> {
-    link: &'a mut PhotonicLink<C>,
+    links: &'a mut [PhotonicLink<C>],
     image: Vec<u8>,
     controls: LoopControls,
-    acc_width: u32,
+    shape: PortShape,
     phase: Phase,
     run: LoopRun,
     layer: u64,
     dac_seen: bool,
     locked: bool,
     last_fire: Option<u64>,
+    feed: Vec<Feed>,
+    stall_rng: ChaCha8Rng,
+}
+
+/// One core's weight source: the next word and whether it is offered.
+#[derive(Clone, Copy, Debug, Default)]
+struct Feed {
+    next: usize,
+    offering: bool,
 }
 
 impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
-    /// A driver for `image` (8-bit inputs) on a datapath with `acc_width`.
+    /// A driver for `image` (8-bit inputs) on a datapath of `shape`, core *c*'s
+    /// light going through `links[c]` (one link per core).
     pub fn new(
-        link: &'a mut PhotonicLink<C>,
+        links: &'a mut [PhotonicLink<C>],
         image: &[u8],
-        acc_width: u32,
+        shape: PortShape,
         controls: &LoopControls,
     ) -> Self {
         LoopDriver {
-            link,
+            links,
             image: image.to_vec(),
             controls: controls.clone(),
-            acc_width,
+            shape: shape.clone(),
             phase: Phase::Load(0),
             run: LoopRun::default(),
             layer: 0,
             dac_seen: false,
             locked: false,
             last_fire: None,
+            feed: vec![Feed::default(); shape.cores],
+            stall_rng: ChaCha8Rng::seed_from_u64(controls.weight_stall_seed),
         }
     }
 
@@ -201,18 +281,35 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         pins.write("optical_loss", &[u64::from(c.optical_loss.0)]);
         pins.write("preamble_length", &[u64::from(c.preamble_length)]);
         pins.write("timeout", &[u64::from(c.timeout)]);
-        for i in 0..2 {
-            pins.write(&format!("dac{i}_delay"), &[u64::from(c.dac_delay[i])]);
-            pins.write(&format!("dac{i}_shift"), &[u64::from(c.dac_shift[i])]);
+        for j in 0..2 * self.shape.cores {
+            let delay = c.dac_delay.get(j).copied().unwrap_or(0);
+            let shift = c.dac_shift.get(j).copied().unwrap_or(0);
+            pins.write(&format!("dac{j}_delay"), &[u64::from(delay)]);
+            pins.write(&format!("dac{j}_shift"), &[u64::from(shift)]);
         }
-        let a = word(&pins.read("dac0_tdata"));
-        let w = word(&pins.read("dac1_tdata"));
-        let lit = pins.read("dac0_tvalid") != [0] || pins.read("dac1_tvalid") != [0];
-        let adc = self.link.step(&a, &w, lit);
-        pins.write("adc_tvalid", &[1]);
-        pins.write("adc_tdata", &pack_bus(&adc));
+        let now = match self.phase {
+            Phase::Run(t) => t,
+            _ => 0,
+        };
+        for (core, link) in self.links.iter_mut().enumerate() {
+            let (ja, jw) = (2 * core, 2 * core + 1);
+            let a = word(&pins.read(&format!("dac{ja}_tdata")));
+            let w = word(&pins.read(&format!("dac{jw}_tdata")));
+            let lit = pins.read(&format!("dac{ja}_tvalid")) != [0]
+                || pins.read(&format!("dac{jw}_tvalid")) != [0];
+            let adc = link.step(&a, &w, lit);
+            let stopped = c
+                .adc_stop
+                .iter()
+                .any(|&(stop_core, at)| stop_core == core && now >= at);
+            pins.write(&format!("adc{core}_tvalid"), &[u64::from(!stopped)]);
+            pins.write(&format!("adc{core}_tdata"), &pack_bus(&adc));
+        }
         pins.write("start", &[0]);
         pins.write("load_valid", &[0]);
+        if let Some(words) = self.shape.weight_stream.clone() {
+            self.feed_weights(pins, &words, matches!(self.phase, Phase::Run(_)));
+        }
         match self.phase {
             Phase::Load(i) => {
                 let chunk = self.image.get(16 * i..).unwrap_or(&[]);
@@ -246,6 +343,27 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         }
     }
 
+    /// The weight sources (AXI-Stream masters, one per core): a source offers
+    /// its next word unless it stalls, holds it until `w{c}_tready` (which
+    /// depends on no input), and advances on the handshake.
+    fn feed_weights(&mut self, pins: &mut dyn Pins, words: &[Vec<[u64; 3]>], running: bool) {
+        let stall = self.controls.weight_stall_percent;
+        for (c, feed) in self.feed.iter_mut().enumerate() {
+            let core_words = words.get(c).map(Vec::as_slice).unwrap_or(&[]);
+            if running && !feed.offering && feed.next < core_words.len() {
+                feed.offering = self.stall_rng.gen_range(0..100) >= stall;
+            }
+            let data = core_words.get(feed.next).copied().unwrap_or([0; 3]);
+            pins.write(&format!("w{c}_tvalid"), &[u64::from(feed.offering)]);
+            pins.write(&format!("w{c}_tdata"), &data);
+            let ready = pins.read(&format!("w{c}_tready")).first().copied() == Some(1);
+            if feed.offering && ready {
+                feed.next += 1;
+                feed.offering = false;
+            }
+        }
+    }
+
     /// Records what the outputs show `t` cycles after the start cycle.
     fn observe(&mut self, pins: &mut dyn Pins, t: u64) {
         let one = |pins: &mut dyn Pins, n: &str| pins.read(n).first().copied().unwrap_or(0);
@@ -271,10 +389,21 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.event(t, format!("layer {l}: ADC window open"));
         }
         self.locked = locked;
-        if one(pins, "logit_valid") == 1 {
-            let raw = one(pins, "logit_data");
-            let sh = 64 - self.acc_width;
-            self.run.logits.push(((raw << sh) as i64) >> sh);
+        let valid = one(pins, "logit_valid");
+        if valid != 0 {
+            let data = pins.read("logit_data");
+            let index = pins.read("logit_index");
+            let (aw, iw) = (self.shape.acc_width, self.shape.index_width);
+            for c in 0..self.shape.cores {
+                if valid >> c & 1 == 1 {
+                    let raw = field(&data, c as u32 * aw, aw);
+                    let sh = 64 - aw;
+                    self.run.logits.push(((raw << sh) as i64) >> sh);
+                    self.run
+                        .logit_indices
+                        .push(field(&index, c as u32 * iw, iw));
+                }
+            }
         }
         if one(pins, "done") == 1 {
             self.close_layer();
@@ -282,6 +411,7 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.run.timeline.sort_by_key(|e| e.cycle);
             self.run.done = true;
             self.run.failed = one(pins, "failed") == 1;
+            self.run.fail_reason = one(pins, "fail_reason");
             self.run.cycles = one(pins, "cycles");
             self.run.dac_start_cycle = one(pins, "dac_start_cycle");
             self.run.window_open_cycle = one(pins, "window_open_cycle");
@@ -296,6 +426,17 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     }
 }
 
+/// Bits `lo .. lo + width` (width ≤ 64) of a little-endian word vector.
+fn field(words: &[u64], lo: u32, width: u32) -> u64 {
+    let mut v = 0u64;
+    for b in 0..width {
+        let bit = lo + b;
+        let w = words.get((bit / 64) as usize).copied().unwrap_or(0);
+        v |= (w >> (bit % 64) & 1) << b;
+    }
+    v
+}
+
 fn word(words: &[u64]) -> Word {
     let mut a = [0u64; 4];
     for (dst, src) in a.iter_mut().zip(words) {
@@ -304,15 +445,16 @@ fn word(words: &[u64]) -> Word {
     unpack_bus(&a)
 }
 
-/// Runs one image through the closed loop on `dut` (already reset).
+/// Runs one image through the closed loop on `dut` (already reset), core *c*
+/// through `links[c]`.
 pub fn run_image<C: PhotonicCore>(
     dut: &mut dyn Dut,
-    link: &mut PhotonicLink<C>,
+    links: &mut [PhotonicLink<C>],
     image: &[u8],
-    acc_width: u32,
+    shape: PortShape,
     controls: &LoopControls,
 ) -> Result<LoopRun, DutError> {
-    let mut driver = LoopDriver::new(link, image, acc_width, controls);
+    let mut driver = LoopDriver::new(links, image, shape, controls);
     loop {
         let mut pins = DutPins { dut, error: None };
         driver.cycle(&mut pins);
