@@ -2,6 +2,7 @@
 //! The `wirespeed` facade: re-exports the crates and holds the command line's catalog.
 
 pub mod catalog;
+pub mod engine;
 pub mod lightning_sim;
 pub mod sim_panama;
 pub mod synth;

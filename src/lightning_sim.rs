@@ -6,10 +6,12 @@
 
 use std::path::PathBuf;
 
+use crate::engine::{speed_line, Engine};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use hdl::lightning::datapath::datapath;
-use testbench::dut::{Dut, NativeDut};
+use std::time::Instant;
+use testbench::dut::Dut;
 use testbench::lightning::arith::{argmax, OpticalLoss};
 use testbench::lightning::closed_loop::{
     hardware_config, run_image, LoopControls, LoopRun, PortShape,
@@ -44,9 +46,13 @@ pub struct LightningArgs {
     /// Photonic cores (1-8; at most the smallest layer's outputs).
     #[arg(long, default_value_t = 1)]
     pub cores: u32,
-    /// Write a VCD of the first image's noise-free run to this file.
+    /// Write a VCD of the first image's noise-free run to this file (with `--engine
+    /// both`, Verilator's goes beside it as `<name>.verilator.vcd`).
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<PathBuf>,
+    /// Simulation engine (`both`: the same images on each, results must agree).
+    #[arg(long, value_enum, default_value_t = Engine::Native)]
+    pub engine: Engine,
 }
 
 /// One pass over the test set with photonic noise `sigma`.
@@ -56,7 +62,7 @@ struct Pass {
 }
 
 fn pass(
-    dut: &mut NativeDut,
+    dut: &mut dyn Dut,
     images: &[Vec<u8>],
     labels: &[u8],
     shape: PortShape,
@@ -122,8 +128,6 @@ pub fn run(args: &LightningArgs) -> Result<()> {
     let hw = hardware_config(net, acc, args.cores);
     let module = datapath(&hw)?;
     let ports = PortShape::of(&hw);
-    let mut dut = NativeDut::new(&module)?;
-    dut.reset(2);
     println!(
         "Lightning datapath, {} (acc {} bits), {n} test images from {}",
         shape(net.layers().iter().map(|l| l.outputs()), net.inputs()),
@@ -135,7 +139,48 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         args.cores, args.latency, args.shift
     );
 
-    let exact = pass(&mut dut, images, labels, ports.clone(), 0.0, args)?;
+    let mut results = Vec::new();
+    for (k, &engine) in args.engine.engines().iter().enumerate() {
+        let (mut dut, build) = engine.build(&module)?;
+        dut.reset(2);
+        // A second engine's VCD goes beside the first's.
+        let mut engine_args = args.clone();
+        if k > 0 {
+            engine_args.vcd = args.vcd.as_ref().map(|p| p.with_extension("verilator.vcd"));
+        }
+        let started = Instant::now();
+        let exact = pass(
+            dut.as_mut(),
+            images,
+            labels,
+            ports.clone(),
+            0.0,
+            &engine_args,
+        )?;
+        let noisy = pass(
+            dut.as_mut(),
+            images,
+            labels,
+            ports.clone(),
+            TESTBED_SIGMA,
+            &engine_args,
+        )?;
+        results.push((exact, noisy, started.elapsed(), build));
+    }
+    if let [(exact, noisy, wall, build), (v_exact, v_noisy, v_wall, v_build)] = &results[..] {
+        if exact.runs != v_exact.runs || noisy.runs != v_noisy.runs {
+            bail!("Verilator's logits, cycles or timelines differ from the native simulator's");
+        }
+        let cycles: u64 = exact.runs.iter().chain(&noisy.runs).map(|r| r.cycles).sum();
+        println!(
+            "{} (logits, cycles and timelines of {} runs)",
+            speed_line(cycles, (*wall, *build), (*v_wall, *v_build)),
+            2 * n
+        );
+    }
+    let Some((exact, noisy, _, _)) = results.into_iter().next() else {
+        bail!("no engine ran");
+    };
     let golden_cfg = DatapathConfig {
         acc_width: acc,
         optical_loss: OpticalLoss::UNITY,
@@ -145,7 +190,6 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         let g = infer(net, image, &golden_cfg)?;
         mismatches += usize::from(g.logits != run.logits);
     }
-    let noisy = pass(&mut dut, images, labels, ports, TESTBED_SIGMA, args)?;
 
     println!(
         "accuracy, noise 0:        {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",

@@ -3,15 +3,15 @@
 //! counters, every output checked against the golden model.
 
 use crate::catalog;
+use crate::engine::{speed_line, Engine};
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Duration;
-use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::frame::{classify, Class};
 use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
@@ -23,19 +23,6 @@ use testbench::panama::system::{
 };
 use testbench::panama::traffic::background_frame;
 use testbench::rng::seeded;
-use testbench::verilator::BuildOptions;
-
-/// Which engine runs the accelerator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Engine {
-    /// wirespeed's own simulator.
-    Native,
-    /// Verilator on the emitted Verilog.
-    Verilator,
-    /// Both, one after the other on the same traffic: every output frame must be
-    /// identical and leave at the same cycles; reports both speeds and their ratio.
-    Both,
-}
 
 /// Options of `wirespeed sim panama`.
 #[derive(Args, Debug)]
@@ -316,13 +303,8 @@ fn run_frames(
         beats,
         bound,
     };
-    let engines: &[Engine] = match args.engine {
-        Engine::Both => &[Engine::Native, Engine::Verilator],
-        Engine::Native => &[Engine::Native],
-        Engine::Verilator => &[Engine::Verilator],
-    };
     let mut runs = Vec::new();
-    for &engine in engines {
+    for &engine in args.engine.engines() {
         // Every engine sees the same random draws (traffic timing, back-pressure).
         let run = simulate(args, &job, engine, rng.clone())?;
         runs.push((engine, run));
@@ -407,15 +389,13 @@ fn run_frames(
         cycles as f64 / wall.as_secs_f64().max(1e-9)
     );
     if let [(_, native), (_, verilator)] = &runs[..] {
-        let rate = |r: &Run| cycles as f64 / r.wall.as_secs_f64().max(1e-9);
         println!(
-            "  engines: the same frames out at the same cycles; native {:.0} cycles/s (build {:.2} s), \
-             Verilator {:.0} cycles/s (build {:.1} s), native ÷ Verilator {:.2}",
-            rate(native),
-            native.build.as_secs_f64(),
-            rate(verilator),
-            verilator.build.as_secs_f64(),
-            rate(native) / rate(verilator)
+            "  {} (the same frames out at the same cycles)",
+            speed_line(
+                cycles,
+                (native.wall, native.build),
+                (verilator.wall, verilator.build)
+            )
         );
     }
     println!(
@@ -509,12 +489,7 @@ struct Run {
 
 /// Runs the job on `engine` with a progress bar.
 fn simulate(args: &PanamaArgs, job: &Job, engine: Engine, mut rng: impl rand::Rng) -> Result<Run> {
-    let started = std::time::Instant::now();
-    let mut dut: Box<dyn Dut> = match engine {
-        Engine::Verilator => Box::new(VerilatorDut::new(job.module, &BuildOptions::default())?),
-        Engine::Native | Engine::Both => Box::new(NativeDut::new(job.module)?),
-    };
-    let build = started.elapsed();
+    let (mut dut, build) = engine.build(job.module)?;
     let vcd = match (&args.vcd, engine) {
         (Some(path), Engine::Verilator) if args.engine == Engine::Both => {
             Some(path.with_extension("verilator.vcd"))
