@@ -13,7 +13,9 @@
 //!   normalization);
 //! - [`config`]: the datapath's generator parameters, validated;
 //! - [`datapath`]: the whole single-core datapath (memories, streamer, detector,
-//!   decode, count-action control plane, counters).
+//!   decode, count-action control plane, counters);
+//! - [`top`]: the board top: RF Data Converter AXI-Stream ports, DAC/ADC/AXI-Lite
+//!   clock domains, and the AXI-Lite register map ([`top_regs`]).
 
 pub mod align;
 pub mod bus;
@@ -22,3 +24,5 @@ pub mod datapath;
 pub mod decode;
 pub mod preamble_detector;
 pub mod streamer;
+pub mod top;
+pub mod top_regs;
