@@ -260,7 +260,6 @@ pub fn lightning_top(
     let failed = out(&mut m, "failed");
     let cycles = out(&mut m, "cycles");
     let dac_start = out(&mut m, "dac_start_cycle");
-    let window_open = out(&mut m, "window_open_cycle");
     let done_prev = m.register(dac, "done_prev_q", done);
     let not_prev = m.not(done_prev);
     let finished = m.and(done, not_prev);
@@ -270,6 +269,12 @@ pub fn lightning_top(
     let mut measured: HashMap<&str, Signal> = HashMap::new();
     measured.insert("cycles", cycles);
     measured.insert("dac_start_cycle", dac_start);
+    // The datapath's `window_open_cycle` sees the detector's `locked` still held
+    // from the previous run's last layer in the first cycles of a run; the top
+    // measures the first *rising* edge of `locked` in a run instead (the same
+    // value on a first run).
+    let locked_raw = out(&mut m, "locked");
+    let window_open = first_rise(&mut m, dac, dp_busy, start_q, locked_raw, cycles);
     measured.insert("window_open_cycle", window_open);
     let slack = m.sub_wrap(window_open, dac_start);
     measured.insert("photonic_slack", slack);
@@ -299,7 +304,7 @@ pub fn lightning_top(
 
     // One consistent snapshot of every DAC-domain value to the AXI-Lite domain.
     let busy_bit = dp_busy;
-    let locked = out(&mut m, "locked");
+    let locked = m.and(locked_raw, dp_busy);
     let layer = out(&mut m, "layer");
     let layer8 = m.zext(layer, 8);
     let mut snap: Vec<(String, Signal)> = vec![
@@ -464,6 +469,33 @@ fn latency_range(
     m.set_next(lo, lo_next);
     m.set_next(hi, hi_next);
     (lo, hi)
+}
+
+/// The value of `cycles` at the first rising edge of `event` while `busy`, since
+/// the last `start`; 0 until then.
+fn first_rise(
+    m: &mut ModuleBuilder,
+    dom: Domain,
+    busy: Signal,
+    start: Signal,
+    event: Signal,
+    cycles: Signal,
+) -> Signal {
+    let prev = m.register(dom, "window_event_prev_q", event);
+    let seen = m.reg(dom, "window_seen_q", 1);
+    let value = m.reg(dom, "window_open_cycle_q", COUNTER_WIDTH);
+    let not_prev = m.not(prev);
+    let not_seen = m.not(seen);
+    let hit = m.and_all(&[busy, event, not_prev, not_seen]);
+    let seen_or = m.or(seen, hit);
+    let not_start = m.not(start);
+    let seen_next = m.and(seen_or, not_start);
+    m.set_next(seen, seen_next);
+    let captured = m.mux(hit, cycles, value);
+    let zero = m.zeros(COUNTER_WIDTH);
+    let value_next = m.mux(start, zero, captured);
+    m.set_next(value, value_next);
+    value
 }
 
 /// A one-cycle pulse from `src` to `dst` through `pulse_sync`.
