@@ -10,7 +10,9 @@ use hdl::std::{cdc, counter, fifo, skid};
 use hdl::Module;
 use std::collections::BTreeMap;
 
+mod lightning;
 mod panama;
+pub use lightning::lightning_config;
 pub use panama::panama_config;
 
 /// A parameter of a block: its name, default value and meaning.
@@ -388,6 +390,12 @@ pub fn blocks() -> &'static [BlockSpec] {
             summary: "PANAMA in-network aggregation accelerator for a NetFPGA board (`--board`)",
             params: panama::PARAMS,
             build: panama::build,
+        },
+        BlockSpec {
+            name: "lightning",
+            summary: "Lightning photonic-inference top for an RFSoC board (`--board`)",
+            params: lightning::PARAMS,
+            build: lightning::build,
         },
     ]
 }

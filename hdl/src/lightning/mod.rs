@@ -14,7 +14,9 @@
 //! - [`config`]: the datapath's generator parameters, validated;
 //! - [`datapath`]: the whole datapath on 1–8 photonic cores (memories, streamer,
 //!   per-core detector and decode, the cores' join, count-action control plane,
-//!   counters, failure reasons).
+//!   counters, failure reasons);
+//! - [`top`]: the board top: RF Data Converter AXI-Stream ports, DAC/ADC/AXI-Lite
+//!   clock domains, and the AXI-Lite register map ([`top_regs`]).
 
 pub mod align;
 pub mod bus;
@@ -23,3 +25,5 @@ pub mod datapath;
 pub mod decode;
 pub mod preamble_detector;
 pub mod streamer;
+pub mod top;
+pub mod top_regs;

@@ -13,7 +13,9 @@
 //! - [`link`]: the photonic core as a cycle-level peripheral (latency, sample
 //!   shift) between the DAC outputs and the ADC input;
 //! - [`closed_loop`]: a generated datapath on any engine in a closed loop with
-//!   a [`link::PhotonicLink`], one image at a time.
+//!   a [`link::PhotonicLink`], one image at a time;
+//! - [`top_bench`]: the board top (`hdl::lightning::top`) driven only through
+//!   AXI-Lite, with the link between its DAC and ADC streams.
 
 pub mod arith;
 pub mod closed_loop;
@@ -21,3 +23,4 @@ pub mod golden;
 pub mod link;
 pub mod model_files;
 pub mod photonic;
+pub mod top_bench;

@@ -1,0 +1,114 @@
+//! The `lightning` block: the Lightning top for an RFSoC board (DAC, ADC and
+//! AXI-Lite clocks), with the board's XDC, Vivado TCL and the register map.
+
+use super::{BoardTarget, CatalogError, Generated, ParamSpec, Settings};
+use gen::board::{Board, ClockBinding, ConverterKind, Family};
+use hdl::lightning::config::DatapathConfig;
+use hdl::lightning::top::{lightning_top, TopConfig};
+use std::path::{Path, PathBuf};
+use testbench::lightning::arith::AccWidth;
+use testbench::lightning::closed_loop::hardware_config;
+use testbench::lightning::model_files::{data_dir, load_model};
+
+/// Parameters of the `lightning` block.
+pub(super) const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "board",
+        default: "zcu111",
+        help: "zcu111 | rfsoc4x2 (also `--board`)",
+    },
+    ParamSpec {
+        name: "weights",
+        default: "shipped",
+        help: "shipped (the 64-32-10 digits MLP) or the path of a weights.json",
+    },
+    ParamSpec {
+        name: "acc_width",
+        default: "model",
+        help: "accumulator bits, 13..=32 (model: the weights file's)",
+    },
+    ParamSpec {
+        name: "adc_fifo_depth",
+        default: "16",
+        help: "ADC-to-DAC clock FIFO words, a power of two (4..=1024)",
+    },
+    ParamSpec {
+        name: "command_fifo_depth",
+        default: "16",
+        help: "AXI-Lite-to-DAC command queue entries, a power of two (4..=1024)",
+    },
+];
+
+/// The weights file the settings name.
+fn weights_path(s: &Settings) -> PathBuf {
+    match s.get("weights") {
+        "shipped" => data_dir().join("weights.json"),
+        p => Path::new(p).to_path_buf(),
+    }
+}
+
+/// The datapath, the top's parameters and the board the settings describe.
+pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Board), CatalogError> {
+    let board = Board::named(s.get("board"))?;
+    if board.family != Family::Rfsoc {
+        return Err(CatalogError::BadValue {
+            param: "board".into(),
+            value: board.name.clone(),
+            reason: "Lightning runs on an RFSoC board (zcu111, rfsoc4x2)".into(),
+        });
+    }
+    let adc_samples = board
+        .converters
+        .iter()
+        .find(|c| c.kind == ConverterKind::Adc)
+        .map(|c| c.samples_per_clock)
+        .ok_or_else(|| CatalogError::BadValue {
+            param: "board".into(),
+            value: board.name.clone(),
+            reason: "the board description has no ADC stream".into(),
+        })?;
+    let path = weights_path(s);
+    let model = load_model(&path).map_err(|e| CatalogError::BadValue {
+        param: "weights".into(),
+        value: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let acc = match s.get("acc_width") {
+        "model" => model.acc_width,
+        _ => {
+            let bits = s.u32("acc_width")?;
+            AccWidth::new(bits).map_err(|e| CatalogError::BadValue {
+                param: "acc_width".into(),
+                value: bits.to_string(),
+                reason: e.to_string(),
+            })?
+        }
+    };
+    let cfg = hardware_config(&model.network, acc, 1);
+    let top = TopConfig {
+        adc_samples_per_clock: adc_samples,
+        adc_fifo_depth: s.u32("adc_fifo_depth")?,
+        command_fifo_depth: s.u32("command_fifo_depth")?,
+    };
+    top.validate(&cfg)?;
+    Ok((cfg, top, board))
+}
+
+/// Builds the Lightning top for the settings' board.
+pub(super) fn build(s: &Settings) -> Result<Generated, CatalogError> {
+    let (cfg, top, board) = lightning_config(s)?;
+    let (module, map) = lightning_top(&cfg, &top)?;
+    Ok(Generated {
+        module,
+        extra_files: vec![],
+        board: Some(BoardTarget {
+            board,
+            clocks: vec![
+                ClockBinding::new("dac_aclk", "dac"),
+                ClockBinding::new("adc_aclk", "adc"),
+                ClockBinding::new("s_axi_aclk", "axil"),
+            ],
+            registers: Some(map),
+        }),
+    })
+}
