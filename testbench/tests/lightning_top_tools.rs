@@ -3,7 +3,7 @@
 //! (`-Wall`, no warnings), Verilator's full elaboration, Icarus Verilog and
 //! Yosys `synth_xilinx -family xcup`. The network is a small random one so that
 //! Yosys stays around a minute per variant; the shipped MLP's numbers come from
-//! `cargo run --release -p testbench --example lightning_top_resources`.
+//! `wirespeed synth lightning --board <name> --flatten`.
 //!
 //! `cargo test -p testbench --test lightning_top_tools`
 
