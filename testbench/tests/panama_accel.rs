@@ -68,18 +68,7 @@ fn simulate(name: &str, cfg: &PanamaConfig, scenario: &Scenario, traffic: Traffi
 
 /// The hardware's counters equal the model's, and every packet is accounted for.
 fn assert_counters(o: &Outcome) {
-    let c = &o.want.counters;
-    let want = [
-        ("packets_in", c.packets_in),
-        ("bypassed", c.bypassed),
-        ("accepted", c.accepted),
-        ("results_out", c.results_out),
-        ("unknown_job", c.unknown_job),
-        ("malformed", c.malformed),
-        ("seq_mismatch", c.seq_mismatch),
-        ("other_mismatch", c.other_mismatch),
-    ];
-    for (name, value) in want {
+    for (name, value) in o.want.counters.named() {
         let got = o.counters.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
         assert_eq!(got, Some(value), "counter {name}");
     }

@@ -153,16 +153,7 @@ fn host_session(dut: &mut dyn Dut, cfg: &PanamaConfig, map: &RegisterMap) {
 
     // Counters over AXI-Lite equal the model's, and a write clears one.
     let c = &want.counters;
-    for (name, value) in [
-        ("packets_in", c.packets_in),
-        ("bypassed", c.bypassed),
-        ("accepted", c.accepted),
-        ("results_out", c.results_out),
-        ("unknown_job", c.unknown_job),
-        ("malformed", c.malformed),
-        ("seq_mismatch", c.seq_mismatch),
-        ("other_mismatch", c.other_mismatch),
-    ] {
+    for (name, value) in c.named() {
         let got = axil.read(dut, offset(map, name)).unwrap();
         assert_eq!(u64::from(got), value, "counter {name} read over AXI-Lite");
     }

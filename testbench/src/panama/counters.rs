@@ -42,6 +42,20 @@ pub struct AccountingError {
 }
 
 impl Counters {
+    /// The counters by their register (and core port) names, in register order.
+    pub fn named(&self) -> [(&'static str, u64); 8] {
+        [
+            ("packets_in", self.packets_in),
+            ("bypassed", self.bypassed),
+            ("accepted", self.accepted),
+            ("results_out", self.results_out),
+            ("unknown_job", self.unknown_job),
+            ("malformed", self.malformed),
+            ("seq_mismatch", self.seq_mismatch),
+            ("other_mismatch", self.other_mismatch),
+        ]
+    }
+
     /// Checks the three identities, with `waiting` packets still in the FIFOs:
     ///
     /// 1. at the parser: `packets_in = bypassed + accepted + malformed`;
