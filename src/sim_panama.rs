@@ -340,33 +340,9 @@ fn run_frames(
         .map(|(f, _)| f.bytes.len())
         .sum();
     let bytes_out: usize = driver.outputs.iter().map(|o| o.bytes.len()).sum();
-    let first = driver
-        .first_accepted
-        .iter()
-        .flatten()
-        .min()
-        .copied()
-        .unwrap_or(0);
-    let last = driver
-        .last_accepted
-        .iter()
-        .flatten()
-        .max()
-        .copied()
-        .unwrap_or(0);
+    let (first, last) = driver.input_span();
     let span_in = (last - first + 1) as f64;
-    let out_first = driver
-        .outputs
-        .iter()
-        .map(|o| o.first_cycle)
-        .min()
-        .unwrap_or(0);
-    let out_last = driver
-        .outputs
-        .iter()
-        .map(|o| o.last_cycle)
-        .max()
-        .unwrap_or(0);
+    let (out_first, out_last) = driver.output_span();
     let span_out = (out_last.saturating_sub(out_first) + 1) as f64;
     let gbps = |bytes: usize, span: f64| bytes as f64 * 8.0 / (span / mhz) / 1000.0;
     let accepted = driver.accepted_beats() as f64;

@@ -300,22 +300,7 @@ fn a_worker_too_far_ahead_stops_the_input_where_the_model_says() {
 /// With no back-pressure, once traffic flows the input takes one beat every cycle
 /// from the first beat of the first frame to the last beat of the last.
 fn assert_line_rate(o: &Outcome, what: &str) {
-    let first = o
-        .driver
-        .first_accepted
-        .iter()
-        .flatten()
-        .min()
-        .copied()
-        .unwrap_or(0);
-    let last = o
-        .driver
-        .last_accepted
-        .iter()
-        .flatten()
-        .max()
-        .copied()
-        .unwrap_or(0);
+    let (first, last) = o.driver.input_span();
     let beats = o.driver.input_beats() as u64;
     println!(
         "{what}: {beats} input beats accepted in cycles {first}..={last} ({} cycles), {} stalls",

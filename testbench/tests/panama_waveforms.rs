@@ -105,7 +105,7 @@ fn window(
             expected,
             "{name}: frames out within {BOUND} cycles"
         );
-        d.outputs.iter().map(|o| o.last_cycle).max().unwrap_or(0)
+        d.output_span().1
     };
     // Through the cycle after the last beat, in which the driver sees it taken.
     let cycles = last_cycle as u32 + 2;

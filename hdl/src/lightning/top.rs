@@ -59,10 +59,10 @@ use super::config::DatapathConfig;
 use super::datapath::{datapath, BYTE_WORD_WIDTH, COUNTER_WIDTH};
 use super::top_regs::{control_reset, ADDR_WIDTH, LOGIT_REGISTER_WIDTH, START_FIELDS};
 pub use super::top_regs::{registers, TopConfig};
-use crate::dsl::{Domain, Instance, ModuleBuilder, Signal};
+use crate::dsl::{Domain, ModuleBuilder, Signal};
 use crate::ir::{Direction, HdlError, Module, PortKind, ResetPolarity};
 use crate::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap};
-use crate::std::cdc::{handshake_sync, pulse_sync};
+use crate::std::cdc::{cross_pulse, cross_word};
 use crate::std::fifo::async_fifo;
 
 /// Name of the generated top module.
@@ -468,39 +468,6 @@ fn latency_range(
     m.set_next(lo, lo_next);
     m.set_next(hi, hi_next);
     (lo, hi)
-}
-
-/// A one-cycle pulse from `src` to `dst` through `pulse_sync`.
-fn cross_pulse(
-    m: &mut ModuleBuilder,
-    name: &str,
-    src: Domain,
-    dst: Domain,
-    pulse: Signal,
-) -> Result<Signal, HdlError> {
-    let ps = m.instance(name, &pulse_sync()?);
-    m.bind_domain(ps, "src", src);
-    m.bind_domain(ps, "dst", dst);
-    m.connect(ps, "src_pulse", pulse);
-    Ok(m.instance_output(ps, "dst_pulse"))
-}
-
-/// A value sampled continuously from `src` into `dst` through `handshake_sync`
-/// (never torn, a few cycles old).
-fn cross_word(
-    m: &mut ModuleBuilder,
-    name: &str,
-    src: Domain,
-    dst: Domain,
-    value: Signal,
-) -> Result<Signal, HdlError> {
-    let hs: Instance = m.instance(name, &handshake_sync(value.width())?);
-    m.bind_domain(hs, "src", src);
-    m.bind_domain(hs, "dst", dst);
-    let one = m.lit(1, 1);
-    m.connect(hs, "src_valid", one);
-    m.connect(hs, "src_data", value);
-    Ok(m.instance_output(hs, "dst_data"))
 }
 
 /// Named values crossed together as one word; returns them by name in `dst`.

@@ -2,7 +2,7 @@
 //! register map as data (for documentation and C headers), optionally in its own
 //! clock domain with safe crossings to the datapath.
 
-use super::cdc::{handshake_sync, pulse_sync};
+use super::cdc::{cross_pulse, cross_word, handshake_sync};
 use crate::dsl::{AxiLiteConfig, Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 use serde::Serialize;
@@ -254,13 +254,21 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
                 if r.access == Access::ClearOnWrite {
                     write_ok.push(hit);
                     let clear = match core {
-                        Some(core) => pulse_to_core(&mut m, axil, core, &r.name, wr)?,
+                        Some(core) => cross_pulse(
+                            &mut m,
+                            &format!("u_{}_clear_sync", r.name),
+                            axil,
+                            core,
+                            wr,
+                        )?,
                         None => wr,
                     };
                     m.output(&format!("{}_clear", r.name), clear);
                 }
                 match core {
-                    Some(core) => from_core(&mut m, axil, core, &r.name, input)?,
+                    Some(core) => {
+                        cross_word(&mut m, &format!("u_{}_sync", r.name), core, axil, input)?
+                    }
                     None => input,
                 }
             }
@@ -340,37 +348,4 @@ fn to_core(
     m.set_next(q, data);
     m.set_enable(q, valid);
     Ok(q)
-}
-
-/// Samples a datapath value into the AXI-Lite domain, continuously, through a
-/// handshake crossing (the value read is at most a few cycles old, never torn).
-fn from_core(
-    m: &mut ModuleBuilder,
-    axil: Domain,
-    core: Domain,
-    name: &str,
-    value: Signal,
-) -> Result<Signal, HdlError> {
-    let hs = m.instance(&format!("u_{name}_sync"), &handshake_sync(value.width())?);
-    m.bind_domain(hs, "src", core);
-    m.bind_domain(hs, "dst", axil);
-    let one = m.lit(1, 1);
-    m.connect(hs, "src_valid", one);
-    m.connect(hs, "src_data", value);
-    Ok(m.instance_output(hs, "dst_data"))
-}
-
-/// Carries a write pulse to the datapath domain.
-fn pulse_to_core(
-    m: &mut ModuleBuilder,
-    axil: Domain,
-    core: Domain,
-    name: &str,
-    pulse: Signal,
-) -> Result<Signal, HdlError> {
-    let ps = m.instance(&format!("u_{name}_clear_sync"), &pulse_sync()?);
-    m.bind_domain(ps, "src", axil);
-    m.bind_domain(ps, "dst", core);
-    m.connect(ps, "src_pulse", pulse);
-    Ok(m.instance_output(ps, "dst_pulse"))
 }

@@ -2,7 +2,7 @@
 //! domain to another. Each block marks its first destination flop as a crossing
 //! register, which the validator accepts; everything else is ordinary logic.
 
-use crate::dsl::ModuleBuilder;
+use crate::dsl::{Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 
 /// `sync_bits_w{width}_s{stages}`: a multi-flop synchronizer for level signals that
@@ -119,4 +119,39 @@ pub fn handshake_sync(width: u32) -> Result<Module, HdlError> {
     m.output("dst_valid", valid);
     m.output("dst_data", captured);
     m.finish()
+}
+
+/// Instantiates [`pulse_sync`] as `name` in `m`, carrying the one-cycle `pulse`
+/// of domain `src` to a one-cycle pulse in domain `dst`.
+pub fn cross_pulse(
+    m: &mut ModuleBuilder,
+    name: &str,
+    src: Domain,
+    dst: Domain,
+    pulse: Signal,
+) -> Result<Signal, HdlError> {
+    let ps = m.instance(name, &pulse_sync()?);
+    m.bind_domain(ps, "src", src);
+    m.bind_domain(ps, "dst", dst);
+    m.connect(ps, "src_pulse", pulse);
+    Ok(m.instance_output(ps, "dst_pulse"))
+}
+
+/// Instantiates [`handshake_sync`] as `name` in `m`, re-sending `value` of
+/// domain `src` continuously: the result in `dst` is never torn and a few `dst`
+/// cycles old.
+pub fn cross_word(
+    m: &mut ModuleBuilder,
+    name: &str,
+    src: Domain,
+    dst: Domain,
+    value: Signal,
+) -> Result<Signal, HdlError> {
+    let hs = m.instance(name, &handshake_sync(value.width())?);
+    m.bind_domain(hs, "src", src);
+    m.bind_domain(hs, "dst", dst);
+    let one = m.lit(1, 1);
+    m.connect(hs, "src_valid", one);
+    m.connect(hs, "src_data", value);
+    Ok(m.instance_output(hs, "dst_data"))
 }

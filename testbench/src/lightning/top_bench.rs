@@ -11,8 +11,8 @@
 //! exactly the closed loop of [`super::closed_loop`]; with an 8-sample ADC the
 //! ADC clock must run at twice the DAC rate to keep up.
 //!
-//! The AXI-Lite master issues one transaction at a time, all channels valid
-//! together, and waits for the response (with a cycle limit).
+//! AXI-Lite transactions go through [`crate::axil::AxiLiteMaster`], one at a
+//! time, with the link and the ADC played on every edge while they wait.
 
 use std::collections::VecDeque;
 
@@ -21,12 +21,11 @@ use hdl::std::axil_regfile::RegisterMap;
 use super::arith::unpack_bus;
 use super::link::{PhotonicLink, Word};
 use super::photonic::PhotonicCore;
+use crate::axil::{AxiLiteBus, AxiLiteError, AxiLiteMaster};
 use crate::dut::{Dut, DutError};
 
 /// AXI-Lite response OKAY.
 pub const OKAY: u64 = 0;
-/// Largest number of AXI-Lite cycles one transaction may take.
-const TRANSACTION_LIMIT: u64 = 1000;
 
 /// Why a bench operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +33,9 @@ pub enum BenchError {
     /// The engine refused a call.
     #[error(transparent)]
     Dut(#[from] DutError),
+    /// An AXI-Lite transaction got no response in time.
+    #[error(transparent)]
+    Bus(#[from] AxiLiteError),
     /// A register name the map does not have.
     #[error("the register map has no register `{0}`")]
     UnknownRegister(String),
@@ -85,6 +87,7 @@ pub struct TopBench<'a, C: PhotonicCore> {
     adc_samples: usize,
     domains: [usize; 3],
     beats: VecDeque<Vec<u16>>,
+    axil: AxiLiteMaster,
     /// When false the ADC presents `tvalid` = 0.
     pub adc_enabled: bool,
     axil_cycles: u64,
@@ -105,7 +108,9 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
                 .ok_or_else(|| BenchError::Domain(name.into()))
         };
         let domains = [find(dut, "dac")?, find(dut, "adc")?, find(dut, "axil")?];
+        let axil = AxiLiteMaster::new(dut, "s_axi_", "axil")?;
         let mut bench = TopBench {
+            axil,
             dut,
             link,
             map: map.clone(),
@@ -117,9 +122,6 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         };
         for i in 0..2 {
             bench.set(&format!("m_axis_dac{i}_tready"), 1)?;
-        }
-        for name in ["s_axi_bready", "s_axi_rready"] {
-            bench.set(name, 1)?;
         }
         bench.present_adc()?;
         Ok(bench)
@@ -203,59 +205,23 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
 
     /// One AXI-Lite write to byte address `addr`; returns BRESP.
     pub fn write_addr(&mut self, addr: u32, data: u32) -> Result<u64, BenchError> {
-        self.set("s_axi_awaddr", u64::from(addr))?;
-        self.set("s_axi_wdata", u64::from(data))?;
-        self.set("s_axi_wstrb", 0xF)?;
-        self.set("s_axi_awvalid", 1)?;
-        self.set("s_axi_wvalid", 1)?;
-        let (mut aw, mut w) = (false, false);
-        for _ in 0..TRANSACTION_LIMIT {
-            let awready = self.get1("s_axi_awready")? == 1;
-            let wready = self.get1("s_axi_wready")? == 1;
-            let bvalid = self.get1("s_axi_bvalid")? == 1;
-            let bresp = self.get1("s_axi_bresp")?;
-            while !self.edge()? {}
-            if !aw && awready {
-                aw = true;
-                self.set("s_axi_awvalid", 0)?;
-            }
-            if !w && wready {
-                w = true;
-                self.set("s_axi_wvalid", 0)?;
-            }
-            if bvalid && aw && w {
-                return Ok(bresp);
-            }
+        let axil = self.axil.clone();
+        match axil.write_on(self, addr, data) {
+            Ok(()) => Ok(OKAY),
+            Err(AxiLiteError::Response { resp, .. }) => Ok(resp),
+            Err(e) => Err(e.into()),
         }
-        Err(BenchError::Timeout {
-            what: format!("write to {addr:#x}"),
-            cycles: TRANSACTION_LIMIT,
-        })
     }
 
-    /// One AXI-Lite read of byte address `addr`; returns (RDATA, RRESP).
+    /// One AXI-Lite read of byte address `addr`; returns (RDATA, RRESP), RDATA 0
+    /// with an error response.
     pub fn read_addr(&mut self, addr: u32) -> Result<(u32, u64), BenchError> {
-        self.set("s_axi_araddr", u64::from(addr))?;
-        self.set("s_axi_arvalid", 1)?;
-        let mut ar = false;
-        for _ in 0..TRANSACTION_LIMIT {
-            let arready = self.get1("s_axi_arready")? == 1;
-            let rvalid = self.get1("s_axi_rvalid")? == 1;
-            let rdata = self.get1("s_axi_rdata")?;
-            let rresp = self.get1("s_axi_rresp")?;
-            while !self.edge()? {}
-            if !ar && arready {
-                ar = true;
-                self.set("s_axi_arvalid", 0)?;
-            }
-            if rvalid && ar {
-                return Ok((rdata as u32, rresp));
-            }
+        let axil = self.axil.clone();
+        match axil.read_on(self, addr) {
+            Ok(v) => Ok((v, OKAY)),
+            Err(AxiLiteError::Response { resp, .. }) => Ok((0, resp)),
+            Err(e) => Err(e.into()),
         }
-        Err(BenchError::Timeout {
-            what: format!("read of {addr:#x}"),
-            cycles: TRANSACTION_LIMIT,
-        })
     }
 
     /// Writes register `name`; an error response is an error.
@@ -344,4 +310,17 @@ fn word(words: &[u64]) -> Word {
         *dst = *src;
     }
     unpack_bus(&a)
+}
+
+impl<C: PhotonicCore> AxiLiteBus for TopBench<'_, C> {
+    fn set(&mut self, port: &str, value: u64) -> Result<(), DutError> {
+        TopBench::set(self, port, value)
+    }
+    fn get(&mut self, port: &str) -> Result<u64, DutError> {
+        self.get1(port)
+    }
+    fn axil_edge(&mut self) -> Result<(), DutError> {
+        while !self.edge()? {}
+        Ok(())
+    }
 }

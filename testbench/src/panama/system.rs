@@ -217,6 +217,20 @@ impl StreamDriver {
         self.next_in
     }
 
+    /// Cycles of the first and the last accepted input beat (0, 0 before any).
+    pub fn input_span(&self) -> (u64, u64) {
+        let first = self.first_accepted.iter().flatten().min();
+        let last = self.last_accepted.iter().flatten().max();
+        (first.copied().unwrap_or(0), last.copied().unwrap_or(0))
+    }
+
+    /// Cycles of the first and the last output beat taken (0, 0 before any).
+    pub fn output_span(&self) -> (u64, u64) {
+        let first = self.outputs.iter().map(|o| o.first_cycle).min();
+        let last = self.outputs.iter().map(|o| o.last_cycle).max();
+        (first.unwrap_or(0), last.unwrap_or(0))
+    }
+
     /// True once every input beat was accepted.
     pub fn input_done(&self) -> bool {
         self.next_in == self.beats.len()
