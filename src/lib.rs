@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod engine;
 pub mod lightning_sim;
+pub mod sim_chaos;
 pub mod sim_panama;
 pub mod synth;
 

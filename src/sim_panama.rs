@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Duration;
+use testbench::panama::chaos::ChaosConfig;
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::frame::{classify, Class};
 use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
@@ -55,9 +56,10 @@ pub struct PanamaArgs {
     /// Probability that a new input beat is offered in a cycle (1 = line rate).
     #[arg(long, default_value_t = 1.0)]
     load: f64,
-    /// Probability that the output is not ready in a cycle (random back-pressure).
-    #[arg(long, default_value_t = 0.0)]
-    back_pressure: f64,
+    /// Probability that the output is not ready in a cycle (random back-pressure;
+    /// default 0, with --chaos 0.1).
+    #[arg(long)]
+    back_pressure: Option<f64>,
     /// Probability that a worker's stream gets one fault (malformed, gap, duplicate, …).
     #[arg(long, default_value_t = 0.0)]
     faults: f64,
@@ -79,6 +81,14 @@ pub struct PanamaArgs {
     /// Random seed (traffic, interleaving, back-pressure).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Run the chaos mix instead (dead, restarted and runaway workers, oversize,
+    /// unterminated, empty, runt and garbage frames, host traffic, …) and check
+    /// the invariants; takes --frames, --load, --back-pressure, --seed, --engine.
+    #[arg(long)]
+    chaos: bool,
+    /// With --chaos: frames to send.
+    #[arg(long, default_value_t = 10_000)]
+    frames: usize,
     /// Simulation engine.
     #[arg(long, value_enum, default_value_t = Engine::Native)]
     engine: Engine,
@@ -195,20 +205,34 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         .clock("datapath")
         .map(|c| c.mhz)
         .ok_or_else(|| anyhow!("board {} has no datapath clock", board.name))?;
+    let back_pressure = args
+        .back_pressure
+        .unwrap_or(if args.chaos { 0.1 } else { 0.0 });
     for (name, p) in [
         ("load", args.load),
-        ("back-pressure", args.back_pressure),
+        ("back-pressure", back_pressure),
         ("faults", args.faults),
     ] {
         if !(0.0..=1.0).contains(&p) {
             bail!("--{name} {p}: a probability in 0..=1 is needed");
         }
     }
-    if args.load == 0.0 || args.back_pressure == 1.0 {
+    if args.load == 0.0 || back_pressure == 1.0 {
         bail!("--load 0 or --back-pressure 1: nothing would ever move");
     }
     if args.background < 0.0 {
         bail!("--background {}: must be ≥ 0", args.background);
+    }
+    if args.chaos {
+        if args.frames == 0 {
+            bail!("--frames 0: a chaos run needs at least one frame");
+        }
+        let chaos = ChaosConfig {
+            load: args.load,
+            back_pressure,
+            ..ChaosConfig::new(args.frames, args.seed)
+        };
+        return crate::sim_chaos::run(&cfg, &board.name, mhz, &chaos, args.engine);
     }
     let mut rng = seeded("wirespeed sim panama", args.seed);
     let mut golden_cfg = golden_config(&cfg, vec![]);
@@ -299,7 +323,7 @@ fn run_frames(
         golden_cfg: &golden_cfg,
         frames: &frames,
         data_width: cfg.data_width,
-        expected: golden.stalled_at.is_none().then_some(expected),
+        expected: golden.overflow_at.is_none().then_some(expected),
         beats,
         bound,
     };
@@ -356,7 +380,7 @@ fn run_frames(
         expected - golden.bypass.len(),
         golden.bypass.len(),
         args.load,
-        args.back_pressure
+        args.back_pressure.unwrap_or(0.0)
     );
     println!(
         "  simulated {cycles} cycles ({:.1} µs at {mhz} MHz) in {:.2} s: {:.0} cycles/s",
@@ -427,7 +451,7 @@ fn run_frames(
             "  golden model: {} bypass and {} result frames identical{}",
             s.bypass_frames,
             s.result_frames,
-            match golden.stalled_at {
+            match golden.overflow_at {
                 Some(i) => format!("; the input stops at frame {i} as the model predicts (a worker ran more than fifo_depth packets ahead)"),
                 None => String::new(),
             }
@@ -484,7 +508,7 @@ fn simulate(args: &PanamaArgs, job: &Job, engine: Engine, mut rng: impl rand::Rn
     bar.set_message(format!("{engine:?}"));
     let traffic = Traffic {
         p_valid: args.load,
-        p_ready: 1.0 - args.back_pressure,
+        p_ready: 1.0 - args.back_pressure.unwrap_or(0.0),
     };
     let started = std::time::Instant::now();
     let (driver, cycles, end) = run_system(

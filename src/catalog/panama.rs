@@ -61,9 +61,28 @@ pub(super) const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "max_frame_bytes",
         default: "9600",
-        help: "largest frame of any kind (sizes the store-and-forward buffers)",
+        help: "largest frame of any kind; longer ones are cut off and dropped (oversize)",
+    },
+    ParamSpec {
+        name: "full_wait",
+        default: "config",
+        help: "reset value of full_wait: cycles a packet may hold the input on a full buffer (config: 4096)",
+    },
+    ParamSpec {
+        name: "slot_timeout",
+        default: "config",
+        help: "reset value of slot_timeout: cycles a slot may wait before its heads are flushed (config: 1000000)",
     },
 ];
+
+/// The setting `name`, or `config_value` (the typed config's default) for "config".
+fn or_config(s: &Settings, name: &str, config_value: u32) -> Result<u32, CatalogError> {
+    if s.get(name) == "config" {
+        Ok(config_value)
+    } else {
+        s.u32(name)
+    }
+}
 
 fn or_board(s: &Settings, name: &str, board_value: u32) -> Result<u32, CatalogError> {
     if s.get(name) == "board" {
@@ -107,6 +126,19 @@ pub fn panama_config(s: &Settings) -> Result<(PanamaConfig, Board), CatalogError
     }
     codes.truncate(ports as usize);
     let mhz = board.clock("datapath").map_or(200.0, |c| c.mhz);
+    let defaults = PanamaConfig::new(board.data_width, &codes);
+    let dma: Vec<u8> = board
+        .ports
+        .iter()
+        .filter(|p| p.kind == PortKind::Dma)
+        .map(|p| p.one_hot as u8)
+        .collect();
+    let host_routes = defaults
+        .host_routes
+        .iter()
+        .copied()
+        .filter(|(src, _)| dma.contains(src))
+        .collect();
     let cfg = PanamaConfig {
         data_width: or_board(s, "data_width", board.data_width)?,
         port_codes: codes,
@@ -118,6 +150,9 @@ pub fn panama_config(s: &Settings) -> Result<(PanamaConfig, Board), CatalogError
         adder_stages: or_board(s, "adder_stages", if mhz <= 250.0 { 5 } else { 7 })?,
         result_banks: s.u32("result_banks")?,
         max_frame_bytes: s.u32("max_frame_bytes")?,
+        full_wait: or_config(s, "full_wait", defaults.full_wait)?,
+        slot_timeout: or_config(s, "slot_timeout", defaults.slot_timeout)?,
+        host_routes,
     };
     cfg.validate()?;
     Ok((cfg, board))

@@ -43,7 +43,7 @@ fn simulate(name: &str, cfg: &PanamaConfig, scenario: &Scenario, traffic: Traffi
         cfg.data_width,
         traffic,
         &mut rng,
-        want.stalled_at.is_none().then_some(expected),
+        want.overflow_at.is_none().then_some(expected),
         2_000,
         bound,
         |_, _| {},
@@ -247,7 +247,7 @@ fn full_buffers_hold_the_input_without_loss() {
         p_ready: 0.3,
     };
     let o = simulate("panama full buffers", &cfg, &scenario, slow_output);
-    assert_eq!(o.want.stalled_at, None);
+    assert_eq!(o.want.overflow_at, None);
     assert_eq!(o.end, RunEnd::Complete);
     assert_counters(&o);
     let stalls = o
@@ -275,7 +275,7 @@ fn a_worker_too_far_ahead_stops_the_input_where_the_model_says() {
     // Worker 0's three packets first, then worker 1's.
     frames.sort_by_key(|f| f.src);
     let want = golden_run(&golden_cfg, &frames).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(want.stalled_at, Some(1));
+    assert_eq!(want.overflow_at, Some(1));
     let module = panama_core(&cfg).unwrap_or_else(|e| panic!("{e}"));
     let mut dut = NativeDut::new(&module).unwrap_or_else(|e| panic!("{e}"));
     let (d, _, end) = run(

@@ -19,7 +19,7 @@ fn lockstep(cfg: &PanamaConfig, scenario: &Scenario, p_valid: f64, p_ready: f64)
     let golden_cfg = golden_config(cfg, scenario.slot_configs(cfg.slots as usize));
     let frames = scenario.frames(&mut rng, &golden_cfg);
     let want = golden_run(&golden_cfg, &frames).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(want.stalled_at, None);
+    assert_eq!(want.overflow_at, None);
     let module = panama_core(cfg).unwrap_or_else(|e| panic!("{e}"));
     let mut driver = StreamDriver::new(&frames, cfg.data_width);
     let beats = driver.input_beats() as u64;

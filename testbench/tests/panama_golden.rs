@@ -658,13 +658,13 @@ fn a_full_fifo_of_an_unready_slot_stalls_forever() {
         .chain((0..3).map(|s| input(0x04, &pk(s, 1))))
         .collect();
     let out = run(&cfg, &inputs).expect("run");
-    assert_eq!(out.stalled_at, Some(2));
+    assert_eq!(out.overflow_at, Some(2));
     assert_eq!(out.counters.packets_in, 2);
     assert_eq!(out.waiting.len(), 2);
     // Depth 3 is enough.
     cfg.fifo_depth = Some(3);
     let out = run(&cfg, &inputs).expect("run");
-    assert_eq!(out.stalled_at, None);
+    assert_eq!(out.overflow_at, None);
     assert_eq!(out.aggregations.len(), 3);
 }
 

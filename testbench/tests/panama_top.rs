@@ -129,7 +129,7 @@ fn host_session(dut: &mut dyn Dut, cfg: &PanamaConfig, map: &RegisterMap) {
     let mut rng = seeded("panama top over axi-lite", 3);
     let frames = scenario.frames(&mut rng, &golden_cfg);
     let want = golden_run(&golden_cfg, &frames).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(want.stalled_at, None);
+    assert_eq!(want.overflow_at, None);
     let expected = want.frames_out();
     let mut driver = StreamDriver::new(&frames, cfg.data_width);
     let bound = 40 * driver.input_beats() as u64 + 2_000;

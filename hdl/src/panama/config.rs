@@ -12,6 +12,18 @@ pub const HEADERS_BYTES: u32 = 64;
 /// Largest frame the store-and-forward landing buffer is sized for by default
 /// (jumbo frames of 9000 bytes of IP payload fit).
 pub const DEFAULT_MAX_FRAME_BYTES: u32 = 9600;
+/// Reset value of the `full_wait` register: cycles an aggregation packet may hold
+/// the input while its packet buffer is full before it is dropped (20.5 µs at
+/// 200 MHz, 12 µs at 340 MHz).
+pub const DEFAULT_FULL_WAIT: u32 = 4096;
+/// Reset value of the `slot_timeout` register: cycles a slot may hold packets
+/// without becoming ready before its heads are flushed (5 ms at 200 MHz,
+/// 2.9 ms at 340 MHz).
+pub const DEFAULT_SLOT_TIMEOUT: u32 = 1_000_000;
+
+/// Cycles of pipeline between the dispatcher moving a beat and the input taking
+/// the next (landing read, parser stage and skid buffer), with margin.
+pub const STALL_PIPELINE_CYCLES: u64 = 8;
 
 /// Every parameter of one accelerator instance (PANAMA.md, "Generator parameters").
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -37,14 +49,39 @@ pub struct PanamaConfig {
     /// result packets are going out.
     pub result_banks: u32,
     /// Largest frame of any kind, in bytes: sizes the store-and-forward landing
-    /// and bypass buffers (each holds at least two such frames).
+    /// and bypass buffers (each holds at least two such frames). Longer frames
+    /// are cut off as they arrive, dropped and counted (`oversize`).
     pub max_frame_bytes: u32,
+    /// Reset value of the `full_wait` register (cycles; 0 = drop at once).
+    pub full_wait: u32,
+    /// Reset value of the `slot_timeout` register (cycles).
+    pub slot_timeout: u32,
+    /// Host (DMA) source ports that are not accelerator ports: (one-hot source
+    /// code, reset value of its `host_dst` route register). Frames from them are
+    /// bypassed to that route.
+    pub host_routes: Vec<(u8, u8)>,
+}
+
+/// NetFPGA's host routes for `port_codes`: the DMA queue of each port is the
+/// one-hot bit above the port's (SUME nf0 0x01 ↔ dma0 0x02, PLUS CMAC0 0x01 ↔
+/// 0x02); frames from it go to that port. DMA codes that are accelerator ports
+/// themselves, or past bit 7, are left out.
+pub fn netfpga_host_routes(port_codes: &[u8]) -> Vec<(u8, u8)> {
+    port_codes
+        .iter()
+        .filter_map(|&c| {
+            let dma = c.checked_shl(1).filter(|&d| d != 0)?;
+            (!port_codes.contains(&dma)).then_some((dma, c))
+        })
+        .collect()
 }
 
 impl PanamaConfig {
     /// An instance for `data_width` over `port_codes` with the defaults: 4 slots,
     /// 4 packets per buffer, 1024-byte payloads, fp32 with subnormals, 5 adder
-    /// stages, 4 result banks, 9600-byte frames.
+    /// stages, 4 result banks, 9600-byte frames, [`DEFAULT_FULL_WAIT`],
+    /// [`DEFAULT_SLOT_TIMEOUT`] and NetFPGA's host routes
+    /// ([`netfpga_host_routes`]).
     pub fn new(data_width: u32, port_codes: &[u8]) -> Self {
         PanamaConfig {
             data_width,
@@ -57,6 +94,9 @@ impl PanamaConfig {
             adder_stages: 5,
             result_banks: 4,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            full_wait: DEFAULT_FULL_WAIT,
+            slot_timeout: DEFAULT_SLOT_TIMEOUT,
+            host_routes: netfpga_host_routes(port_codes),
         }
     }
 
@@ -130,6 +170,17 @@ impl PanamaConfig {
                 ),
             );
         }
+        for (i, &(src, _)) in self.host_routes.iter().enumerate() {
+            if src.count_ones() != 1 || self.port_codes.contains(&src) {
+                return bad(
+                    "host_routes",
+                    format!("{src:#04x} is not a one-hot code distinct from the accelerator ports"),
+                );
+            }
+            if self.host_routes[..i].iter().any(|&(s, _)| s == src) {
+                return bad("host_routes", format!("{src:#04x} is routed twice"));
+            }
+        }
         let words =
             u64::from(self.slots) * u64::from(self.fifo_depth) * u64::from(self.cell_beats());
         if words > 1 << 16 {
@@ -167,10 +218,26 @@ impl PanamaConfig {
         HEADERS_BYTES.div_ceil(self.beat_bytes())
     }
 
+    /// Beats of the longest frame let in: a frame that has not ended after this
+    /// many beats is cut off and dropped (`oversize`).
+    pub fn max_frame_beats(&self) -> u32 {
+        self.max_frame_bytes.div_ceil(self.beat_bytes())
+    }
+
     /// Depth in beats of the landing and bypass buffers: two longest frames,
     /// rounded up to a power of two.
     pub fn frame_buffer_beats(&self) -> u32 {
-        (2 * self.max_frame_bytes.div_ceil(self.beat_bytes())).next_power_of_two()
+        (2 * self.max_frame_beats()).next_power_of_two()
+    }
+
+    /// Longest run of cycles the input can be held (`s_axis_tready` low with a
+    /// beat offered) counting only cycles in which `m_axis_tready` is high:
+    /// one bounded wait on a full packet buffer (`full_wait` cycles, the register's
+    /// value), then at most one result frame ([`Self::cell_beats`]) the fair
+    /// arbiter sends before the bypass path moves again, plus
+    /// [`STALL_PIPELINE_CYCLES`] of pipeline.
+    pub fn input_stall_bound(&self, full_wait: u32) -> u64 {
+        u64::from(full_wait) + u64::from(self.cell_beats()) + STALL_PIPELINE_CYCLES
     }
 
     /// Elements per beat: the adder tree's lanes.

@@ -62,6 +62,25 @@ pub fn registers(cfg: &PanamaConfig) -> Vec<RegisterSpec> {
                 )),
         );
     }
+    for (k, &(code, dst)) in cfg.host_routes.iter().enumerate() {
+        r.push(
+            RegisterSpec::new(&format!("host_dst{k}"), Access::ReadWrite, 8)
+                .with_reset(u32::from(dst))
+                .describe(&format!(
+                    "tuser destination of frames from host (DMA) port code {code:#04x}"
+                )),
+        );
+    }
+    r.push(
+        RegisterSpec::new("full_wait", Access::ReadWrite, 32)
+            .with_reset(cfg.full_wait)
+            .describe("cycles an aggregation packet may hold the input on a full packet buffer before it is dropped (0: drop at once)"),
+    );
+    r.push(
+        RegisterSpec::new("slot_timeout", Access::ReadWrite, 32)
+            .with_reset(cfg.slot_timeout)
+            .describe("cycles a slot may hold packets without a head at every participating port before its heads are flushed"),
+    );
     for s in 0..cfg.slots {
         r.push(
             RegisterSpec::new(&format!("slot{s}_enable"), Access::ReadWrite, 1)

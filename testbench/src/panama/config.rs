@@ -1,6 +1,9 @@
 //! The golden model's configuration: what the generator parameters and the AXI-Lite
 //! registers of one accelerator instance say.
 
+use hdl::panama::config::{
+    netfpga_host_routes, DEFAULT_FULL_WAIT, DEFAULT_MAX_FRAME_BYTES, DEFAULT_SLOT_TIMEOUT,
+};
 use hdl::std::fp::FpFormat;
 use thiserror::Error;
 
@@ -131,8 +134,18 @@ pub struct GoldenConfig {
     /// The job slots' registers; the length is the `slots` parameter.
     pub slots: Vec<SlotConfig>,
     /// FIFO depth in packets, or `None` for unbounded FIFOs (see
-    /// [`super::golden::GoldenOutcome::stalled_at`]).
+    /// [`super::golden::GoldenOutcome::overflow_at`]).
     pub fifo_depth: Option<usize>,
+    /// Longest frame let in (generator parameter); longer frames are `oversize`.
+    pub max_frame_bytes: usize,
+    /// Host (DMA) source codes and the tuser destination of their frames
+    /// (`host_dst{k}` registers).
+    pub host_routes: Vec<(u8, u8)>,
+    /// The `full_wait` register: cycles a packet may wait on a full FIFO. The
+    /// model assumes no such wait expires (see [`super::golden::GoldenOutcome::overflow_at`]).
+    pub full_wait: u32,
+    /// The `slot_timeout` register. The model assumes no slot times out.
+    pub slot_timeout: u32,
 }
 
 /// The default bypass map: port indices 0↔1, 2↔3, … (a wire); an odd last port
@@ -145,8 +158,9 @@ pub fn default_bypass_map(port_codes: &[u8]) -> Vec<u8> {
 
 impl GoldenConfig {
     /// An instance over `port_codes` with `slots`, the default bypass map,
-    /// [`DEFAULT_AGG_UDP_PORT`], [`DEFAULT_MAX_PAYLOAD_BYTES`], no ftz and unbounded
-    /// FIFOs.
+    /// [`DEFAULT_AGG_UDP_PORT`], [`DEFAULT_MAX_PAYLOAD_BYTES`], no ftz, unbounded
+    /// FIFOs, and the hardware's defaults for the frame limit, the host routes and
+    /// the two timeouts.
     pub fn new(format: FpFormat, port_codes: &[u8], slots: Vec<SlotConfig>) -> Self {
         GoldenConfig {
             format,
@@ -157,6 +171,10 @@ impl GoldenConfig {
             bypass_dst: default_bypass_map(port_codes),
             slots,
             fifo_depth: None,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES as usize,
+            host_routes: netfpga_host_routes(port_codes),
+            full_wait: DEFAULT_FULL_WAIT,
+            slot_timeout: DEFAULT_SLOT_TIMEOUT,
         }
     }
 
@@ -205,6 +223,14 @@ impl GoldenConfig {
             return Err(ConfigError::FifoDepth);
         }
         Ok(())
+    }
+
+    /// The route of frames from host (DMA) source code `code`, if it is one.
+    pub fn host_route(&self, code: u8) -> Option<u8> {
+        self.host_routes
+            .iter()
+            .find(|&&(src, _)| src == code)
+            .map(|&(_, dst)| dst)
     }
 
     /// The port index whose one-hot code is `code`.

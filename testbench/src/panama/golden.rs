@@ -140,10 +140,23 @@ pub struct GoldenOutcome {
     /// Packets left in the FIFOs, by slot, port and arrival.
     pub waiting: Vec<Waiting>,
     /// With a finite `fifo_depth`: the input index of the first frame that found its
-    /// FIFO full while its slot could not become ready without more input — the
-    /// hardware would hold `tready` low forever. That frame and all later ones are
-    /// not processed (not counted in `packets_in`).
-    pub stalled_at: Option<usize>,
+    /// FIFO full while its slot could not become ready without more input. The
+    /// hardware holds the input for `full_wait` cycles and then drops it
+    /// (`full_drops`), so from this frame on which aggregation packets are summed
+    /// depends on timing. The model then stops modelling the FIFOs: later
+    /// aggregation packets of a slot are only counted in
+    /// [`GoldenOutcome::undetermined`]; bypass frames, parser drops and their
+    /// counters stay exact; `aggregations`, `drops` and the FIFO counters cover
+    /// the frames before it.
+    pub overflow_at: Option<usize>,
+    /// Aggregation packets of a slot from `overflow_at` on: accepted or dropped on
+    /// a full FIFO, depending on timing (counted in none of the model's counters,
+    /// `packets_in` included).
+    pub undetermined: u64,
+    /// Frames longer than `max_frame_bytes` (input indices).
+    pub oversize: Vec<usize>,
+    /// Frames without a byte (input indices).
+    pub empty: Vec<usize>,
     /// The final counters.
     pub counters: Counters,
 }
@@ -204,48 +217,62 @@ pub fn run(config: &GoldenConfig, inputs: &[InFrame]) -> Result<GoldenOutcome, G
         .collect();
     let mut out = GoldenOutcome::default();
     for (index, input) in inputs.iter().enumerate() {
-        let port = config
-            .port_index(input.src)
-            .ok_or_else(|| GoldenError::UnknownSourcePort {
-                index,
-                src: input.src,
-                ports: config.port_codes.clone(),
-            })?;
+        let port = config.port_index(input.src);
+        let route = match port {
+            Some(p) => config.bypass_dst[p],
+            None => config
+                .host_route(input.src)
+                .ok_or_else(|| GoldenError::UnknownSourcePort {
+                    index,
+                    src: input.src,
+                    ports: config.port_codes.clone(),
+                })?,
+        };
         let c = &mut out.counters;
+        c.packets_in += 1;
+        if input.bytes.len() > config.max_frame_bytes {
+            c.oversize += 1;
+            out.oversize.push(index);
+            continue;
+        }
+        if input.bytes.is_empty() {
+            c.empty_frames += 1;
+            out.empty.push(index);
+            continue;
+        }
+        let bypass = OutFrame {
+            dst: route,
+            input: index,
+            bytes: input.bytes.clone(),
+        };
         match classify(&input.bytes, config.agg_udp_port, config.max_payload_bytes) {
             Class::Bypass => {
-                c.packets_in += 1;
                 c.bypassed += 1;
-                out.bypass.push(OutFrame {
-                    dst: config.bypass_dst[port],
-                    input: index,
-                    bytes: input.bytes.clone(),
-                });
+                out.bypass.push(bypass);
             }
             Class::Malformed(reason) => {
-                c.packets_in += 1;
                 c.malformed += 1;
                 out.malformed.push((index, reason));
             }
             Class::Aggregation(packet) => {
                 let h = &packet.header;
-                let Some(slot) = config.slot_for(h.job_id, h.tree_id, port) else {
-                    c.packets_in += 1;
+                let slot = port.and_then(|p| config.slot_for(h.job_id, h.tree_id, p).map(|s| (s, p)));
+                let Some((slot, port)) = slot else {
                     c.bypassed += 1;
                     c.unknown_job += 1;
-                    out.bypass.push(OutFrame {
-                        dst: config.bypass_dst[port],
-                        input: index,
-                        bytes: input.bytes.clone(),
-                    });
+                    out.bypass.push(bypass);
                     continue;
                 };
                 let fifo = &mut fifos[slot][port];
-                if config.fifo_depth.is_some_and(|d| fifo.len() >= d) {
-                    out.stalled_at = Some(index);
-                    break;
+                let full = config.fifo_depth.is_some_and(|d| fifo.len() >= d);
+                if full && out.overflow_at.is_none() {
+                    out.overflow_at = Some(index);
                 }
-                c.packets_in += 1;
+                if out.overflow_at.is_some() {
+                    c.packets_in -= 1;
+                    out.undetermined += 1;
+                    continue;
+                }
                 c.accepted += 1;
                 let mut header = [0u8; HEADERS_LEN];
                 header.copy_from_slice(&input.bytes[..HEADERS_LEN]);
@@ -268,7 +295,9 @@ pub fn run(config: &GoldenConfig, inputs: &[InFrame]) -> Result<GoldenOutcome, G
             }));
         }
     }
-    out.counters.check(out.waiting.len() as u64)?;
+    if out.overflow_at.is_none() {
+        out.counters.check(out.waiting.len() as u64)?;
+    }
     Ok(out)
 }
 

@@ -11,7 +11,9 @@
 //! - [`config`]: the instance ([`GoldenConfig`], [`SlotConfig`]);
 //! - [`golden`]: the model ([`run`] → [`GoldenOutcome`]); [`counters`]: its counters;
 //! - [`traffic`]: seeded jobs, background frames, interleavings, defects;
-//! - [`pcap`]: pcap / pcapng files.
+//! - [`pcap`]: pcap / pcapng files;
+//! - [`invariants`]: the checks that hold whatever the timing (drops on full
+//!   buffers, stale-slot flushes); [`chaos`]: the hostile-traffic run they check.
 //!
 //! # The contract
 //!
@@ -47,12 +49,16 @@
 //! never change it: the per-slot process is a Kahn process over its per-port streams.
 //! Slots share nothing but the input's back-pressure and the output arbiter.
 //!
-//! **Finite FIFOs.** A slot FIFO frees a packet once it has been summed or dropped.
-//! With [`GoldenConfig::fifo_depth`] set, a packet that arrives at a full FIFO of a
-//! slot that is not ready can only wait for input that sits behind it on the same
-//! stream: the hardware stalls forever. The model reports that input index in
-//! [`GoldenOutcome::stalled_at`] and stops there. (A ready slot is always served, so
-//! every other full-FIFO stall is temporary and does not change the outcome.)
+//! **Finite FIFOs and timeouts.** A slot FIFO frees a packet once it has been
+//! summed or dropped. With [`GoldenConfig::fifo_depth`] set, a packet that arrives
+//! at a full FIFO of a slot that is not ready can only wait for input that sits
+//! behind it on the same stream: the hardware holds the input `full_wait` cycles
+//! and then drops it. The model reports that input index in
+//! [`GoldenOutcome::overflow_at`]; from there the outcome depends on timing and
+//! runs are checked by invariants ([`invariants`]) instead. (A ready slot is always
+//! served, so every other full-FIFO wait is temporary and does not change the
+//! outcome as long as it is shorter than `full_wait`.) Likewise the model assumes
+//! no slot waits `slot_timeout` cycles for its heads.
 //!
 //! # Choices the spec leaves open
 //!
@@ -101,15 +107,23 @@
 //! Counters ([`Counters`]): `accepted` counts packets written into a slot FIFO at
 //! the parser; `unknown_job` packets are also `bypassed`. The identities that hold at
 //! any packet boundary, with `waiting` packets in the FIFOs, are
-//! `in = bypassed + accepted + malformed` and
-//! `accepted = results_out + seq_mismatch + other_mismatch + waiting`; [`run`]
-//! checks both.
+//! `in = bypassed + accepted + malformed + oversize + empty_frames + full_drops` and
+//! `accepted = results_out + seq_mismatch + other_mismatch + timeout_drops +
+//! waiting`; [`run`] checks both.
+//!
+//! Frames the parser never sees whole: a frame longer than
+//! `max_frame_bytes` is dropped (`oversize`) and one without a byte is dropped
+//! (`empty_frames`); every other short frame is treated like any other. Frames
+//! from a host (DMA) source code ([`GoldenConfig::host_routes`]) are bypassed to
+//! that code's route (they belong to no slot).
 
+pub mod chaos;
 pub mod config;
 pub mod counters;
 pub mod frame;
 pub mod golden;
 pub mod header;
+pub mod invariants;
 pub mod payload;
 pub mod pcap;
 pub mod result;

@@ -18,7 +18,7 @@ use crate::dut::Dut;
 use crate::harness::Step;
 use hdl::panama::config::PanamaConfig;
 use rand::Rng;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Named access to a design's ports.
 pub trait Pins {
@@ -102,11 +102,16 @@ fn words(bytes: &[u8], bits: usize) -> Vec<u64> {
     w
 }
 
-/// The beats of `frame` (index `index`) on a `width`-bit bus, NetFPGA tuser.
-fn beats_of(frame: &InFrame, index: usize, width: usize) -> Vec<Beat> {
+/// The beats of `frame` (index `index`) on a `width`-bit bus, NetFPGA tuser; a
+/// frame without bytes is one beat with an empty `tkeep`. With `tlast` false the
+/// last beat does not carry `tlast` (the frame runs into the next one).
+fn beats_of(frame: &InFrame, index: usize, width: usize, tlast: bool) -> Vec<Beat> {
     let per = width / 8;
     let user = u64::from(frame.bytes.len() as u16) | u64::from(frame.src) << 16;
-    let chunks: Vec<&[u8]> = frame.bytes.chunks(per).collect();
+    let mut chunks: Vec<&[u8]> = frame.bytes.chunks(per).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
     let n = chunks.len();
     chunks
         .into_iter()
@@ -117,7 +122,7 @@ fn beats_of(frame: &InFrame, index: usize, width: usize) -> Vec<Beat> {
                 .map(|w| keep_word(chunk.len(), w))
                 .collect(),
             user: vec![user, 0],
-            last: k + 1 == n,
+            last: tlast && k + 1 == n,
             frame: index,
         })
         .collect()
@@ -157,10 +162,14 @@ pub struct Observed {
     pub last_cycle: u64,
 }
 
-/// Drives frames in and takes frames out (see the module docs).
+/// Drives frames in and takes frames out (see the module docs). Frames are
+/// given up front ([`StreamDriver::new`]) or fed while it runs
+/// ([`StreamDriver::push_frame`]); only beats not yet taken are held.
 pub struct StreamDriver {
     width: usize,
-    beats: Vec<Beat>,
+    beats: VecDeque<Beat>,
+    pushed_beats: usize,
+    frames: usize,
     next_in: usize,
     driving: bool,
     in_ready: bool,
@@ -176,6 +185,11 @@ pub struct StreamDriver {
     pub last_accepted: Vec<Option<u64>>,
     /// Cycles in which a beat was offered and not taken.
     pub input_stalls: u64,
+    /// The longest input stall: the most cycles with `m_axis_tready` high in one
+    /// unbroken run of cycles in which a beat was offered and not taken (cycles
+    /// the output was back-pressured are the downstream's, not counted).
+    pub longest_stall: u64,
+    stall_run: u64,
     /// Cycles in which an output beat moved.
     pub output_beats: u64,
 }
@@ -183,15 +197,20 @@ pub struct StreamDriver {
 impl StreamDriver {
     /// A driver that will offer `frames` in order on a `width`-bit bus.
     pub fn new(frames: &[InFrame], width: u32) -> Self {
-        let width = width as usize;
-        let beats = frames
-            .iter()
-            .enumerate()
-            .flat_map(|(i, f)| beats_of(f, i, width))
-            .collect();
+        let mut d = StreamDriver::streaming(width);
+        for f in frames {
+            d.push_frame(f, true);
+        }
+        d
+    }
+
+    /// A driver with no frames yet, for [`StreamDriver::push_frame`].
+    pub fn streaming(width: u32) -> Self {
         StreamDriver {
-            width,
-            beats,
+            width: width as usize,
+            beats: VecDeque::new(),
+            pushed_beats: 0,
+            frames: 0,
             next_in: 0,
             driving: false,
             in_ready: false,
@@ -200,16 +219,35 @@ impl StreamDriver {
             snapshot: None,
             partial: None,
             outputs: vec![],
-            first_accepted: vec![None; frames.len()],
-            last_accepted: vec![None; frames.len()],
+            first_accepted: vec![],
+            last_accepted: vec![],
             input_stalls: 0,
+            longest_stall: 0,
+            stall_run: 0,
             output_beats: 0,
         }
     }
 
+    /// Queues `frame` (the next frame index) behind the frames given so far; with
+    /// `tlast` false its last beat has no `tlast`, so it runs into the next frame
+    /// as one frame on the wire.
+    pub fn push_frame(&mut self, frame: &InFrame, tlast: bool) {
+        let beats = beats_of(frame, self.frames, self.width, tlast);
+        self.pushed_beats += beats.len();
+        self.beats.extend(beats);
+        self.frames += 1;
+        self.first_accepted.push(None);
+        self.last_accepted.push(None);
+    }
+
+    /// Input beats not yet taken.
+    pub fn queued_beats(&self) -> usize {
+        self.beats.len()
+    }
+
     /// Input beats in all.
     pub fn input_beats(&self) -> usize {
-        self.beats.len()
+        self.pushed_beats
     }
 
     /// Input beats accepted so far.
@@ -233,7 +271,7 @@ impl StreamDriver {
 
     /// True once every input beat was accepted.
     pub fn input_done(&self) -> bool {
-        self.next_in == self.beats.len()
+        self.beats.is_empty()
     }
 
     /// One cycle. `edge` is true if the clock rose since the last call (then the
@@ -252,14 +290,21 @@ impl StreamDriver {
         if edge {
             let took = cycle.saturating_sub(1);
             if self.driving && self.in_ready {
-                let b = &self.beats[self.next_in];
-                self.first_accepted[b.frame].get_or_insert(took);
-                if b.last {
-                    self.last_accepted[b.frame] = Some(took);
+                if let Some(b) = self.beats.pop_front() {
+                    self.first_accepted[b.frame].get_or_insert(took);
+                    let ends = b.last || self.beats.front().is_none_or(|n| n.frame != b.frame);
+                    if ends {
+                        self.last_accepted[b.frame] = Some(took);
+                    }
                 }
                 self.next_in += 1;
+                self.stall_run = 0;
             } else if self.driving {
                 self.input_stalls += 1;
+                if self.out_ready {
+                    self.stall_run += 1;
+                    self.longest_stall = self.longest_stall.max(self.stall_run);
+                }
             }
             if self.out_valid && self.out_ready {
                 if let Some(snap) = self.snapshot.take() {
@@ -277,10 +322,9 @@ impl StreamDriver {
             });
         }
         self.in_ready = pins.get("s_axis_tready")[0] == 1;
-        let offer = self.next_in < self.beats.len() && (self.driving || rng.gen_bool(p_valid));
+        let offer = !self.beats.is_empty() && (self.driving || rng.gen_bool(p_valid));
         self.driving = offer;
-        if offer {
-            let b = &self.beats[self.next_in];
+        if let Some(b) = self.beats.front().filter(|_| offer) {
             pins.set("s_axis_tdata", &b.data);
             pins.set("s_axis_tkeep", &b.keep);
             pins.set("s_axis_tuser", &b.user);
@@ -388,6 +432,10 @@ pub fn golden_config(cfg: &PanamaConfig, slots: Vec<SlotConfig>) -> GoldenConfig
         ftz: cfg.ftz,
         max_payload_bytes: cfg.max_payload_bytes as usize,
         fifo_depth: Some(cfg.fifo_depth as usize),
+        max_frame_bytes: cfg.max_frame_bytes as usize,
+        host_routes: cfg.host_routes.clone(),
+        full_wait: cfg.full_wait,
+        slot_timeout: cfg.slot_timeout,
         ..GoldenConfig::new(cfg.format, &cfg.port_codes, slots)
     }
 }
@@ -473,12 +521,18 @@ fn compare(what: &str, got: &[&[u8]], want: &[&[u8]]) -> Result<(), String> {
 }
 
 /// Drives the accelerator core's configuration inputs (`agg_udp_port`,
-/// `bypass_dst{p}`, `slot{s}_*`) from `config`.
+/// `bypass_dst{p}`, `host_dst{k}`, `full_wait`, `slot_timeout`, `slot{s}_*`) from
+/// `config`.
 pub fn apply_config(pins: &mut impl Pins, config: &GoldenConfig) {
     pins.set("agg_udp_port", &[u64::from(config.agg_udp_port)]);
     for (p, &d) in config.bypass_dst.iter().enumerate() {
         pins.set(&format!("bypass_dst{p}"), &[u64::from(d)]);
     }
+    for (k, &(_, d)) in config.host_routes.iter().enumerate() {
+        pins.set(&format!("host_dst{k}"), &[u64::from(d)]);
+    }
+    pins.set("full_wait", &[u64::from(config.full_wait)]);
+    pins.set("slot_timeout", &[u64::from(config.slot_timeout)]);
     for (s, slot) in config.slots.iter().enumerate() {
         pins.set(&format!("slot{s}_enable"), &[u64::from(slot.enable)]);
         pins.set(&format!("slot{s}_job_id"), &[u64::from(slot.job_id)]);

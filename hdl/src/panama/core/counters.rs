@@ -6,7 +6,7 @@ use crate::dsl::{Domain, ModuleBuilder, Signal};
 pub const COUNTER_WIDTH: u32 = 32;
 
 /// Every counter of the spec, in register order, with its meaning.
-pub const COUNTERS: [(&str, &str); 9] = [
+pub const COUNTERS: [(&str, &str); 13] = [
     ("packets_in", "frames that entered (every class)"),
     (
         "bypassed",
@@ -30,6 +30,19 @@ pub const COUNTERS: [(&str, &str); 9] = [
     (
         "stall_cycles",
         "cycles the input waited for room in a full packet buffer",
+    ),
+    (
+        "oversize",
+        "frames longer than max_frame_bytes, cut off as they arrived (dropped)",
+    ),
+    ("empty_frames", "frames without a byte (dropped)"),
+    (
+        "full_drops",
+        "aggregation packets dropped after full_wait cycles on a full buffer, or at once on a wedged one",
+    ),
+    (
+        "timeout_drops",
+        "buffered packets flushed from a slot not ready for slot_timeout cycles",
     ),
 ];
 

@@ -5,7 +5,8 @@
 //! States, one cycle each except `SUM`:
 //! - `SCAN`: a slot is ready when it is enabled, has a participating port, every
 //!   participating port's queue holds a packet, and a result bank is free. The
-//!   first ready slot after the one served last is taken.
+//!   first ready slot after the one served last is taken. A *stale* slot is
+//!   flushed first (see below), one slot per cycle, staying in `SCAN`.
 //! - `META`: the head records are read (synchronous read).
 //! - `CHECK`: if the heads' `seq` differ, the heads older than the newest are
 //!   popped (`seq_mismatch`); else if their `elem_count` or `format` differ, or the
@@ -13,6 +14,15 @@
 //!   go back to `SCAN`, where readiness is evaluated again. Else the sum starts.
 //! - `SUM`: beat *b* of every head is read in cycle *b*; after the last read the
 //!   heads are popped and the engine returns to `SCAN`.
+//!
+//! **Stale slots.** Each slot has an age: the cycles it has held a packet in any
+//! of its queues while not having a head at every participating port (enabled or
+//! not, whatever the result banks). Any pop of the slot, or holding nothing,
+//! resets it. A slot whose age reaches the `slot_timeout` register is stale: in
+//! `SCAN` the head of every non-empty queue of the slot is popped and counted
+//! (`timeout_drops`). A dead worker's partners thus lose one packet per
+//! `slot_timeout` cycles, the wedge on their buffers is lifted, and a worker that
+//! restarts with a newer `seq` is joined by the `seq` check.
 
 use super::ingress::{PacketMeta, SlotRegs};
 use super::logic::{bits, index_width, lowest_set, max_of, step_mod};
@@ -35,6 +45,8 @@ pub(super) struct Engine {
     pub seq_drops: Signal,
     /// Heads dropped for an `elem_count`/`format` mismatch this cycle (a count).
     pub other_drops: Signal,
+    /// Heads dropped from a stale slot this cycle (a count).
+    pub timeout_drops: Signal,
     /// A sum starts this cycle: bank `sum_bank` is taken for `sum_len`, `sum_ports`.
     pub sum_start: Signal,
     /// The bank the current (or next) sum is written to.
@@ -59,19 +71,86 @@ pub(super) struct Engine {
     pub s1_data: Vec<Signal>,
 }
 
-/// Builds the engine over `queues`, reading `packet_mems` and `meta_mems`;
-/// `bank_free` says a result bank is free.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn engine(
+/// What the engine reads.
+pub(super) struct EngineInputs<'a> {
+    /// The accelerator's clock domain.
+    pub clk: Domain,
+    /// Job-slot registers.
+    pub slots: &'a SlotRegs,
+    /// The `slot_timeout` register (32 bits).
+    pub slot_timeout: Signal,
+    /// Queue state.
+    pub queues: &'a Queues,
+    /// One packet memory per port.
+    pub packet_mems: &'a [Memory],
+    /// One packet-record memory per port.
+    pub meta_mems: &'a [Memory],
+    /// A result bank is free.
+    pub bank_free: Signal,
+}
+
+/// Per slot: a head at every participating port of an enabled slot with at least
+/// one participating port (ready but for a result bank).
+fn heads_ready(m: &mut ModuleBuilder, ports: usize, slots: &SlotRegs, queues: &Queues) -> Vec<Signal> {
+    (0..slots.enable.len())
+        .map(|s| {
+            let mut terms = vec![slots.enable[s]];
+            let any = m.reduce_or(slots.ports[s]);
+            terms.push(any);
+            for p in 0..ports {
+                let takes_part = m.bit(slots.ports[s], p as u32);
+                let absent = m.not(takes_part);
+                terms.push(m.or(absent, queues.nonempty[s][p]));
+            }
+            m.and_all(&terms)
+        })
+        .collect()
+}
+
+/// The stale-slot flush (see the module docs): (flush now, slot, ports to pop,
+/// their count). `popped` is the engine's pop of this cycle, (slot, ports).
+fn stale_flush(
     m: &mut ModuleBuilder,
-    cfg: &PanamaConfig,
-    clk: Domain,
-    slots: &SlotRegs,
-    queues: &Queues,
-    packet_mems: &[Memory],
-    meta_mems: &[Memory],
-    bank_free: Signal,
-) -> Engine {
+    io: &EngineInputs,
+    heads: &[Signal],
+    scan: Signal,
+    popped: (Signal, Signal),
+) -> (Signal, Signal, Signal) {
+    let sw = index_width(heads.len() as u32);
+    let (pop_slot, pop_ports) = popped;
+    let any_pop = m.reduce_or(pop_ports);
+    let mut stale = vec![];
+    let mut holding_masks = vec![];
+    for (s, &ready) in heads.iter().enumerate() {
+        let holding = m.join_lanes(&io.queues.nonempty[s]);
+        let holds = m.reduce_or(holding);
+        let here = m.eq_const(pop_slot, s as u64);
+        let served = m.and(here, any_pop);
+        let waiting = m.not(ready);
+        let not_served = m.not(served);
+        let ages = m.and_all(&[holds, waiting, not_served]);
+        let age = m.reg(io.clk, &format!("t{s}_age"), 32);
+        let at_max = m.eq_const(age, u64::from(u32::MAX));
+        let older = m.add_const_wrap(age, 1);
+        let kept = m.mux(at_max, age, older);
+        let zero = m.zeros(32);
+        let next = m.mux(ages, kept, zero);
+        m.set_next(age, next);
+        let timed_out = m.ge(age, io.slot_timeout);
+        stale.push(m.and_all(&[holds, waiting, timed_out]));
+        holding_masks.push(holding);
+    }
+    let (any_stale, stale_slot) = lowest_set(m, &stale, sw);
+    let flush = m.and(scan, any_stale);
+    let flush = m.named("e_flush", flush);
+    let mask = m.index(stale_slot, &holding_masks);
+    (flush, stale_slot, mask)
+}
+
+/// Builds the engine (see the module docs).
+pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInputs) -> Engine {
+    let (clk, slots, queues) = (io.clk, io.slots, io.queues);
+    let (packet_mems, meta_mems) = (io.packet_mems, io.meta_mems);
     let ports = cfg.ports() as usize;
     let sw = index_width(cfg.slots);
     let bw = index_width(cfg.result_banks);
@@ -85,20 +164,13 @@ pub(super) fn engine(
     let check = in_state(m, CHECK);
     let sum = in_state(m, SUM);
 
-    // SCAN: readiness and round-robin choice.
-    let ready: Vec<Signal> = (0..cfg.slots as usize)
-        .map(|s| {
-            let mut terms = vec![slots.enable[s], bank_free];
-            let any = m.reduce_or(slots.ports[s]);
-            terms.push(any);
-            for p in 0..ports {
-                let takes_part = m.bit(slots.ports[s], p as u32);
-                let absent = m.not(takes_part);
-                terms.push(m.or(absent, queues.nonempty[s][p]));
-            }
-            m.and_all(&terms)
-        })
-        .collect();
+    // SCAN: readiness and round-robin choice, after any stale-slot flush.
+    let heads = heads_ready(m, ports, slots, queues);
+    let pop_slot = m.wire("e_pop_slot", sw);
+    let pop_ports_w = m.wire("e_pop_ports", ports as u32);
+    let (flush, stale_slot, stale_mask) = stale_flush(m, io, &heads, scan, (pop_slot, pop_ports_w));
+    let no_flush = m.not(flush);
+    let ready: Vec<Signal> = heads.iter().map(|&h| m.and(h, io.bank_free)).collect();
     let after: Vec<Signal> = ready
         .iter()
         .enumerate()
@@ -111,7 +183,7 @@ pub(super) fn engine(
     let (any_after, first_after) = lowest_set(m, &after, sw);
     let (any_ready, first_ready) = lowest_set(m, &ready, sw);
     let chosen = m.mux(any_after, first_after, first_ready);
-    let take = m.and(scan, any_ready);
+    let take = m.and_all(&[scan, any_ready, no_flush]);
     m.set_next(slot, chosen);
     m.set_enable(slot, take);
     m.set_next(last_served, chosen);
@@ -246,17 +318,23 @@ pub(super) fn engine(
     let no_ports = m.zeros(ports as u32);
     let pop_ports = m.select(
         &[
+            (flush, stale_mask),
             (drop_old, older_mask),
             (drop_all, part),
             (sum_last, sum_ports),
         ],
         no_ports,
     );
+    let popped_slot = m.mux(flush, stale_slot, slot);
+    m.assign(pop_slot, popped_slot);
+    m.assign(pop_ports_w, pop_ports);
     let seq_count = m.popcount(older_mask);
     let zero_count = m.zeros(seq_count.width());
     let seq_drops = m.mux(drop_old, seq_count, zero_count);
     let part_count = m.popcount(part);
     let other_drops = m.mux(drop_all, part_count, zero_count);
+    let stale_count = m.popcount(stale_mask);
+    let timeout_drops = m.mux(flush, stale_count, zero_count);
 
     // The read: stage 1 holds the beat.
     let s1_data = packet_mems
@@ -266,10 +344,11 @@ pub(super) fn engine(
         .map(|(p, (&mem, &addr))| m.mem_read(mem, clk, &format!("s1_data{p}"), addr, Some(sum)))
         .collect();
     Engine {
-        pop_slot: slot,
+        pop_slot: popped_slot,
         pop_ports,
         seq_drops,
         other_drops,
+        timeout_drops,
         sum_start: start,
         sum_bank,
         sum_len: ref_len,

@@ -8,10 +8,30 @@
 //! parser's metadata, pushed with the last beat) says what the frame is, so when
 //! the dispatcher starts a frame it knows its route. It moves one beat per cycle
 //! with no gap between frames.
+//!
+//! # Bounds
+//!
+//! - **MTU.** The landing writer counts the beats of each frame. A frame that has
+//!   not ended after [`PanamaConfig::max_frame_beats`] beats is cut there: that
+//!   beat is stored as the frame's last with an `oversize` record, and the rest of
+//!   the frame, up to its `tlast` however far away, is taken at line rate and
+//!   discarded. A frame that ends in time but is longer than `max_frame_bytes` is
+//!   marked `oversize` too. Oversize frames are dropped by the dispatcher. So no
+//!   frame occupies more than half the landing buffer, and a full landing buffer
+//!   always holds a complete frame the dispatcher can move.
+//! - **Empty frames** (no `tkeep` byte in any beat) are dropped and counted
+//!   (`empty_frames`); runts and every other short frame are bypassed unaltered.
+//! - **Full packet buffer.** An aggregation packet whose (slot, port) buffer is
+//!   full waits at most `full_wait` cycles (the register), counted in
+//!   `stall_cycles`; then it is dropped (`full_drops`) and the buffer is marked
+//!   *wedged*: later packets for it are dropped at once until the engine pops it.
+//!   A stuck buffer therefore costs the input one `full_wait` per time it fills.
+//! - **Host ports.** Frames from a host (DMA) source code go to its `host_dst`
+//!   route; frames from a code that is neither keep their `tuser` destination.
 
 use super::logic::{index_width, lowest_set, pack_fields};
 use super::queues::{pointer_width, Queues};
-use crate::dsl::{AxisBeat, AxisConfig, AxisIn, Domain, Memory, ModuleBuilder, Signal};
+use crate::dsl::{bits_for, AxisBeat, AxisConfig, AxisIn, Domain, Memory, ModuleBuilder, Signal};
 use crate::ir::HdlError;
 use crate::panama::config::PanamaConfig;
 use crate::panama::parser::{parser, FrameClass};
@@ -72,6 +92,15 @@ pub(super) struct Ingress {
     pub accepted: Signal,
     /// ... and it was a malformed aggregation packet (dropped).
     pub malformed: Signal,
+    /// ... and it was cut off or longer than `max_frame_bytes` (dropped).
+    pub oversize: Signal,
+    /// ... and it carried no byte (dropped).
+    pub empty: Signal,
+    /// ... and it was an aggregation packet dropped on a full packet buffer.
+    pub full_drop: Signal,
+    /// The packet buffer of the dispatch (`commit_slot`, `commit_port`) is marked
+    /// wedged this cycle (its packet is dropped on a full buffer).
+    pub wedge: Signal,
     /// The dispatcher waits for room in a full packet buffer this cycle.
     pub stalled: Signal,
 }
@@ -86,6 +115,10 @@ pub(super) struct IngressPorts<'a> {
     pub agg_udp_port: Signal,
     /// Bypass destination per source port index (8 bits each).
     pub bypass_dst: &'a [Signal],
+    /// Host (DMA) source codes and their route registers (8 bits each).
+    pub host_dst: &'a [(u8, Signal)],
+    /// The `full_wait` register (32 bits).
+    pub full_wait: Signal,
     /// Job-slot registers.
     pub slots: &'a SlotRegs,
     /// Queue state.
@@ -108,6 +141,9 @@ const SEQ: (u32, u32) = (38, 32);
 const ELEMS: (u32, u32) = (70, 16);
 const LEN: (u32, u32) = (86, 16);
 const RECORD_WIDTH: u32 = 102;
+/// The landing record's class of a frame cut off at the MTU (the parser's
+/// [`FrameClass`] codes are 0 to 2).
+const OVERSIZE: u64 = 3;
 
 fn field(m: &mut ModuleBuilder, record: Signal, (lo, w): (u32, u32)) -> Signal {
     m.slice(record, lo, w)
@@ -153,7 +189,6 @@ pub(super) fn ingress(
         tuser: Some(puser),
         tlast: Some(plast),
     };
-    let pbeat = pbeat.pack(m);
     let record_fields = [
         "m_meta_class",
         "m_meta_src_port",
@@ -166,8 +201,6 @@ pub(super) fn ingress(
         "m_meta_len",
     ]
     .map(|port| m.instance_output(p, port));
-    let record = pack_fields(m, &record_fields);
-    debug_assert_eq!(record.width(), RECORD_WIDTH);
 
     // Landing buffer: beats, and one record per frame.
     let beats = m.instance("u_landing", &sync_fifo(beat_width, depth)?);
@@ -178,11 +211,48 @@ pub(super) fn ingress(
     let records_full = m.instance_output(records, "full");
     let room = m.or(beats_full, records_full);
     let room = m.not(room);
-    m.connect(p, "m_axis_tready", room);
-    let land = m.and(pv, room);
-    let land_last = m.and(land, plast);
+
+    // Landing writer: the MTU cut (see the module docs).
+    let cut_beats = cfg.max_frame_beats();
+    let l_beat = m.reg(clk, "l_beat", bits_for(cut_beats));
+    let discard = m.reg(clk, "l_discard", 1);
+    let take = m.or(discard, room);
+    m.connect(p, "m_axis_tready", take);
+    let moved = m.and(pv, take);
+    let keeping = m.not(discard);
+    let land = m.and(moved, keeping);
+    let land = m.named("l_land", land);
+    let at_cut = m.eq_const(l_beat, u64::from(cut_beats - 1));
+    let ends = m.or(plast, at_cut);
+    let not_last = m.not(plast);
+    let cut = m.and_all(&[land, at_cut, not_last]);
+    let cut = m.named("l_cut", cut);
+    let land_last = m.and(land, ends);
+    let beat_up = m.add_const_wrap(l_beat, 1);
+    let beat_zero = m.zeros(l_beat.width());
+    let beat_next = m.mux(ends, beat_zero, beat_up);
+    m.set_next(l_beat, beat_next);
+    m.set_enable(l_beat, land);
+    let discard_next = m.mux(discard, not_last, cut);
+    m.set_next(discard, discard_next);
+    m.set_enable(discard, moved);
+    let plen = m.instance_output(p, "m_meta_len");
+    let max_len = m.lit(u64::from(cfg.max_frame_bytes), plen.width());
+    let too_long = m.gt(plen, max_len);
+    let oversize = m.or(cut, too_long);
+    let oversize_code = m.lit(OVERSIZE, CLASS.1);
+    let class = m.mux(oversize, oversize_code, record_fields[0]);
+    let mut fields = record_fields;
+    fields[0] = class;
+    let record = pack_fields(m, &fields);
+    debug_assert_eq!(record.width(), RECORD_WIDTH);
+    let landed = AxisBeat {
+        tlast: Some(ends),
+        ..pbeat
+    };
+    let landed = landed.pack(m);
     m.connect(beats, "wr_en", land);
-    m.connect(beats, "wr_data", pbeat);
+    m.connect(beats, "wr_data", landed);
     m.connect(records, "wr_en", land_last);
     m.connect(records, "wr_data", record);
 
@@ -199,8 +269,13 @@ pub(super) fn ingress(
     let src = field(m, rec, SRC);
     let job = field(m, rec, JOB);
     let tree = field(m, rec, TREE);
+    let frame_len = field(m, rec, LEN);
     let is_agg = m.eq_const(class, FrameClass::Aggregation.code());
     let is_bad = m.eq_const(class, FrameClass::Malformed.code());
+    let is_over = m.eq_const(class, OVERSIZE);
+    let is_plain = m.eq_const(class, FrameClass::Bypass.code());
+    let no_bytes = m.eq_const(frame_len, 0);
+    let is_empty = m.and(is_plain, no_bytes);
     let pw = index_width(ports);
     let sw = index_width(slots);
     let from: Vec<Signal> = cfg
@@ -223,22 +298,34 @@ pub(super) fn ingress(
         .collect();
     let (hit, slot) = lowest_set(m, &hits, sw);
     let slot = m.named("d_slot", slot);
-    let to_buffer = m.and_all(&[is_agg, known_port, hit]);
-    let to_buffer = m.named("d_to_buffer", to_buffer);
-    let drop = m.named("d_drop", is_bad);
-    let keep = m.or(to_buffer, drop);
+    let candidate = m.and_all(&[is_agg, known_port, hit]);
+    let candidate = m.named("d_for_buffer", candidate);
+    let parse_drop = m.or_all(&[is_bad, is_over, is_empty]);
+    let parse_drop = m.named("d_drop", parse_drop);
+    let keep = m.or(candidate, parse_drop);
     let to_bypass = m.not(keep);
 
+    // A full packet buffer: wait at most `full_wait` cycles, at once if wedged.
     let busy = m.reg(clk, "d_busy", 1);
     let idle = m.not(busy);
-    let per_slot_full: Vec<Signal> = io
-        .queues
-        .full
-        .iter()
-        .map(|row| m.index(port, row))
-        .collect();
-    let full = m.index(slot, &per_slot_full);
-    let blocked = m.and_all(&[idle, to_buffer, full]);
+    let at_port = |m: &mut ModuleBuilder, rows: &[Vec<Signal>]| {
+        let per_slot: Vec<Signal> = rows.iter().map(|row| m.index(port, row)).collect();
+        m.index(slot, &per_slot)
+    };
+    let full = at_port(m, &io.queues.full);
+    let wedged = at_port(m, &io.queues.wedged);
+    let waited = m.reg(clk, "d_waited", 32);
+    let expired = m.ge(waited, io.full_wait);
+    let give_up = m.or(wedged, expired);
+    let full_drop_now = m.and_all(&[candidate, full, give_up]);
+    let fdrop_q = m.reg(clk, "d_full_drop", 1);
+    let fdrop = m.mux(busy, fdrop_q, full_drop_now);
+    let fdrop = m.named("d_full_drop_route", fdrop);
+    let not_fdrop = m.not(fdrop);
+    let to_buffer = m.and(candidate, not_fdrop);
+    let to_buffer = m.named("d_to_buffer", to_buffer);
+    let still_waiting = m.not(give_up);
+    let blocked = m.and_all(&[idle, candidate, full, still_waiting]);
     let have_beat = m.not(beat_empty);
     let have_record = m.not(record_empty);
     let bypass_in = m.instance("u_bypass", &sync_fifo(beat_width, depth)?);
@@ -250,6 +337,15 @@ pub(super) fn ingress(
     let go = m.and_all(&[have_beat, have_record, ready]);
     let go = m.named("d_move", go);
     let stalled = m.and_all(&[have_beat, have_record, blocked]);
+    let stalled = m.named("d_stalled", stalled);
+    let waited_up = m.add_const_wrap(waited, 1);
+    let waited_zero = m.zeros(32);
+    let waited_next = m.mux(stalled, waited_up, waited_zero);
+    m.set_next(waited, waited_next);
+    let starts = m.and(go, idle);
+    m.set_next(fdrop_q, full_drop_now);
+    m.set_enable(fdrop_q, starts);
+    let wedge = m.and(starts, full_drop_now);
     let done = m.and(go, last);
     m.connect(beats, "rd_en", go);
     m.connect(records, "rd_en", done);
@@ -257,10 +353,17 @@ pub(super) fn ingress(
     let busy_next = m.mux(go, not_last, busy);
     m.set_next(busy, busy_next);
 
-    // Bypass: the destination from the source port's register.
+    // Bypass: the destination from the source port's register, or the host
+    // port's route, or the frame's own.
     let dst_default = m.slice(user, 24, 8);
     let dst_known = m.index(port, io.bypass_dst);
-    let dst = m.mux(known_port, dst_known, dst_default);
+    let host_cases: Vec<(Signal, Signal)> = io
+        .host_dst
+        .iter()
+        .map(|&(code, reg)| (m.eq_const(src, u64::from(code)), reg))
+        .collect();
+    let dst_other = m.select(&host_cases, dst_default);
+    let dst = m.mux(known_port, dst_known, dst_other);
     let user_low = m.slice(user, 0, 24);
     let user_out = m.concat(&[dst, user_low]);
     let out_beat = AxisBeat {
@@ -320,6 +423,7 @@ pub(super) fn ingress(
     }
 
     let is_unknown_job = m.and(is_agg, to_bypass);
+    let full_drop = m.and(candidate, fdrop);
     Ok(Ingress {
         bypass_valid,
         bypass_beat,
@@ -330,7 +434,11 @@ pub(super) fn ingress(
         bypassed: m.and(done, to_bypass),
         unknown_job: m.and(done, is_unknown_job),
         accepted: m.and(done, to_buffer),
-        malformed: m.and(done, drop),
+        malformed: m.and(done, is_bad),
+        oversize: m.and(done, is_over),
+        empty: m.and(done, is_empty),
+        full_drop: m.and(done, full_drop),
+        wedge,
         stalled,
     })
 }

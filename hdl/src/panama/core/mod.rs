@@ -15,9 +15,11 @@
 //!
 //! # Ports
 //! - `s_axis_*`, `m_axis_*`: NetFPGA AXI-Stream, `tuser` 128 bits.
-//! - `agg_udp_port[16]`, `bypass_dst{p}[8]`, `slot{s}_enable`, `slot{s}_job_id[16]`,
+//! - `agg_udp_port[16]`, `bypass_dst{p}[8]`, `host_dst{k}[8]`, `full_wait[32]`,
+//!   `slot_timeout[32]`, `slot{s}_enable`, `slot{s}_job_id[16]`,
 //!   `slot{s}_tree_id[8]`, `slot{s}_ports[ports]`: the configuration registers.
-//!   Change slot registers only while their slot holds no packets.
+//!   Change slot registers only while their slot holds no packets (a slot
+//!   disabled with packets in it is flushed after `slot_timeout`).
 //! - per counter of [`COUNTERS`]: output `<name>[32]`, input `<name>_clear`.
 
 mod counters;
@@ -37,7 +39,7 @@ use crate::dsl::{bits_for, AxisConfig, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 use counters::counter;
 use egress::{egress, EgressInputs};
-use engine::engine;
+use engine::{engine, EngineInputs};
 use ingress::{ingress, IngressPorts, PacketMeta, SlotRegs};
 use logic::index_width;
 use queues::{pointer_width, queues, QueueUpdates};
@@ -62,6 +64,14 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
     let bypass_dst: Vec<Signal> = (0..ports)
         .map(|p| m.input(&format!("bypass_dst{p}"), 8))
         .collect();
+    let host_dst: Vec<(u8, Signal)> = cfg
+        .host_routes
+        .iter()
+        .enumerate()
+        .map(|(k, &(code, _))| (code, m.input(&format!("host_dst{k}"), 8)))
+        .collect();
+    let full_wait = m.input("full_wait", 32);
+    let slot_timeout = m.input("slot_timeout", 32);
     let mut regs = SlotRegs {
         enable: vec![],
         job_id: vec![],
@@ -107,6 +117,7 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
         commit_port: m.wire("q_commit_port", index_width(ports)),
         pop_slot: m.wire("q_pop_slot", index_width(slots)),
         pop_ports: m.wire("q_pop_ports", ports),
+        wedge: m.wire("q_wedge", 1),
     };
     let bypass_pop = m.wire("bypass_pop", 1);
     let bank_done = m.wire("bank_done", 1);
@@ -120,6 +131,8 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
             s_axis: &s_axis,
             agg_udp_port,
             bypass_dst: &bypass_dst,
+            host_dst: &host_dst,
+            full_wait,
             slots: &regs,
             queues: &q,
             packet_mems: &packet_mems,
@@ -130,6 +143,7 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
     m.assign(upd.commit, ing.commit);
     m.assign(upd.commit_slot, ing.commit_slot);
     m.assign(upd.commit_port, ing.commit_port);
+    m.assign(upd.wedge, ing.wedge);
 
     // Result banks in use: taken when a sum starts, freed when its copies are out.
     let banks_used = m.reg(clk, "banks_used", bits_for(cfg.result_banks));
@@ -138,12 +152,15 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
     let e = engine(
         &mut m,
         cfg,
-        clk,
-        &regs,
-        &q,
-        &packet_mems,
-        &meta_mems,
-        bank_free,
+        &EngineInputs {
+            clk,
+            slots: &regs,
+            slot_timeout,
+            queues: &q,
+            packet_mems: &packet_mems,
+            meta_mems: &meta_mems,
+            bank_free,
+        },
     );
     m.assign(upd.pop_slot, e.pop_slot);
     m.assign(upd.pop_ports, e.pop_ports);
@@ -200,6 +217,10 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
         e.seq_drops,
         e.other_drops,
         ing.stalled,
+        ing.oversize,
+        ing.empty,
+        ing.full_drop,
+        e.timeout_drops,
     ];
     for ((name, _), inc) in COUNTERS.iter().zip(increments) {
         counter(&mut m, clk, name, inc);

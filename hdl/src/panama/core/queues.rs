@@ -1,7 +1,8 @@
 //! The bookkeeping of the per-(slot, port) packet buffers: for each pair, the
 //! head and tail cell of a ring of `fifo_depth` cells and the number of packets
 //! held. The dispatcher commits a packet at the tail; the aggregation engine pops
-//! heads. Both may touch the same queue in one cycle.
+//! heads. Both may touch the same queue in one cycle. A queue is *wedged* from
+//! the dispatcher dropping a packet on it for being full until its next pop.
 
 use super::logic::{decode, step_mod};
 use crate::dsl::{bits_for, Domain, ModuleBuilder, Signal};
@@ -21,6 +22,8 @@ pub(super) struct Queues {
     pub nonempty: Vec<Vec<Signal>>,
     /// `fifo_depth` packets are held.
     pub full: Vec<Vec<Signal>>,
+    /// A packet was dropped here for a full buffer and nothing was popped since.
+    pub wedged: Vec<Vec<Signal>>,
 }
 
 /// What changes the queues in a cycle.
@@ -31,6 +34,9 @@ pub(super) struct QueueUpdates {
     pub commit_slot: Signal,
     /// Port of the commit.
     pub commit_port: Signal,
+    /// The dispatcher drops a packet on the full queue (`commit_slot`,
+    /// `commit_port`): the queue is wedged.
+    pub wedge: Signal,
     /// The engine pops the heads of slot `pop_slot` at the ports set in `pop_ports`.
     pub pop_slot: Signal,
     /// One bit per port.
@@ -57,14 +63,17 @@ pub(super) fn queues(
         tail: vec![],
         nonempty: vec![],
         full: vec![],
+        wedged: vec![],
     };
     for s in 0..slots {
         let (mut head, mut tail, mut nonempty, mut full) = (vec![], vec![], vec![], vec![]);
+        let mut wedged = vec![];
         for p in 0..ports {
             let h = m.reg(clk, &format!("q{s}_{p}_head"), pw);
             let t = m.reg(clk, &format!("q{s}_{p}_tail"), pw);
             let c = m.reg(clk, &format!("q{s}_{p}_count"), cw);
-            let inc = m.and_all(&[upd.commit, commit_slot[s as usize], commit_port[p as usize]]);
+            let here = m.and(commit_slot[s as usize], commit_port[p as usize]);
+            let inc = m.and(upd.commit, here);
             let pop_here = m.bit(upd.pop_ports, p);
             let dec = m.and(pop_slot[s as usize], pop_here);
             let t_next = step_mod(m, t, fifo_depth);
@@ -83,6 +92,13 @@ pub(super) fn queues(
             let empty = m.eq_const(c, 0);
             nonempty.push(m.not(empty));
             full.push(m.eq_const(c, u64::from(fifo_depth)));
+            let w = m.reg(clk, &format!("q{s}_{p}_wedged"), 1);
+            let set = m.and(upd.wedge, here);
+            let on = m.ones(1);
+            let off = m.zeros(1);
+            let w_next = m.select(&[(dec, off), (set, on)], w);
+            m.set_next(w, w_next);
+            wedged.push(w);
             head.push(h);
             tail.push(t);
         }
@@ -90,6 +106,7 @@ pub(super) fn queues(
         q.tail.push(tail);
         q.nonempty.push(nonempty);
         q.full.push(full);
+        q.wedged.push(wedged);
     }
     q
 }

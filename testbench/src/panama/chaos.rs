@@ -1,0 +1,519 @@
+//! The chaos run: a hostile traffic mix for the accelerator — dead, restarted and
+//! runaway workers, duplicate and missing `seq`, malformed and mismatched packets,
+//! unknown jobs, jumbo, oversize and unterminated frames, runts, empty and garbage
+//! frames, host (DMA) traffic — under random load and back-pressure, checked by
+//! the timing-independent [`invariants`](super::invariants).
+//!
+//! The run is cut into epochs of [`ChaosConfig::epoch_frames`] frames. Each epoch's
+//! frames are generated from `(seed, epoch)` alone (replayable), fed to the same
+//! running accelerator, and followed by a drain: the input stops until every slot
+//! has been served or flushed and the output has been quiet. Then the epoch's
+//! outputs and counter increments are checked, and forgotten, so memory stays
+//! bounded for any number of frames. `seq` numbers grow across epochs, so packets
+//! of different epochs never pair up.
+//!
+//! Packet contents are a function of (job, worker, seq): a duplicate is an exact
+//! copy (a retransmission), so a result names its summands without ambiguity.
+
+use super::config::{GoldenConfig, SlotConfig};
+use super::counters::Counters;
+use super::frame::AggPacket;
+use super::golden::InFrame;
+use super::invariants::{self, Report, RunRecord};
+use super::system::{apply_config, read_counters, DutPins, Pins, StreamDriver};
+use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
+use crate::dut::Dut;
+use hdl::panama::config::PanamaConfig;
+use hdl::std::fp::FpFormat;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// What a chaos run does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChaosConfig {
+    /// Frames in all (as generated; unterminated frames merge with the next).
+    pub frames: usize,
+    /// Frames per epoch.
+    pub epoch_frames: usize,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Probability that a new input beat is offered in a cycle.
+    pub load: f64,
+    /// Probability that `m_axis_tready` is low in a cycle.
+    pub back_pressure: f64,
+    /// The `full_wait` register for the run.
+    pub full_wait: u32,
+    /// The `slot_timeout` register for the run.
+    pub slot_timeout: u32,
+}
+
+impl ChaosConfig {
+    /// `frames` frames from `seed`: epochs of 2,000 frames, line-rate input, 10 %
+    /// back-pressure, `full_wait` 256 cycles and `slot_timeout` 2,048 cycles (short,
+    /// so drops and flushes happen often).
+    pub fn new(frames: usize, seed: u64) -> Self {
+        ChaosConfig {
+            frames,
+            epoch_frames: 2_000,
+            seed,
+            load: 1.0,
+            back_pressure: 0.1,
+            full_wait: 256,
+            slot_timeout: 2_048,
+        }
+    }
+}
+
+/// What a generated frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// A worker's aggregation packet.
+    Aggregation,
+    /// An exact copy of an earlier aggregation packet.
+    Duplicate,
+    /// A packet of a runaway worker, ahead of its partners.
+    Runaway,
+    /// A packet whose `elem_count` or format differs from its partners'.
+    Mismatched,
+    /// A malformed aggregation packet.
+    Malformed,
+    /// An aggregation packet of a job no slot has.
+    UnknownJob,
+    /// Ordinary traffic (60–1514 bytes).
+    Background,
+    /// Ordinary traffic from a host (DMA) port.
+    Host,
+    /// A 9,000-byte IPv4/UDP frame.
+    Jumbo,
+    /// A frame of 1–59 bytes.
+    Runt,
+    /// A frame without a byte.
+    Empty,
+    /// Random bytes.
+    Garbage,
+    /// A frame longer than `max_frame_bytes`, up to 64 KiB.
+    Oversize,
+    /// A frame whose last beat has no `tlast` (it runs into the next frame).
+    Unterminated,
+}
+
+/// One generated frame.
+#[derive(Clone, Debug)]
+pub struct ChaosFrame {
+    /// The frame.
+    pub frame: InFrame,
+    /// What it is.
+    pub kind: Kind,
+}
+
+/// How a worker behaves in an epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Behaviour {
+    Healthy,
+    /// Stops after this many packets.
+    Dies(usize),
+    /// Stops after the first, resumes at the second with `seq` jumped ahead.
+    Restarts(usize, usize),
+    /// Sends this many packets beyond its partners'.
+    RunsAhead(usize),
+}
+
+/// The jobs of a chaos run on `ports` ports: (job_id, participating port indices).
+fn jobs(ports: usize) -> Vec<(u16, Vec<usize>)> {
+    vec![
+        (700, vec![0, 1]),
+        (701, (0..ports).collect()),
+        (702, vec![ports - 2, ports - 1]),
+    ]
+}
+
+/// The golden configuration of a chaos run on `cfg`: its jobs in slots 0–2.
+pub fn chaos_config(cfg: &PanamaConfig, chaos: &ChaosConfig) -> GoldenConfig {
+    let mut slots: Vec<SlotConfig> = jobs(cfg.port_codes.len())
+        .into_iter()
+        .take(cfg.slots as usize)
+        .enumerate()
+        .map(|(j, (job, ports))| SlotConfig::new(job, j as u8, &ports))
+        .collect();
+    slots.resize(
+        cfg.slots as usize,
+        SlotConfig {
+            enable: false,
+            job_id: 0,
+            tree_id: 0,
+            ports: 0,
+        },
+    );
+    GoldenConfig {
+        full_wait: chaos.full_wait,
+        slot_timeout: chaos.slot_timeout,
+        ..super::system::golden_config(cfg, slots)
+    }
+}
+
+/// A rng for `what` of the run seeded `seed`.
+fn rng_for(seed: u64, what: impl Hash) -> ChaCha8Rng {
+    let mut h = DefaultHasher::new();
+    (seed, what).hash(&mut h);
+    ChaCha8Rng::seed_from_u64(h.finish())
+}
+
+/// The packet worker `port` of job (`job`, `tree`) sends for `seq` (a function of
+/// those alone): `elems` elements of `format` and a random ECN.
+fn packet(
+    cfg: &GoldenConfig,
+    seed: u64,
+    (job, tree): (u16, u8),
+    port: usize,
+    seq: u32,
+    elems: usize,
+) -> AggPacket {
+    let mut rng = rng_for(seed, ("packet", job, port, seq));
+    let payload = (0..elems)
+        .map(|_| random_element(&mut rng, cfg.format, Values::Finite))
+        .collect();
+    let mut p = AggPacket::new(cfg.format, job, tree, seq, port as u16, cfg.agg_udp_port, payload);
+    p.ecn = rng.gen_range(0..4);
+    p
+}
+
+/// Generates epoch `epoch` of the run: about `chaos.epoch_frames` frames (fewer in
+/// the last epoch), and whether each one ends with `tlast`.
+pub fn epoch_frames(
+    cfg: &GoldenConfig,
+    chaos: &ChaosConfig,
+    epoch: usize,
+    count: usize,
+) -> Vec<(ChaosFrame, bool)> {
+    let mut rng = rng_for(chaos.seed, ("epoch", epoch));
+    let ports = cfg.port_codes.len();
+    let elem_bytes = cfg.format.width() as usize / 8;
+    let mut streams: Vec<Vec<ChaosFrame>> = vec![];
+    let agg_budget = count / 2;
+    let job_list = jobs(ports);
+    let workers: usize = job_list.iter().map(|(_, p)| p.len()).sum();
+    let per_worker = (agg_budget / workers).max(1);
+    let seq_base = (epoch as u32) * 1_000_000;
+    for (slot, (job, members)) in job_list.iter().enumerate().take(cfg.slots.len()) {
+        let id = (*job, slot as u8);
+        let elems = rng.gen_range(1..=cfg.max_payload_bytes / 64) * 64 / elem_bytes;
+        for &port in members {
+            let behaviour = match rng.gen_range(0..10) {
+                0 => Behaviour::Dies(rng.gen_range(0..per_worker)),
+                1 => {
+                    let stop = rng.gen_range(0..per_worker);
+                    Behaviour::Restarts(stop, rng.gen_range(stop..=per_worker))
+                }
+                2 => Behaviour::RunsAhead(rng.gen_range(1..=per_worker)),
+                _ => Behaviour::Healthy,
+            };
+            let total = match behaviour {
+                Behaviour::RunsAhead(extra) => per_worker + extra,
+                _ => per_worker,
+            };
+            let mut stream = vec![];
+            for k in 0..total {
+                let seq = match behaviour {
+                    Behaviour::Dies(stop) if k >= stop => break,
+                    Behaviour::Restarts(stop, resume) if k >= stop && k < resume => continue,
+                    Behaviour::Restarts(_, resume) if k >= resume => seq_base + 500_000 + k as u32,
+                    _ => seq_base + k as u32,
+                };
+                if rng.gen_ratio(1, 30) {
+                    continue; // a missing seq
+                }
+                let mut kind = if k >= per_worker {
+                    Kind::Runaway
+                } else {
+                    Kind::Aggregation
+                };
+                let mut p = packet(cfg, chaos.seed, id, port, seq, elems);
+                if rng_for(chaos.seed, ("mismatch", job, port, seq)).gen_ratio(1, 40) {
+                    kind = Kind::Mismatched;
+                    p = if rng.gen() {
+                        let other = match cfg.format {
+                            FpFormat::Fp32 => FpFormat::Bf16,
+                            _ => FpFormat::Fp32,
+                        };
+                        with_format(&p, other)
+                    } else {
+                        let mut q = packet(cfg, chaos.seed, id, port, seq, elems + 64 / elem_bytes);
+                        q.header.seq = seq;
+                        q
+                    };
+                }
+                let Ok(bytes) = p.to_frame() else { continue };
+                let src = cfg.port_codes[port];
+                if rng.gen_ratio(1, 30) {
+                    let defect = *[Defect::Version, Defect::Ipv4Length, Defect::Truncated]
+                        .choose(&mut rng)
+                        .unwrap_or(&Defect::Version);
+                    let bad = with_defect(&mut rng, &bytes, defect, cfg.max_payload_bytes);
+                    stream.push(ChaosFrame {
+                        frame: InFrame { src, bytes: bad },
+                        kind: Kind::Malformed,
+                    });
+                }
+                let frame = InFrame { src, bytes };
+                if rng.gen_ratio(1, 25) {
+                    stream.push(ChaosFrame {
+                        frame: frame.clone(),
+                        kind: Kind::Duplicate,
+                    });
+                }
+                stream.push(ChaosFrame { frame, kind });
+            }
+            streams.push(stream);
+        }
+    }
+    let used: usize = streams.iter().map(Vec::len).sum();
+    let mut other = vec![];
+    for _ in 0..count.saturating_sub(used) {
+        other.push(other_frame(cfg, &mut rng, seq_base));
+    }
+    streams.push(other);
+    let mut frames: Vec<(ChaosFrame, bool)> = super::traffic::interleave(&mut rng, streams)
+        .into_iter()
+        .map(|f| {
+            let ends = f.kind != Kind::Unterminated;
+            (f, ends)
+        })
+        .collect();
+    if frames.last().is_some_and(|(_, ends)| !ends) {
+        let src = cfg.port_codes[0];
+        let bytes = background_frame(&mut rng, cfg.agg_udp_port);
+        frames.push((
+            ChaosFrame {
+                frame: InFrame { src, bytes },
+                kind: Kind::Background,
+            },
+            true,
+        ));
+    }
+    frames
+}
+
+/// One frame of the non-worker traffic.
+fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFrame {
+    let port = cfg.port_codes[rng.gen_range(0..cfg.port_codes.len())];
+    let host = cfg.host_routes.choose(rng).map_or(port, |&(h, _)| h);
+    let mtu = cfg.max_frame_bytes;
+    let (kind, src, bytes) = match rng.gen_range(0..100) {
+        0..=51 => (Kind::Background, port, background_frame(rng, cfg.agg_udp_port)),
+        52..=61 => (Kind::Host, host, background_frame(rng, cfg.agg_udp_port)),
+        62..=63 => {
+            let mut f = background_frame(rng, cfg.agg_udp_port);
+            f.resize(9_000.min(mtu), 0xA5);
+            (Kind::Jumbo, port, f)
+        }
+        64..=71 => {
+            let n = rng.gen_range(1..60);
+            (Kind::Runt, port, (0..n).map(|_| rng.gen()).collect())
+        }
+        72..=73 => (Kind::Empty, port, vec![]),
+        74..=81 => {
+            let n = rng.gen_range(60..=1514);
+            (Kind::Garbage, port, (0..n).map(|_| rng.gen()).collect())
+        }
+        82..=83 => {
+            let longest = if rng.gen_ratio(1, 10) { 65_536 } else { 2 * mtu };
+            let n = rng.gen_range(mtu + 1..=longest);
+            (Kind::Oversize, port, (0..n).map(|_| rng.gen()).collect())
+        }
+        84..=85 => {
+            let n = (mtu / 128 + rng.gen_range(1..40)) * 128;
+            (Kind::Unterminated, port, vec![0x5A; n])
+        }
+        _ => {
+            let job = 800 + rng.gen_range(0..4);
+            let elems = 64 / (cfg.format.width() as usize / 8);
+            let p = AggPacket::new(
+                cfg.format,
+                job,
+                0,
+                seq_base,
+                1,
+                cfg.agg_udp_port,
+                vec![0; elems],
+            );
+            let bytes = p.to_frame().unwrap_or_default();
+            (Kind::UnknownJob, port, bytes)
+        }
+    };
+    ChaosFrame {
+        frame: InFrame { src, bytes },
+        kind,
+    }
+}
+
+/// The frames as the accelerator sees them: an unterminated frame and those after
+/// it, up to one that ends, are one frame.
+pub fn wire_frames(frames: &[(ChaosFrame, bool)]) -> Vec<InFrame> {
+    let mut wire: Vec<InFrame> = vec![];
+    let mut open = false;
+    for (f, ends) in frames {
+        match wire.last_mut() {
+            Some(w) if open => w.bytes.extend_from_slice(&f.frame.bytes),
+            _ => wire.push(f.frame.clone()),
+        }
+        open = !ends;
+    }
+    wire
+}
+
+/// The outcome of a chaos run on one engine.
+#[derive(Clone, Debug, Default)]
+pub struct ChaosOutcome {
+    /// Frames generated, by kind.
+    pub frames_in: BTreeMap<Kind, u64>,
+    /// Frames on the wire (after unterminated frames merged).
+    pub wire_frames: u64,
+    /// The invariants' tallies over every epoch.
+    pub report: Report,
+    /// The hardware counters summed over the run.
+    pub counters: Counters,
+    /// Cycles simulated.
+    pub cycles: u64,
+    /// Input beats taken.
+    pub beats_in: u64,
+    /// Epochs whose drain did not finish in its bound.
+    pub undrained: Vec<usize>,
+    /// A digest of every output frame and its cycle (equal across engines).
+    pub digest: u64,
+}
+
+impl ChaosOutcome {
+    /// Every invariant that failed (empty: the run passed).
+    pub fn violations(&self) -> Vec<String> {
+        let mut v = self.report.violations();
+        if !self.undrained.is_empty() {
+            v.push(format!("epochs not drained: {:?}", self.undrained));
+        }
+        v
+    }
+}
+
+/// Cycles of output silence that end a drain once no packet waits.
+const QUIET_CYCLES: u64 = 256;
+
+/// Runs `chaos` on the accelerator core `dut` (an instance of `cfg`, reset here);
+/// `progress` sees the frames done after each epoch.
+pub fn run(
+    dut: &mut dyn Dut,
+    cfg: &PanamaConfig,
+    chaos: &ChaosConfig,
+    mut progress: impl FnMut(usize),
+) -> Result<ChaosOutcome, String> {
+    let golden = chaos_config(cfg, chaos);
+    let stall_bound = cfg.input_stall_bound(chaos.full_wait);
+    let drain_bound = u64::from(chaos.slot_timeout) * (u64::from(cfg.fifo_depth) + 2)
+        + u64::from(chaos.full_wait)
+        + 4 * u64::from(cfg.frame_buffer_beats())
+        + 10_000;
+    let mut pins = DutPins::new(dut);
+    apply_config(&mut pins, &golden);
+    pins.set("s_axis_tvalid", &[0]);
+    pins.set("m_axis_tready", &[0]);
+    for (name, _) in hdl::panama::core::COUNTERS {
+        pins.set(&format!("{name}_clear"), &[0]);
+    }
+    pins.dut().reset(4);
+    let mut traffic_rng = rng_for(chaos.seed, "traffic");
+    let mut d = StreamDriver::streaming(cfg.data_width);
+    d.step(&mut pins, 0, false, &mut traffic_rng, chaos.load, 1.0);
+    let mut out = ChaosOutcome::default();
+    let mut before = Counters::default();
+    let mut cycle = 0u64;
+    let mut digest = DefaultHasher::new();
+    let epochs = chaos.frames.div_ceil(chaos.epoch_frames.max(1));
+    for epoch in 0..epochs {
+        let count = chaos.epoch_frames.min(chaos.frames - epoch * chaos.epoch_frames);
+        let frames = epoch_frames(&golden, chaos, epoch, count);
+        for (f, ends) in &frames {
+            *out.frames_in.entry(f.kind).or_default() += 1;
+            d.push_frame(&f.frame, *ends);
+        }
+        let wire = wire_frames(&frames);
+        out.wire_frames += wire.len() as u64;
+        d.longest_stall = 0;
+        let p_ready = 1.0 - chaos.back_pressure;
+        let start = cycle;
+        let mut quiet_since = cycle;
+        let mut moved = d.output_beats;
+        let drained = loop {
+            cycle += 1;
+            pins.dut().step();
+            d.step(&mut pins, cycle, true, &mut traffic_rng, chaos.load, p_ready);
+            if d.output_beats != moved {
+                moved = d.output_beats;
+                quiet_since = cycle;
+            }
+            if d.input_done() && cycle - quiet_since >= QUIET_CYCLES && cycle % 64 == 0 {
+                let now = Counters::from_named(&read_counters(pins.dut()));
+                let c = delta(&now, &before);
+                let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
+                if c.accepted == consumed && c.packets_in == wire.len() as u64 {
+                    break true;
+                }
+            }
+            if d.input_done() && cycle - quiet_since > drain_bound {
+                break false;
+            }
+            if cycle - start > 400 * (d.input_beats() as u64 + drain_bound) {
+                break false;
+            }
+        };
+        if !drained {
+            out.undrained.push(epoch);
+        }
+        let now = Counters::from_named(&read_counters(pins.dut()));
+        let counters = delta(&now, &before);
+        before = now;
+        let observed = std::mem::take(&mut d.outputs);
+        for o in &observed {
+            o.bytes.hash(&mut digest);
+            o.first_cycle.hash(&mut digest);
+        }
+        let report = invariants::check(
+            &golden,
+            &RunRecord {
+                wire: &wire,
+                observed: &observed,
+                counters,
+                drained,
+                longest_stall: d.longest_stall,
+                stall_bound,
+            },
+        )
+        .map_err(|e| format!("epoch {epoch}: {e}"))?;
+        out.counters = add(&out.counters, &counters);
+        out.report.absorb(report);
+        progress((epoch * chaos.epoch_frames + count).min(chaos.frames));
+    }
+    out.cycles = cycle;
+    out.beats_in = d.accepted_beats() as u64;
+    out.digest = digest.finish();
+    Ok(out)
+}
+
+fn zip_counters(a: &Counters, b: &Counters, f: impl Fn(u64, u64) -> u64) -> Counters {
+    let (x, y) = (a.named(), b.named());
+    let pairs: Vec<(&str, u64)> = x
+        .iter()
+        .zip(y.iter())
+        .map(|(&(n, u), &(_, v))| (n, f(u, v)))
+        .collect();
+    Counters::from_named(&pairs)
+}
+
+/// `now − before`, counter by counter, modulo the counters' 32 bits.
+fn delta(now: &Counters, before: &Counters) -> Counters {
+    zip_counters(now, before, |u, v| u.wrapping_sub(v) & 0xFFFF_FFFF)
+}
+
+fn add(a: &Counters, b: &Counters) -> Counters {
+    zip_counters(a, b, |u, v| u + v)
+}
