@@ -1,6 +1,7 @@
 //! The generated floating-point adder and tree on the native simulator against the
-//! golden model: every special-class pair and 1,000,000 random pairs per format, at
-//! two pipeline depths (plus flush-to-zero), one operation entering per cycle.
+//! golden model: every special-class pair, and per format 500,000 random pairs at
+//! each of three pipeline depths (1, 5 — the PANAMA default — and 7) plus 100,000
+//! with flush-to-zero, one operation entering per cycle.
 
 use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use rand::Rng;
@@ -75,7 +76,7 @@ fn adder_matches_golden_on_every_special_pair() {
             .iter()
             .flat_map(|&a| values.iter().map(move |&b| (a, b)))
             .collect();
-        for stages in [0, 3, 6] {
+        for stages in [0, 3, 5, 6] {
             for ftz in [false, true] {
                 let cfg = FpAddConfig {
                     format,
@@ -91,7 +92,7 @@ fn adder_matches_golden_on_every_special_pair() {
 #[test]
 fn adder_matches_golden_on_random_pairs() {
     for (k, format) in FpFormat::ALL.into_iter().enumerate() {
-        for (stages, ftz) in [(1, false), (7, false), (4, true)] {
+        for (stages, ftz) in [(1, false), (5, false), (7, false), (4, true)] {
             let n = if ftz {
                 RANDOM_PAIRS / 10
             } else {
@@ -119,6 +120,8 @@ fn tree_matches_golden_with_random_present_flags() {
         (FpFormat::Bf16, 8, 32, 2),
         (FpFormat::Fp16, 5, 4, 1),
         (FpFormat::Fp32, 3, 2, 0),
+        // PANAMA's default tree on NetFPGA-SUME: 4 ports, 256-bit fp32, 5 stages.
+        (FpFormat::Fp32, 4, 8, 5),
     ];
     for (k, (format, inputs, lanes, stages)) in cases.into_iter().enumerate() {
         let cfg = FpTreeConfig {
