@@ -20,7 +20,13 @@ struct EngineRun {
 
 /// Runs `chaos` on `cfg` with every engine of `engine`, prints the report and
 /// fails if an invariant fails or the engines disagree.
-pub fn run(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, engine: Engine) -> Result<()> {
+pub fn run(
+    cfg: &PanamaConfig,
+    board: &str,
+    mhz: f64,
+    chaos: &ChaosConfig,
+    engine: Engine,
+) -> Result<()> {
     let module = panama_core(cfg)?;
     let mut runs = vec![];
     for &e in engine.engines() {
@@ -32,8 +38,10 @@ pub fn run(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, engin
         );
         bar.set_message(format!("{e:?}"));
         let started = Instant::now();
-        let outcome = chaos_run(dut.as_mut(), cfg, chaos, |done| bar.set_position(done as u64))
-            .map_err(|e| anyhow!("chaos run: {e}"))?;
+        let outcome = chaos_run(dut.as_mut(), cfg, chaos, |done| {
+            bar.set_position(done as u64)
+        })
+        .map_err(|e| anyhow!("chaos run: {e}"))?;
         bar.finish_and_clear();
         runs.push(EngineRun {
             engine: e,
@@ -76,7 +84,11 @@ pub fn run(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, engin
         for v in &violations {
             println!("  FAILED: {v}");
         }
-        bail!("{} invariant(s) failed (replay with --seed {})", violations.len(), chaos.seed)
+        bail!(
+            "{} invariant(s) failed (replay with --seed {})",
+            violations.len(),
+            chaos.seed
+        )
     }
 }
 
@@ -104,8 +116,17 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
         r.wall.as_secs_f64(),
         o.cycles as f64 / r.wall.as_secs_f64().max(1e-9)
     );
-    let kinds: Vec<String> = o.frames_in.iter().map(|(k, n)| format!("{k:?} {n}")).collect();
-    println!("  frames in: {} ({} on the wire): {}", o.frames_in.values().sum::<u64>(), o.wire_frames, kinds.join(", "));
+    let kinds: Vec<String> = o
+        .frames_in
+        .iter()
+        .map(|(k, n)| format!("{k:?} {n}"))
+        .collect();
+    println!(
+        "  frames in: {} ({} on the wire): {}",
+        o.frames_in.values().sum::<u64>(),
+        o.wire_frames,
+        kinds.join(", ")
+    );
     println!(
         "  frames out: {} bypass (of {} expected), {} results",
         rep.bypass_out, rep.bypass_expected, rep.results_out

@@ -70,7 +70,10 @@ fn simulate(
     output: Output,
 ) -> Run {
     let want = golden_run(golden, frames).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(want.stalled_at, None, "{name}: the scenario must not stall");
+    assert_eq!(
+        want.overflow_at, None,
+        "{name}: the scenario must not stall"
+    );
     let expected = want.frames_out();
     let module = panama_core(cfg).unwrap_or_else(|e| panic!("{e}"));
     let mut dut = NativeDut::new(&module).unwrap_or_else(|e| panic!("{e}"));

@@ -611,13 +611,13 @@ fn unknown_jobs_and_non_participating_ports_are_bypassed_unchanged() {
 fn configuration_and_input_errors_are_reported() {
     let mut cfg = one_job_config(FpFormat::Fp32);
     let p = AggPacket::new(FpFormat::Fp32, 5, 0, 0, 0, PORT, fp32_payload(&[1.0]));
-    let e = run(&cfg, &[input(0x02, &p)]).unwrap_err();
+    let e = run(&cfg, &[input(0x03, &p)]).unwrap_err();
     assert!(
         matches!(
             e,
             GoldenError::UnknownSourcePort {
                 index: 0,
-                src: 0x02,
+                src: 0x03,
                 ..
             }
         ),
@@ -648,7 +648,55 @@ fn configuration_and_input_errors_are_reported() {
 }
 
 #[test]
-fn a_full_fifo_of_an_unready_slot_stalls_forever() {
+fn host_ports_oversize_and_empty_frames() {
+    // SUME: dma0 (0x02) routes to nf0 (0x01), dma1 (0x08) to nf1 (0x04).
+    let cfg = one_job_config(FpFormat::Fp32);
+    assert_eq!(cfg.host_route(0x02), Some(0x01));
+    assert_eq!(cfg.host_route(0x08), Some(0x04));
+    let p = AggPacket::new(FpFormat::Fp32, 5, 0, 0, 0, PORT, fp32_payload(&[1.0]));
+    let agg = p.to_frame().expect("frame");
+    let plain = vec![0x11; 100];
+    let inputs = [
+        InFrame {
+            src: 0x02,
+            bytes: plain.clone(),
+        },
+        InFrame {
+            src: 0x08,
+            bytes: agg.clone(),
+        },
+        InFrame {
+            src: 0x01,
+            bytes: vec![],
+        },
+        InFrame {
+            src: 0x04,
+            bytes: vec![0x22; cfg.max_frame_bytes + 1],
+        },
+        InFrame {
+            src: 0x04,
+            bytes: vec![0x33; cfg.max_frame_bytes],
+        },
+        InFrame {
+            src: 0x10,
+            bytes: vec![0x44; 7],
+        },
+    ];
+    let out = run(&cfg, &inputs).expect("run");
+    // The DMA frame and the aggregation packet from a DMA port (no slot has it)
+    // go to the host routes; the runt is bypassed like any frame; the empty and
+    // the oversize frame are dropped; a frame of exactly max_frame_bytes passes.
+    let routed: Vec<(u8, usize)> = out.bypass.iter().map(|f| (f.dst, f.input)).collect();
+    assert_eq!(routed, vec![(0x01, 0), (0x04, 1), (0x01, 4), (0x40, 5)]);
+    assert_eq!(out.empty, vec![2]);
+    assert_eq!(out.oversize, vec![3]);
+    let c = out.counters;
+    assert_eq!((c.packets_in, c.bypassed, c.unknown_job), (6, 4, 1));
+    assert_eq!((c.empty_frames, c.oversize, c.accepted), (1, 1, 0));
+}
+
+#[test]
+fn a_full_fifo_of_an_unready_slot_makes_the_rest_timing_dependent() {
     let mut cfg = one_job_config(FpFormat::Fp32);
     cfg.fifo_depth = Some(2);
     let pk =
@@ -659,6 +707,7 @@ fn a_full_fifo_of_an_unready_slot_stalls_forever() {
         .collect();
     let out = run(&cfg, &inputs).expect("run");
     assert_eq!(out.overflow_at, Some(2));
+    assert_eq!(out.undetermined, 4);
     assert_eq!(out.counters.packets_in, 2);
     assert_eq!(out.waiting.len(), 2);
     // Depth 3 is enough.

@@ -18,9 +18,9 @@
 use super::config::{GoldenConfig, SlotConfig};
 use super::counters::Counters;
 use super::frame::AggPacket;
-use super::golden::InFrame;
+use super::golden::{GoldenError, InFrame};
 use super::invariants::{self, Report, RunRecord};
-use super::system::{apply_config, read_counters, DutPins, Pins, StreamDriver};
+use super::system::{apply_config, read_counters, DutPins, Observed, Pins, StreamDriver};
 use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
 use crate::dut::Dut;
 use hdl::panama::config::PanamaConfig;
@@ -175,13 +175,21 @@ fn packet(
     let payload = (0..elems)
         .map(|_| random_element(&mut rng, cfg.format, Values::Finite))
         .collect();
-    let mut p = AggPacket::new(cfg.format, job, tree, seq, port as u16, cfg.agg_udp_port, payload);
+    let mut p = AggPacket::new(
+        cfg.format,
+        job,
+        tree,
+        seq,
+        port as u16,
+        cfg.agg_udp_port,
+        payload,
+    );
     p.ecn = rng.gen_range(0..4);
     p
 }
 
-/// Generates epoch `epoch` of the run: about `chaos.epoch_frames` frames (fewer in
-/// the last epoch), and whether each one ends with `tlast`.
+/// Generates epoch `epoch` of the run: `count` frames or a few more, for the
+/// jobs of `cfg`'s enabled slots, and whether each one ends with `tlast`.
 pub fn epoch_frames(
     cfg: &GoldenConfig,
     chaos: &ChaosConfig,
@@ -193,12 +201,23 @@ pub fn epoch_frames(
     let elem_bytes = cfg.format.width() as usize / 8;
     let mut streams: Vec<Vec<ChaosFrame>> = vec![];
     let agg_budget = count / 2;
-    let job_list = jobs(ports);
-    let workers: usize = job_list.iter().map(|(_, p)| p.len()).sum();
-    let per_worker = (agg_budget / workers).max(1);
+    let job_list: Vec<(u16, u8, Vec<usize>)> = cfg
+        .slots
+        .iter()
+        .filter(|s| s.enable)
+        .map(|s| {
+            (
+                s.job_id,
+                s.tree_id,
+                (0..ports).filter(|&p| s.has_port(p)).collect(),
+            )
+        })
+        .collect();
+    let workers: usize = job_list.iter().map(|(_, _, p)| p.len()).sum();
+    let per_worker = (agg_budget / workers.max(1)).max(1);
     let seq_base = (epoch as u32) * 1_000_000;
-    for (slot, (job, members)) in job_list.iter().enumerate().take(cfg.slots.len()) {
-        let id = (*job, slot as u8);
+    for (job, tree, members) in &job_list {
+        let id = (*job, *tree);
         let elems = rng.gen_range(1..=cfg.max_payload_bytes / 64) * 64 / elem_bytes;
         for &port in members {
             let behaviour = match rng.gen_range(0..10) {
@@ -302,7 +321,11 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
     let host = cfg.host_routes.choose(rng).map_or(port, |&(h, _)| h);
     let mtu = cfg.max_frame_bytes;
     let (kind, src, bytes) = match rng.gen_range(0..100) {
-        0..=51 => (Kind::Background, port, background_frame(rng, cfg.agg_udp_port)),
+        0..=51 => (
+            Kind::Background,
+            port,
+            background_frame(rng, cfg.agg_udp_port),
+        ),
         52..=61 => (Kind::Host, host, background_frame(rng, cfg.agg_udp_port)),
         62..=63 => {
             let mut f = background_frame(rng, cfg.agg_udp_port);
@@ -319,7 +342,11 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
             (Kind::Garbage, port, (0..n).map(|_| rng.gen()).collect())
         }
         82..=83 => {
-            let longest = if rng.gen_ratio(1, 10) { 65_536 } else { 2 * mtu };
+            let longest = if rng.gen_ratio(1, 10) {
+                65_536
+            } else {
+                2 * mtu
+            };
             let n = rng.gen_range(mtu + 1..=longest);
             (Kind::Oversize, port, (0..n).map(|_| rng.gen()).collect())
         }
@@ -351,13 +378,13 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
 
 /// The frames as the accelerator sees them: an unterminated frame and those after
 /// it, up to one that ends, are one frame.
-pub fn wire_frames(frames: &[(ChaosFrame, bool)]) -> Vec<InFrame> {
+pub fn wire_frames(frames: &[Sent]) -> Vec<InFrame> {
     let mut wire: Vec<InFrame> = vec![];
     let mut open = false;
     for (f, ends) in frames {
         match wire.last_mut() {
-            Some(w) if open => w.bytes.extend_from_slice(&f.frame.bytes),
-            _ => wire.push(f.frame.clone()),
+            Some(w) if open => w.bytes.extend_from_slice(&f.bytes),
+            _ => wire.push(f.clone()),
         }
         open = !ends;
     }
@@ -399,6 +426,177 @@ impl ChaosOutcome {
 /// Cycles of output silence that end a drain once no packet waits.
 const QUIET_CYCLES: u64 = 256;
 
+/// A frame to send and whether its last beat carries `tlast`.
+pub type Sent = (InFrame, bool);
+
+/// What one batch of a [`Session`] produced.
+pub struct Batch {
+    /// The frames as the accelerator saw them.
+    pub wire: Vec<InFrame>,
+    /// The frames that came out while the batch ran and drained.
+    pub observed: Vec<Observed>,
+    /// The counters' increments over the batch.
+    pub counters: Counters,
+    /// The drain finished: every slot served or flushed, the output quiet.
+    pub drained: bool,
+    /// The invariants' tallies.
+    pub report: Report,
+}
+
+/// A running accelerator core fed batch after batch of frames, each followed by a
+/// drain and checked by the invariants ([`Session::run_batch`]).
+pub struct Session<'a> {
+    pins: DutPins<'a>,
+    driver: StreamDriver,
+    golden: GoldenConfig,
+    rng: ChaCha8Rng,
+    load: f64,
+    p_ready: f64,
+    stall_bound: u64,
+    drain_bound: u64,
+    before: Counters,
+    cycle: u64,
+    digest: DefaultHasher,
+}
+
+impl<'a> Session<'a> {
+    /// Configures `dut` (an accelerator core of `cfg`) from `golden`, resets it,
+    /// and prepares to offer beats with probability `load` and take output beats
+    /// with probability `1 − back_pressure`, drawn from `seed`.
+    pub fn new(
+        dut: &'a mut dyn Dut,
+        cfg: &PanamaConfig,
+        golden: GoldenConfig,
+        (load, back_pressure): (f64, f64),
+        seed: u64,
+    ) -> Self {
+        let stall_bound = cfg.input_stall_bound(golden.full_wait);
+        let drain_bound = u64::from(golden.slot_timeout) * (u64::from(cfg.fifo_depth) + 2)
+            + u64::from(golden.full_wait)
+            + 4 * u64::from(cfg.frame_buffer_beats())
+            + 10_000;
+        let mut pins = DutPins::new(dut);
+        apply_config(&mut pins, &golden);
+        pins.set("s_axis_tvalid", &[0]);
+        pins.set("m_axis_tready", &[0]);
+        for (name, _) in hdl::panama::core::COUNTERS {
+            pins.set(&format!("{name}_clear"), &[0]);
+        }
+        pins.dut().reset(4);
+        let mut rng = rng_for(seed, "traffic");
+        let mut driver = StreamDriver::streaming(cfg.data_width);
+        driver.step(&mut pins, 0, false, &mut rng, load, 1.0);
+        Session {
+            pins,
+            driver,
+            golden,
+            rng,
+            load,
+            p_ready: 1.0 - back_pressure,
+            stall_bound,
+            drain_bound,
+            before: Counters::default(),
+            cycle: 0,
+            digest: DefaultHasher::new(),
+        }
+    }
+
+    /// Cycles simulated so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Input beats taken so far.
+    pub fn beats_in(&self) -> u64 {
+        self.driver.accepted_beats() as u64
+    }
+
+    /// A digest of every output frame and the cycle it started.
+    pub fn digest(&self) -> u64 {
+        self.digest.finish()
+    }
+
+    /// The counters read now.
+    fn counters(&mut self) -> Counters {
+        Counters::from_named(&read_counters(self.pins.dut()))
+    }
+
+    /// Sends `frames`, drains, and checks the batch.
+    pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, GoldenError> {
+        for (f, ends) in frames {
+            self.driver.push_frame(f, *ends);
+        }
+        let wire = wire_frames(frames);
+        self.driver.longest_stall = 0;
+        let drained = self.drain(wire.len() as u64);
+        let now = self.counters();
+        let counters = delta(&now, &self.before);
+        self.before = now;
+        let observed = std::mem::take(&mut self.driver.outputs);
+        for o in &observed {
+            o.bytes.hash(&mut self.digest);
+            o.first_cycle.hash(&mut self.digest);
+        }
+        let report = invariants::check(
+            &self.golden,
+            &RunRecord {
+                wire: &wire,
+                observed: &observed,
+                counters,
+                drained,
+                longest_stall: self.driver.longest_stall,
+                stall_bound: self.stall_bound,
+            },
+        )?;
+        Ok(Batch {
+            wire,
+            observed,
+            counters,
+            drained,
+            report,
+        })
+    }
+
+    /// Runs until the input is taken, no packet waits (by the counters) and the
+    /// output has been quiet; false if that takes longer than the drain bound.
+    fn drain(&mut self, frames: u64) -> bool {
+        let start = self.cycle;
+        let mut quiet_since = self.cycle;
+        let mut moved = self.driver.output_beats;
+        let patience = 400 * self.driver.queued_beats() as u64 + self.drain_bound;
+        loop {
+            self.cycle += 1;
+            self.pins.dut().step();
+            let (load, p_ready) = (self.load, self.p_ready);
+            self.driver.step(
+                &mut self.pins,
+                self.cycle,
+                true,
+                &mut self.rng,
+                load,
+                p_ready,
+            );
+            if self.driver.output_beats != moved {
+                moved = self.driver.output_beats;
+                quiet_since = self.cycle;
+            }
+            let quiet = self.cycle - quiet_since;
+            if self.driver.input_done() && quiet >= QUIET_CYCLES && self.cycle % 64 == 0 {
+                let c = delta(&self.counters(), &self.before);
+                let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
+                if c.accepted == consumed && c.packets_in == frames {
+                    return true;
+                }
+            }
+            if (self.driver.input_done() && quiet > self.drain_bound)
+                || self.cycle - start > patience
+            {
+                return false;
+            }
+        }
+    }
+}
+
 /// Runs `chaos` on the accelerator core `dut` (an instance of `cfg`, reset here);
 /// `progress` sees the frames done after each epoch.
 pub fn run(
@@ -408,94 +606,41 @@ pub fn run(
     mut progress: impl FnMut(usize),
 ) -> Result<ChaosOutcome, String> {
     let golden = chaos_config(cfg, chaos);
-    let stall_bound = cfg.input_stall_bound(chaos.full_wait);
-    let drain_bound = u64::from(chaos.slot_timeout) * (u64::from(cfg.fifo_depth) + 2)
-        + u64::from(chaos.full_wait)
-        + 4 * u64::from(cfg.frame_buffer_beats())
-        + 10_000;
-    let mut pins = DutPins::new(dut);
-    apply_config(&mut pins, &golden);
-    pins.set("s_axis_tvalid", &[0]);
-    pins.set("m_axis_tready", &[0]);
-    for (name, _) in hdl::panama::core::COUNTERS {
-        pins.set(&format!("{name}_clear"), &[0]);
-    }
-    pins.dut().reset(4);
-    let mut traffic_rng = rng_for(chaos.seed, "traffic");
-    let mut d = StreamDriver::streaming(cfg.data_width);
-    d.step(&mut pins, 0, false, &mut traffic_rng, chaos.load, 1.0);
+    let mut session = Session::new(
+        dut,
+        cfg,
+        golden.clone(),
+        (chaos.load, chaos.back_pressure),
+        chaos.seed,
+    );
     let mut out = ChaosOutcome::default();
-    let mut before = Counters::default();
-    let mut cycle = 0u64;
-    let mut digest = DefaultHasher::new();
     let epochs = chaos.frames.div_ceil(chaos.epoch_frames.max(1));
     for epoch in 0..epochs {
-        let count = chaos.epoch_frames.min(chaos.frames - epoch * chaos.epoch_frames);
+        let count = chaos
+            .epoch_frames
+            .min(chaos.frames - epoch * chaos.epoch_frames);
         let frames = epoch_frames(&golden, chaos, epoch, count);
-        for (f, ends) in &frames {
-            *out.frames_in.entry(f.kind).or_default() += 1;
-            d.push_frame(&f.frame, *ends);
-        }
-        let wire = wire_frames(&frames);
-        out.wire_frames += wire.len() as u64;
-        d.longest_stall = 0;
-        let p_ready = 1.0 - chaos.back_pressure;
-        let start = cycle;
-        let mut quiet_since = cycle;
-        let mut moved = d.output_beats;
-        let drained = loop {
-            cycle += 1;
-            pins.dut().step();
-            d.step(&mut pins, cycle, true, &mut traffic_rng, chaos.load, p_ready);
-            if d.output_beats != moved {
-                moved = d.output_beats;
-                quiet_since = cycle;
-            }
-            if d.input_done() && cycle - quiet_since >= QUIET_CYCLES && cycle % 64 == 0 {
-                let now = Counters::from_named(&read_counters(pins.dut()));
-                let c = delta(&now, &before);
-                let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
-                if c.accepted == consumed && c.packets_in == wire.len() as u64 {
-                    break true;
-                }
-            }
-            if d.input_done() && cycle - quiet_since > drain_bound {
-                break false;
-            }
-            if cycle - start > 400 * (d.input_beats() as u64 + drain_bound) {
-                break false;
-            }
-        };
-        if !drained {
+        let sent: Vec<Sent> = frames
+            .iter()
+            .map(|(f, ends)| {
+                *out.frames_in.entry(f.kind).or_default() += 1;
+                (f.frame.clone(), *ends)
+            })
+            .collect();
+        let batch = session
+            .run_batch(&sent)
+            .map_err(|e| format!("epoch {epoch}: {e}"))?;
+        out.wire_frames += batch.wire.len() as u64;
+        if !batch.drained {
             out.undrained.push(epoch);
         }
-        let now = Counters::from_named(&read_counters(pins.dut()));
-        let counters = delta(&now, &before);
-        before = now;
-        let observed = std::mem::take(&mut d.outputs);
-        for o in &observed {
-            o.bytes.hash(&mut digest);
-            o.first_cycle.hash(&mut digest);
-        }
-        let report = invariants::check(
-            &golden,
-            &RunRecord {
-                wire: &wire,
-                observed: &observed,
-                counters,
-                drained,
-                longest_stall: d.longest_stall,
-                stall_bound,
-            },
-        )
-        .map_err(|e| format!("epoch {epoch}: {e}"))?;
-        out.counters = add(&out.counters, &counters);
-        out.report.absorb(report);
+        out.counters = add(&out.counters, &batch.counters);
+        out.report.absorb(batch.report);
         progress((epoch * chaos.epoch_frames + count).min(chaos.frames));
     }
-    out.cycles = cycle;
-    out.beats_in = d.accepted_beats() as u64;
-    out.digest = digest.finish();
+    out.cycles = session.cycles();
+    out.beats_in = session.beats_in();
+    out.digest = session.digest();
     Ok(out)
 }
 

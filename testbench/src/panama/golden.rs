@@ -256,7 +256,8 @@ pub fn run(config: &GoldenConfig, inputs: &[InFrame]) -> Result<GoldenOutcome, G
             }
             Class::Aggregation(packet) => {
                 let h = &packet.header;
-                let slot = port.and_then(|p| config.slot_for(h.job_id, h.tree_id, p).map(|s| (s, p)));
+                let slot =
+                    port.and_then(|p| config.slot_for(h.job_id, h.tree_id, p).map(|s| (s, p)));
                 let Some((slot, port)) = slot else {
                     c.bypassed += 1;
                     c.unknown_job += 1;

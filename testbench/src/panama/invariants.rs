@@ -82,7 +82,9 @@ impl Report {
         v.extend(self.counter_errors.iter().cloned());
         let (stall, bound) = self.longest_stall;
         if stall > bound {
-            v.push(format!("longest input stall {stall} cycles > bound {bound}"));
+            v.push(format!(
+                "longest input stall {stall} cycles > bound {bound}"
+            ));
         }
         if let Some(e) = &self.first_error {
             v.push(format!("first error: {e}"));
@@ -193,7 +195,11 @@ fn check_counters(report: &mut Report, run: &RunRecord, model: &Counters) {
     expect("malformed", hw.malformed, model.malformed);
     expect("oversize", hw.oversize, model.oversize);
     expect("empty_frames", hw.empty_frames, model.empty_frames);
-    expect("accepted + full_drops", hw.accepted + hw.full_drops, model.accepted);
+    expect(
+        "accepted + full_drops",
+        hw.accepted + hw.full_drops,
+        model.accepted,
+    );
     expect("results_out", hw.results_out, report.results_out as u64);
     let consumed = hw.results_out + hw.seq_mismatch + hw.other_mismatch + hw.timeout_drops;
     report.waiting = i128::from(hw.accepted) - i128::from(consumed);
@@ -269,13 +275,18 @@ impl Candidates {
             .ok_or_else(|| format!("result of slot {slot} seq {seq} to {dst:#04x}, not a port"))?;
         let n = config.port_codes.len();
         let mut heads = vec![None; n];
-        for (p, head) in heads.iter_mut().enumerate().filter(|(p, _)| ports >> p & 1 == 1) {
+        for (p, head) in heads
+            .iter_mut()
+            .enumerate()
+            .filter(|(p, _)| ports >> p & 1 == 1)
+        {
             let found = self.by_key.get(&(slot, p, seq)).and_then(|v| v.first());
             *head = Some(found.ok_or_else(|| {
                 format!("result of slot {slot} seq {seq}: port {p} never sent that seq")
             })?);
         }
-        let present: Vec<&(AggPacket, [u8; HEADERS_LEN])> = heads.iter().flatten().copied().collect();
+        let present: Vec<&(AggPacket, [u8; HEADERS_LEN])> =
+            heads.iter().flatten().copied().collect();
         let elems = present.first().map_or(0, |(p, _)| p.payload.len());
         let sum: Vec<u64> = (0..elems)
             .map(|e| {
@@ -290,7 +301,8 @@ impl Candidates {
         let (_, own) = heads[dst_port].ok_or_else(|| {
             format!("result of slot {slot} seq {seq} to port {dst_port}, which does not take part")
         })?;
-        let want = result_frame(own, ecn, bitmap, config.format, &sum).map_err(|e| e.to_string())?;
+        let want =
+            result_frame(own, ecn, bitmap, config.format, &sum).map_err(|e| e.to_string())?;
         if want != bytes {
             let at = want.iter().zip(bytes).position(|(a, b)| a != b);
             return Err(format!(

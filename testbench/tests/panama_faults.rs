@@ -1,0 +1,358 @@
+//! PANAMA never wedges the wire (PANAMA.md, "Buffers" and "MTU"): every fault class
+//! alone, then all together, on the native simulator and on Verilator. After each
+//! fault batch the timing-independent invariants hold (bypass frames out once,
+//! unaltered; every result an exact sum; counters balance; the input never held
+//! past its bound) and a following clean aggregation is exact against the golden
+//! model.
+
+use hdl::panama::config::PanamaConfig;
+use hdl::panama::core::panama_core;
+use hdl::std::fp::FpFormat;
+use rand::Rng;
+use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::panama::chaos::{epoch_frames, ChaosConfig, Sent, Session};
+use testbench::panama::config::{GoldenConfig, SlotConfig, SUME_PORTS};
+use testbench::panama::frame::AggPacket;
+use testbench::panama::golden::{run as golden_run, InFrame};
+use testbench::panama::system::{check, golden_config, is_result, Observed};
+use testbench::panama::traffic::{background_frame, from_f32, with_defect, Defect};
+use testbench::rng::seeded;
+use testbench::verilator::BuildOptions;
+
+/// SUME, 4-packet buffers, short bounds so that waits and flushes happen fast.
+fn instance() -> PanamaConfig {
+    PanamaConfig {
+        fifo_depth: 4,
+        full_wait: 128,
+        slot_timeout: 1_024,
+        ..PanamaConfig::new(256, &SUME_PORTS)
+    }
+}
+
+/// Job 5 in slot 0 on ports 0 and 1; job 6 in slot 1 on ports 2 and 3.
+fn golden(cfg: &PanamaConfig) -> GoldenConfig {
+    let slots = vec![
+        SlotConfig::new(5, 0, &[0, 1]),
+        SlotConfig::new(6, 1, &[2, 3]),
+        SlotConfig::new(7, 2, &[0, 2]),
+        SlotConfig::new(8, 3, &[1, 3]),
+    ];
+    golden_config(cfg, slots)
+}
+
+/// The packet port `port` sends for `seq` of `job` (tree = slot), 256 bytes of
+/// small integers that depend on (job, port, seq) only.
+fn packet(g: &GoldenConfig, job: u16, tree: u8, port: usize, seq: u32) -> InFrame {
+    let payload = (0..64)
+        .map(|e| {
+            from_f32(
+                FpFormat::Fp32,
+                ((seq as usize + port * 3 + e) % 17) as f32 - 8.0,
+            )
+        })
+        .collect();
+    let p = AggPacket::new(
+        FpFormat::Fp32,
+        job,
+        tree,
+        seq,
+        port as u16,
+        g.agg_udp_port,
+        payload,
+    );
+    InFrame {
+        src: g.port_codes[port],
+        bytes: p.to_frame().expect("a consistent packet"),
+    }
+}
+
+fn sent(frames: Vec<InFrame>) -> Vec<Sent> {
+    frames.into_iter().map(|f| (f, true)).collect()
+}
+
+/// A bypass frame from port `port`.
+fn bypass(g: &GoldenConfig, rng: &mut impl Rng, port: usize) -> InFrame {
+    InFrame {
+        src: g.port_codes[port],
+        bytes: background_frame(rng, g.agg_udp_port),
+    }
+}
+
+/// One fault class: its name and frames.
+struct Fault {
+    name: &'static str,
+    frames: Vec<Sent>,
+}
+
+/// Every fault class, each alone.
+fn faults(g: &GoldenConfig, rng: &mut impl Rng) -> Vec<Fault> {
+    let mtu = g.max_frame_bytes;
+    let mut v = vec![];
+
+    // Worker 1 of job 5 is dead: worker 0 sends 16 packets (4 fit), 30 bypass
+    // frames of 1514 bytes from port 2 in between, and job 6 stays healthy.
+    let mut frames = vec![];
+    for seq in 0..16 {
+        frames.push(packet(g, 5, 0, 0, seq));
+        frames.push(InFrame {
+            src: g.port_codes[2],
+            bytes: {
+                let mut b = background_frame(rng, g.agg_udp_port);
+                b.resize(1514, 0x77);
+                b
+            },
+        });
+        if seq < 8 {
+            frames.push(packet(g, 6, 1, 2, seq));
+            frames.push(packet(g, 6, 1, 3, seq));
+        }
+    }
+    frames.extend((16..30).map(|_| bypass(g, rng, 2)));
+    v.push(Fault {
+        name: "dead worker",
+        frames: sent(frames),
+    });
+
+    // A runaway worker: 20 seqs ahead of its partner, which sends 3.
+    let mut frames: Vec<InFrame> = (100..120).map(|s| packet(g, 5, 0, 0, s)).collect();
+    frames.extend((100..103).map(|s| packet(g, 5, 0, 1, s)));
+    frames.push(bypass(g, rng, 1));
+    v.push(Fault {
+        name: "runaway worker",
+        frames: sent(frames),
+    });
+
+    // Oversize frames: just over the MTU, one past the landing buffer, 64 KiB.
+    let frames = [mtu + 1, 32_800, 65_536]
+        .iter()
+        .map(|&n| InFrame {
+            src: g.port_codes[0],
+            bytes: (0..n).map(|i| i as u8).collect(),
+        })
+        .chain([bypass(g, rng, 0)])
+        .collect();
+    v.push(Fault {
+        name: "oversize",
+        frames: sent(frames),
+    });
+
+    // A frame without tlast for longer than the MTU runs into the next frame.
+    v.push(Fault {
+        name: "unterminated",
+        frames: vec![
+            (
+                InFrame {
+                    src: g.port_codes[1],
+                    bytes: vec![0x5A; (mtu / 128 + 10) * 128],
+                },
+                false,
+            ),
+            (bypass(g, rng, 1), true),
+            (bypass(g, rng, 1), true),
+        ],
+    });
+
+    // Empty frames and runts.
+    let frames = [0usize, 1, 13, 33, 59, 0]
+        .iter()
+        .map(|&n| InFrame {
+            src: g.port_codes[3],
+            bytes: vec![0xC3; n],
+        })
+        .collect();
+    v.push(Fault {
+        name: "empty and runt frames",
+        frames: sent(frames),
+    });
+
+    // Garbage, malformed packets, unknown jobs, host (DMA) traffic.
+    let mut frames: Vec<InFrame> = (0..10)
+        .map(|_| InFrame {
+            src: g.port_codes[rng.gen_range(0..4)],
+            bytes: (0..rng.gen_range(60..1514)).map(|_| rng.gen()).collect(),
+        })
+        .collect();
+    for d in [
+        Defect::Version,
+        Defect::Ipv4Length,
+        Defect::Truncated,
+        Defect::ElemCount,
+    ] {
+        let good = packet(g, 5, 0, 0, 200);
+        frames.push(InFrame {
+            src: good.src,
+            bytes: with_defect(rng, &good.bytes, d, g.max_payload_bytes),
+        });
+    }
+    frames.push(packet(g, 999, 0, 0, 1));
+    for &(host, _) in &g.host_routes {
+        frames.push(InFrame {
+            src: host,
+            bytes: background_frame(rng, g.agg_udp_port),
+        });
+        frames.push(InFrame {
+            src: host,
+            bytes: packet(g, 5, 0, 0, 300).bytes,
+        });
+    }
+    v.push(Fault {
+        name: "garbage, malformed, unknown jobs, host ports",
+        frames: sent(frames),
+    });
+
+    // Duplicate and missing seq.
+    let frames = vec![
+        packet(g, 5, 0, 0, 400),
+        packet(g, 5, 0, 0, 400),
+        packet(g, 5, 0, 1, 400),
+        packet(g, 5, 0, 0, 402),
+        packet(g, 5, 0, 1, 401),
+        packet(g, 5, 0, 1, 402),
+        packet(g, 5, 0, 1, 402),
+    ];
+    v.push(Fault {
+        name: "duplicate and missing seq",
+        frames: sent(frames),
+    });
+    v
+}
+
+/// A clean aggregation of every job with `seq`, and bypass frames.
+fn clean_round(g: &GoldenConfig, rng: &mut impl Rng, seq: u32) -> Vec<InFrame> {
+    let mut frames = vec![];
+    for (slot, s) in g.slots.iter().enumerate() {
+        for port in (0..4).filter(|&p| s.has_port(p)) {
+            frames.push(packet(g, s.job_id, slot as u8, port, seq));
+        }
+        frames.push(bypass(g, rng, slot));
+    }
+    frames
+}
+
+/// What one engine saw, batch by batch, for the comparison across engines.
+type Trace = Vec<Vec<Observed>>;
+
+/// Runs every fault, each followed by a clean round, then a chaos epoch, on `dut`.
+fn run_all(dut: &mut dyn Dut, cfg: &PanamaConfig, back_pressure: f64) -> Trace {
+    let g = golden(cfg);
+    let mut rng = seeded("panama faults", 11);
+    let mut session = Session::new(dut, cfg, g.clone(), (1.0, back_pressure), 11);
+    let mut trace = vec![];
+    let bound = cfg.input_stall_bound(g.full_wait);
+    for (k, fault) in faults(&g, &mut rng).into_iter().enumerate() {
+        let batch = session.run_batch(&fault.frames).expect("invariants check");
+        let r = &batch.report;
+        println!(
+            "{}: {} wire frames, {} bypass out, {} results, counters {:?}, longest stall {} (bound {bound})",
+            fault.name,
+            batch.wire.len(),
+            r.bypass_out,
+            r.results_out,
+            batch.counters,
+            r.longest_stall.0
+        );
+        assert!(batch.drained, "{}: did not drain", fault.name);
+        assert_eq!(r.violations(), Vec::<String>::new(), "{}", fault.name);
+        assert_eq!(r.bypass_out, r.bypass_expected, "{}", fault.name);
+        if fault.name == "dead worker" {
+            let c = batch.counters;
+            assert!(c.full_drops > 0 && c.timeout_drops > 0, "{c:?}");
+            // The healthy job: all 8 aggregations, both copies, exact sums.
+            let healthy = batch
+                .observed
+                .iter()
+                .filter(|o| is_result(&o.bytes, g.agg_udp_port) && o.bytes[44..46] == [0, 6])
+                .count();
+            assert_eq!(healthy, 16);
+        }
+        trace.push(batch.observed);
+
+        // Recovery: a clean round afterwards is exact against the golden model.
+        let clean = clean_round(&g, &mut rng, 10_000 + k as u32);
+        let want = golden_run(&g, &clean).expect("model");
+        let batch = session.run_batch(&sent(clean)).expect("invariants check");
+        let summary = check(&g, &want, &batch.observed)
+            .unwrap_or_else(|e| panic!("after {}: {e}", fault.name));
+        assert_eq!(summary.result_frames, 8, "after {}", fault.name);
+        assert_eq!(batch.counters, want.counters, "after {}", fault.name);
+        trace.push(batch.observed);
+    }
+
+    // All together.
+    let chaos = ChaosConfig::new(1_500, 11);
+    let frames: Vec<Sent> = epoch_frames(&g, &chaos, 0, chaos.frames)
+        .into_iter()
+        .map(|(f, ends)| (f.frame, ends))
+        .collect();
+    let batch = session.run_batch(&frames).expect("invariants check");
+    println!(
+        "all together: {} wire frames, counters {:?}, longest stall {}",
+        batch.wire.len(),
+        batch.counters,
+        batch.report.longest_stall.0
+    );
+    assert!(batch.drained);
+    assert_eq!(batch.report.violations(), Vec::<String>::new());
+    trace.push(batch.observed);
+    trace
+}
+
+/// Every fault class on the native simulator, at line rate and under 20 %
+/// back-pressure.
+#[test]
+fn every_fault_class_alone_then_together_native() {
+    let cfg = instance();
+    let module = panama_core(&cfg).expect("core");
+    for back_pressure in [0.0, 0.2] {
+        let mut dut = NativeDut::new(&module).expect("native");
+        run_all(&mut dut, &cfg, back_pressure);
+    }
+}
+
+/// The same on Verilator: identical frames out at identical cycles.
+#[test]
+fn every_fault_class_alone_then_together_verilator_matches_native() {
+    let cfg = instance();
+    let module = panama_core(&cfg).expect("core");
+    let mut native = NativeDut::new(&module).expect("native");
+    let want = run_all(&mut native, &cfg, 0.2);
+    let mut verilated =
+        VerilatorDut::new(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let got = run_all(&mut verilated, &cfg, 0.2);
+    assert_eq!(got.len(), want.len());
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "batch {k}: Verilator's output differs from native");
+    }
+}
+
+/// The chaos run that CI affords (the README's 10⁶-frame run is opt-in through
+/// the CLI): a few thousand frames of every fault at once, every invariant.
+#[test]
+fn a_chaos_run_keeps_every_invariant() {
+    let cfg = PanamaConfig {
+        fifo_depth: 8,
+        ..PanamaConfig::new(256, &SUME_PORTS)
+    };
+    let module = panama_core(&cfg).expect("core");
+    let mut dut = NativeDut::new(&module).expect("native");
+    let chaos = ChaosConfig::new(6_000, 3);
+    let out = testbench::panama::chaos::run(&mut dut, &cfg, &chaos, |_| {}).expect("chaos");
+    println!(
+        "chaos: {} frames in, {} cycles, report {:?}, counters {:?}",
+        chaos.frames, out.cycles, out.report, out.counters
+    );
+    assert_eq!(out.violations(), Vec::<String>::new());
+    let c = out.counters;
+    for (what, n) in [
+        ("oversize", c.oversize),
+        ("empty", c.empty_frames),
+        ("full drops", c.full_drops),
+        ("timeout drops", c.timeout_drops),
+        ("seq mismatch", c.seq_mismatch),
+        ("other mismatch", c.other_mismatch),
+        ("malformed", c.malformed),
+        ("results", c.results_out),
+    ] {
+        assert!(n > 0, "the chaos mix exercised no {what}");
+    }
+}
