@@ -8,6 +8,7 @@ use hdl::panama::core::panama_core;
 use hdl::std::fp::FpFormat;
 use testbench::dut::NativeDut;
 use testbench::panama::config::SUME_PORTS;
+use testbench::panama::counters::Counters;
 use testbench::panama::golden::{run as golden_run, GoldenOutcome};
 use testbench::panama::scenario::Scenario;
 use testbench::panama::system::{
@@ -260,25 +261,34 @@ fn full_buffers_hold_the_input_without_loss() {
 }
 
 #[test]
-fn a_worker_too_far_ahead_stops_the_input_where_the_model_says() {
-    // Lossless buffers: a packet that finds its buffer full while its slot waits
-    // for a packet behind it on the same input can never be taken (PANAMA.md:
-    // the accelerator holds tready low). Everything before it comes out right.
+fn a_worker_too_far_ahead_waits_full_wait_then_is_dropped() {
+    // One-packet buffers. Worker 0 sends three packets before worker 1 sends any:
+    // its second finds the buffer full while the slot waits for a packet behind
+    // it. PANAMA.md: the input is held `full_wait` cycles, then the packet is
+    // dropped; the buffer is wedged, so the third is dropped at once. Worker 1's
+    // first packet completes seq 0 (and unwedges buffer 0); its second waits in
+    // buffer 1, its third waits `full_wait` and is dropped. The packet left
+    // waiting is flushed after `slot_timeout`.
+    let full_wait = 200;
     let cfg = PanamaConfig {
         fifo_depth: 1,
+        full_wait,
+        slot_timeout: 1_000,
         ..sume(FpFormat::Fp32)
     };
     let scenario = Scenario::uniform(1, 2, 3, 128, FpFormat::Fp32);
-    let mut rng = seeded("panama deadlock", 3);
+    let mut rng = seeded("panama worker ahead", 3);
     let golden_cfg = golden_config(&cfg, scenario.slot_configs(cfg.slots as usize));
     let mut frames = scenario.frames(&mut rng, &golden_cfg);
-    // Worker 0's three packets first, then worker 1's.
     frames.sort_by_key(|f| f.src);
     let want = golden_run(&golden_cfg, &frames).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(want.overflow_at, Some(1));
+    // The only aggregation: both workers' first packets.
+    let summed = golden_run(&golden_cfg, &[frames[0].clone(), frames[3].clone()])
+        .unwrap_or_else(|e| panic!("{e}"));
     let module = panama_core(&cfg).unwrap_or_else(|e| panic!("{e}"));
     let mut dut = NativeDut::new(&module).unwrap_or_else(|e| panic!("{e}"));
-    let (d, _, end) = run(
+    let (d, cycles, end) = run(
         &mut dut,
         &golden_cfg,
         &frames,
@@ -286,15 +296,24 @@ fn a_worker_too_far_ahead_stops_the_input_where_the_model_says() {
         Traffic::LINE_RATE,
         &mut rng,
         None,
-        1_000,
+        3_000,
         50_000,
         |_, _| {},
     );
-    assert_eq!(end, RunEnd::Quiet);
-    assert!(d.outputs.is_empty());
-    let counters = read_counters(&mut dut);
-    assert_eq!(counters[0], ("packets_in", 1));
-    assert_eq!(counters[2], ("accepted", 1));
+    assert_eq!(end, RunEnd::Quiet, "the input never stops for good");
+    assert!(d.input_done(), "every frame was taken");
+    check(&golden_cfg, &summed, &d.outputs).unwrap_or_else(|e| panic!("{e}"));
+    let c = Counters::from_named(&read_counters(&mut dut));
+    println!("{cycles} cycles, longest stall {}, counters {c:?}", d.longest_stall);
+    assert_eq!((c.packets_in, c.accepted, c.full_drops), (6, 3, 3));
+    assert_eq!((c.results_out, c.timeout_drops), (2, 1));
+    c.check(0).unwrap_or_else(|e| panic!("{e}"));
+    let stalls = read_counters(&mut dut)
+        .into_iter()
+        .find(|(n, _)| *n == "stall_cycles")
+        .map(|(_, v)| v);
+    assert_eq!(stalls, Some(2 * u64::from(full_wait)), "two waits of full_wait cycles");
+    assert!(d.longest_stall <= cfg.input_stall_bound(full_wait));
 }
 
 /// With no back-pressure, once traffic flows the input takes one beat every cycle
