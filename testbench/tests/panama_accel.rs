@@ -304,7 +304,10 @@ fn a_worker_too_far_ahead_waits_full_wait_then_is_dropped() {
     assert!(d.input_done(), "every frame was taken");
     check(&golden_cfg, &summed, &d.outputs).unwrap_or_else(|e| panic!("{e}"));
     let c = Counters::from_named(&read_counters(&mut dut));
-    println!("{cycles} cycles, longest stall {}, counters {c:?}", d.longest_stall);
+    println!(
+        "{cycles} cycles, longest stall {}, counters {c:?}",
+        d.longest_stall
+    );
     assert_eq!((c.packets_in, c.accepted, c.full_drops), (6, 3, 3));
     assert_eq!((c.results_out, c.timeout_drops), (2, 1));
     c.check(0).unwrap_or_else(|e| panic!("{e}"));
@@ -312,7 +315,16 @@ fn a_worker_too_far_ahead_waits_full_wait_then_is_dropped() {
         .into_iter()
         .find(|(n, _)| *n == "stall_cycles")
         .map(|(_, v)| v);
-    assert_eq!(stalls, Some(2 * u64::from(full_wait)), "two waits of full_wait cycles");
+    // Two waits of exactly full_wait cycles, and worker 1's second packet waits
+    // while seq 0 is summed out of its buffer: at most a sum of 6 beats (beats + 3
+    // cycles, engine docs) and the cycle its pop lands.
+    let waits = 2 * u64::from(full_wait);
+    let sum_cycles = (64 + 128) / 32 + 3 + 1;
+    let stalls = stalls.unwrap_or(0);
+    assert!(
+        (waits..=waits + sum_cycles).contains(&stalls),
+        "stall_cycles {stalls}: two waits of full_wait cycles and at most one sum"
+    );
     assert!(d.longest_stall <= cfg.input_stall_bound(full_wait));
 }
 

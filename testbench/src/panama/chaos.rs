@@ -581,7 +581,7 @@ impl<'a> Session<'a> {
                 quiet_since = self.cycle;
             }
             let quiet = self.cycle - quiet_since;
-            if self.driver.input_done() && quiet >= QUIET_CYCLES && self.cycle % 64 == 0 {
+            if self.driver.input_done() && quiet >= QUIET_CYCLES && self.cycle.is_multiple_of(64) {
                 let c = delta(&self.counters(), &self.before);
                 let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
                 if c.accepted == consumed && c.packets_in == frames {

@@ -45,7 +45,7 @@ pub struct AccountingError {
     /// Its right side.
     pub rhs: u64,
     /// The counters.
-    pub counters: Counters,
+    pub counters: Box<Counters>,
     /// Packets still in the FIFOs.
     pub waiting: u64,
 }
@@ -111,7 +111,7 @@ impl Counters {
             identity,
             lhs,
             rhs,
-            counters: c,
+            counters: Box::new(c),
             waiting,
         };
         let rhs =

@@ -216,10 +216,13 @@ fn check_counters(report: &mut Report, run: &RunRecord, model: &Counters) {
     }
 }
 
+/// An aggregation packet and its 64 header bytes.
+type Named = (AggPacket, [u8; HEADERS_LEN]);
+
 /// The aggregation packets a result may name: per (slot, port index, seq), the
 /// packets that arrived, first one first.
 struct Candidates {
-    by_key: HashMap<(usize, usize, u32), Vec<(AggPacket, [u8; HEADERS_LEN])>>,
+    by_key: HashMap<(usize, usize, u32), Vec<Named>>,
 }
 
 impl Candidates {

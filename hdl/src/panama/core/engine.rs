@@ -91,7 +91,12 @@ pub(super) struct EngineInputs<'a> {
 
 /// Per slot: a head at every participating port of an enabled slot with at least
 /// one participating port (ready but for a result bank).
-fn heads_ready(m: &mut ModuleBuilder, ports: usize, slots: &SlotRegs, queues: &Queues) -> Vec<Signal> {
+fn heads_ready(
+    m: &mut ModuleBuilder,
+    ports: usize,
+    slots: &SlotRegs,
+    queues: &Queues,
+) -> Vec<Signal> {
     (0..slots.enable.len())
         .map(|s| {
             let mut terms = vec![slots.enable[s]];
