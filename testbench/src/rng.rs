@@ -29,3 +29,12 @@ pub fn random_words(rng: &mut impl rand::Rng, width: u32) -> Vec<u64> {
     }
     words
 }
+
+/// A generator for the part `what` of a run seeded `seed`: the same (seed, what)
+/// always gives the same numbers, different parts independent ones.
+pub fn derived(seed: u64, what: impl std::hash::Hash) -> ChaCha8Rng {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (seed, what).hash(&mut h);
+    ChaCha8Rng::seed_from_u64(h.finish())
+}

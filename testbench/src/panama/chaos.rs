@@ -5,11 +5,9 @@
 //! the timing-independent [`invariants`](super::invariants).
 //!
 //! The run is cut into epochs of [`ChaosConfig::epoch_frames`] frames. Each epoch's
-//! frames are generated from `(seed, epoch)` alone (replayable), fed to the same
-//! running accelerator, and followed by a drain: the input stops until every slot
-//! has been served or flushed and the output has been quiet. Then the epoch's
-//! outputs and counter increments are checked, and forgotten, so memory stays
-//! bounded for any number of frames. `seq` numbers grow across epochs, so packets
+//! frames are generated from `(seed, epoch)` alone (replayable) and run as one
+//! batch of a [`Session`]: fed to the same running accelerator, drained, checked,
+//! and forgotten, so memory stays bounded for any number of frames. `seq` numbers grow across epochs, so packets
 //! of different epochs never pair up.
 //!
 //! Packet contents are a function of (job, worker, seq): a duplicate is an exact
@@ -18,18 +16,17 @@
 use super::config::{GoldenConfig, SlotConfig};
 use super::counters::Counters;
 use super::frame::AggPacket;
-use super::golden::{GoldenError, InFrame};
-use super::invariants::{self, Report, RunRecord};
-use super::system::{apply_config, read_counters, DutPins, Observed, Pins, StreamDriver};
+use super::golden::InFrame;
+use super::invariants::Report;
+use super::session::{Sent, Session};
 use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
 use crate::dut::Dut;
+use crate::rng::derived;
 use hdl::panama::config::PanamaConfig;
 use hdl::std::fp::FpFormat;
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// What a chaos run does.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,13 +151,6 @@ pub fn chaos_config(cfg: &PanamaConfig, chaos: &ChaosConfig) -> GoldenConfig {
     }
 }
 
-/// A rng for `what` of the run seeded `seed`.
-fn rng_for(seed: u64, what: impl Hash) -> ChaCha8Rng {
-    let mut h = DefaultHasher::new();
-    (seed, what).hash(&mut h);
-    ChaCha8Rng::seed_from_u64(h.finish())
-}
-
 /// The packet worker `port` of job (`job`, `tree`) sends for `seq` (a function of
 /// those alone): `elems` elements of `format` and a random ECN.
 fn packet(
@@ -171,7 +161,7 @@ fn packet(
     seq: u32,
     elems: usize,
 ) -> AggPacket {
-    let mut rng = rng_for(seed, ("packet", job, port, seq));
+    let mut rng = derived(seed, ("packet", job, port, seq));
     let payload = (0..elems)
         .map(|_| random_element(&mut rng, cfg.format, Values::Finite))
         .collect();
@@ -188,6 +178,98 @@ fn packet(
     p
 }
 
+/// One worker's packets in an epoch.
+struct WorkerPlan {
+    /// (job_id, tree_id).
+    id: (u16, u8),
+    /// Its port index.
+    port: usize,
+    /// Elements per packet.
+    elems: usize,
+    /// Packets a healthy worker sends.
+    packets: usize,
+    /// The epoch's first `seq`.
+    seq_base: u32,
+}
+
+/// The frames of the worker `plan` describes, with a behaviour drawn from `rng`:
+/// healthy, dying, restarting with `seq` jumped ahead, or running ahead; with
+/// missing `seq`, duplicates, malformed copies and mismatched packets.
+fn worker_stream(
+    cfg: &GoldenConfig,
+    seed: u64,
+    plan: &WorkerPlan,
+    rng: &mut impl Rng,
+) -> Vec<ChaosFrame> {
+    let (job, port, per_worker) = (plan.id.0, plan.port, plan.packets);
+    let elem_bytes = cfg.format.width() as usize / 8;
+    let seq_base = plan.seq_base;
+    let behaviour = match rng.gen_range(0..10) {
+        0 => Behaviour::Dies(rng.gen_range(0..per_worker)),
+        1 => {
+            let stop = rng.gen_range(0..per_worker);
+            Behaviour::Restarts(stop, rng.gen_range(stop..=per_worker))
+        }
+        2 => Behaviour::RunsAhead(rng.gen_range(1..=per_worker)),
+        _ => Behaviour::Healthy,
+    };
+    let total = match behaviour {
+        Behaviour::RunsAhead(extra) => per_worker + extra,
+        _ => per_worker,
+    };
+    let mut stream = vec![];
+    for k in 0..total {
+        let seq = match behaviour {
+            Behaviour::Dies(stop) if k >= stop => break,
+            Behaviour::Restarts(stop, resume) if k >= stop && k < resume => continue,
+            Behaviour::Restarts(_, resume) if k >= resume => seq_base + 500_000 + k as u32,
+            _ => seq_base + k as u32,
+        };
+        if rng.gen_ratio(1, 30) {
+            continue; // a missing seq
+        }
+        let mut kind = if k >= per_worker {
+            Kind::Runaway
+        } else {
+            Kind::Aggregation
+        };
+        let mut p = packet(cfg, seed, plan.id, port, seq, plan.elems);
+        if derived(seed, ("mismatch", job, port, seq)).gen_ratio(1, 40) {
+            kind = Kind::Mismatched;
+            p = if rng.gen() {
+                let other = match cfg.format {
+                    FpFormat::Fp32 => FpFormat::Bf16,
+                    _ => FpFormat::Fp32,
+                };
+                with_format(&p, other)
+            } else {
+                packet(cfg, seed, plan.id, port, seq, plan.elems + 64 / elem_bytes)
+            };
+        }
+        let Ok(bytes) = p.to_frame() else { continue };
+        let src = cfg.port_codes[port];
+        if rng.gen_ratio(1, 30) {
+            let defect = *[Defect::Version, Defect::Ipv4Length, Defect::Truncated]
+                .choose(rng)
+                .unwrap_or(&Defect::Version);
+            let bad = with_defect(rng, &bytes, defect, cfg.max_payload_bytes);
+            stream.push(ChaosFrame {
+                frame: InFrame { src, bytes: bad },
+                kind: Kind::Malformed,
+            });
+        }
+        let frame = InFrame { src, bytes };
+        if rng.gen_ratio(1, 25) {
+            stream.push(ChaosFrame {
+                frame: frame.clone(),
+                kind: Kind::Duplicate,
+            });
+        }
+        stream.push(ChaosFrame { frame, kind });
+    }
+    stream
+}
+
 /// Generates epoch `epoch` of the run: `count` frames or a few more, for the
 /// jobs of `cfg`'s enabled slots, and whether each one ends with `tlast`.
 pub fn epoch_frames(
@@ -196,7 +278,7 @@ pub fn epoch_frames(
     epoch: usize,
     count: usize,
 ) -> Vec<(ChaosFrame, bool)> {
-    let mut rng = rng_for(chaos.seed, ("epoch", epoch));
+    let mut rng = derived(chaos.seed, ("epoch", epoch));
     let ports = cfg.port_codes.len();
     let elem_bytes = cfg.format.width() as usize / 8;
     let mut streams: Vec<Vec<ChaosFrame>> = vec![];
@@ -217,75 +299,16 @@ pub fn epoch_frames(
     let per_worker = (agg_budget / workers.max(1)).max(1);
     let seq_base = (epoch as u32) * 1_000_000;
     for (job, tree, members) in &job_list {
-        let id = (*job, *tree);
         let elems = rng.gen_range(1..=cfg.max_payload_bytes / 64) * 64 / elem_bytes;
         for &port in members {
-            let behaviour = match rng.gen_range(0..10) {
-                0 => Behaviour::Dies(rng.gen_range(0..per_worker)),
-                1 => {
-                    let stop = rng.gen_range(0..per_worker);
-                    Behaviour::Restarts(stop, rng.gen_range(stop..=per_worker))
-                }
-                2 => Behaviour::RunsAhead(rng.gen_range(1..=per_worker)),
-                _ => Behaviour::Healthy,
+            let plan = WorkerPlan {
+                id: (*job, *tree),
+                port,
+                elems,
+                packets: per_worker,
+                seq_base,
             };
-            let total = match behaviour {
-                Behaviour::RunsAhead(extra) => per_worker + extra,
-                _ => per_worker,
-            };
-            let mut stream = vec![];
-            for k in 0..total {
-                let seq = match behaviour {
-                    Behaviour::Dies(stop) if k >= stop => break,
-                    Behaviour::Restarts(stop, resume) if k >= stop && k < resume => continue,
-                    Behaviour::Restarts(_, resume) if k >= resume => seq_base + 500_000 + k as u32,
-                    _ => seq_base + k as u32,
-                };
-                if rng.gen_ratio(1, 30) {
-                    continue; // a missing seq
-                }
-                let mut kind = if k >= per_worker {
-                    Kind::Runaway
-                } else {
-                    Kind::Aggregation
-                };
-                let mut p = packet(cfg, chaos.seed, id, port, seq, elems);
-                if rng_for(chaos.seed, ("mismatch", job, port, seq)).gen_ratio(1, 40) {
-                    kind = Kind::Mismatched;
-                    p = if rng.gen() {
-                        let other = match cfg.format {
-                            FpFormat::Fp32 => FpFormat::Bf16,
-                            _ => FpFormat::Fp32,
-                        };
-                        with_format(&p, other)
-                    } else {
-                        let mut q = packet(cfg, chaos.seed, id, port, seq, elems + 64 / elem_bytes);
-                        q.header.seq = seq;
-                        q
-                    };
-                }
-                let Ok(bytes) = p.to_frame() else { continue };
-                let src = cfg.port_codes[port];
-                if rng.gen_ratio(1, 30) {
-                    let defect = *[Defect::Version, Defect::Ipv4Length, Defect::Truncated]
-                        .choose(&mut rng)
-                        .unwrap_or(&Defect::Version);
-                    let bad = with_defect(&mut rng, &bytes, defect, cfg.max_payload_bytes);
-                    stream.push(ChaosFrame {
-                        frame: InFrame { src, bytes: bad },
-                        kind: Kind::Malformed,
-                    });
-                }
-                let frame = InFrame { src, bytes };
-                if rng.gen_ratio(1, 25) {
-                    stream.push(ChaosFrame {
-                        frame: frame.clone(),
-                        kind: Kind::Duplicate,
-                    });
-                }
-                stream.push(ChaosFrame { frame, kind });
-            }
-            streams.push(stream);
+            streams.push(worker_stream(cfg, chaos.seed, &plan, &mut rng));
         }
     }
     let used: usize = streams.iter().map(Vec::len).sum();
@@ -376,21 +399,6 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
     }
 }
 
-/// The frames as the accelerator sees them: an unterminated frame and those after
-/// it, up to one that ends, are one frame.
-pub fn wire_frames(frames: &[Sent]) -> Vec<InFrame> {
-    let mut wire: Vec<InFrame> = vec![];
-    let mut open = false;
-    for (f, ends) in frames {
-        match wire.last_mut() {
-            Some(w) if open => w.bytes.extend_from_slice(&f.bytes),
-            _ => wire.push(f.clone()),
-        }
-        open = !ends;
-    }
-    wire
-}
-
 /// The outcome of a chaos run on one engine.
 #[derive(Clone, Debug, Default)]
 pub struct ChaosOutcome {
@@ -420,180 +428,6 @@ impl ChaosOutcome {
             v.push(format!("epochs not drained: {:?}", self.undrained));
         }
         v
-    }
-}
-
-/// Cycles of output silence that end a drain once no packet waits.
-const QUIET_CYCLES: u64 = 256;
-
-/// A frame to send and whether its last beat carries `tlast`.
-pub type Sent = (InFrame, bool);
-
-/// What one batch of a [`Session`] produced.
-pub struct Batch {
-    /// The frames as the accelerator saw them.
-    pub wire: Vec<InFrame>,
-    /// The frames that came out while the batch ran and drained.
-    pub observed: Vec<Observed>,
-    /// The counters' increments over the batch.
-    pub counters: Counters,
-    /// The drain finished: every slot served or flushed, the output quiet.
-    pub drained: bool,
-    /// The invariants' tallies.
-    pub report: Report,
-}
-
-/// A running accelerator core fed batch after batch of frames, each followed by a
-/// drain and checked by the invariants ([`Session::run_batch`]).
-pub struct Session<'a> {
-    pins: DutPins<'a>,
-    driver: StreamDriver,
-    golden: GoldenConfig,
-    rng: ChaCha8Rng,
-    load: f64,
-    p_ready: f64,
-    stall_bound: u64,
-    drain_bound: u64,
-    before: Counters,
-    cycle: u64,
-    digest: DefaultHasher,
-}
-
-impl<'a> Session<'a> {
-    /// Configures `dut` (an accelerator core of `cfg`) from `golden`, resets it,
-    /// and prepares to offer beats with probability `load` and take output beats
-    /// with probability `1 − back_pressure`, drawn from `seed`.
-    pub fn new(
-        dut: &'a mut dyn Dut,
-        cfg: &PanamaConfig,
-        golden: GoldenConfig,
-        (load, back_pressure): (f64, f64),
-        seed: u64,
-    ) -> Self {
-        let stall_bound = cfg.input_stall_bound(golden.full_wait);
-        let drain_bound = u64::from(golden.slot_timeout) * (u64::from(cfg.fifo_depth) + 2)
-            + u64::from(golden.full_wait)
-            + 4 * u64::from(cfg.frame_buffer_beats())
-            + 10_000;
-        let mut pins = DutPins::new(dut);
-        apply_config(&mut pins, &golden);
-        pins.set("s_axis_tvalid", &[0]);
-        pins.set("m_axis_tready", &[0]);
-        for (name, _) in hdl::panama::core::COUNTERS {
-            pins.set(&format!("{name}_clear"), &[0]);
-        }
-        pins.dut().reset(4);
-        let mut rng = rng_for(seed, "traffic");
-        let mut driver = StreamDriver::streaming(cfg.data_width);
-        driver.step(&mut pins, 0, false, &mut rng, load, 1.0);
-        Session {
-            pins,
-            driver,
-            golden,
-            rng,
-            load,
-            p_ready: 1.0 - back_pressure,
-            stall_bound,
-            drain_bound,
-            before: Counters::default(),
-            cycle: 0,
-            digest: DefaultHasher::new(),
-        }
-    }
-
-    /// Cycles simulated so far.
-    pub fn cycles(&self) -> u64 {
-        self.cycle
-    }
-
-    /// Input beats taken so far.
-    pub fn beats_in(&self) -> u64 {
-        self.driver.accepted_beats() as u64
-    }
-
-    /// A digest of every output frame and the cycle it started.
-    pub fn digest(&self) -> u64 {
-        self.digest.finish()
-    }
-
-    /// The counters read now.
-    fn counters(&mut self) -> Counters {
-        Counters::from_named(&read_counters(self.pins.dut()))
-    }
-
-    /// Sends `frames`, drains, and checks the batch.
-    pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, GoldenError> {
-        for (f, ends) in frames {
-            self.driver.push_frame(f, *ends);
-        }
-        let wire = wire_frames(frames);
-        self.driver.longest_stall = 0;
-        let drained = self.drain(wire.len() as u64);
-        let now = self.counters();
-        let counters = delta(&now, &self.before);
-        self.before = now;
-        let observed = std::mem::take(&mut self.driver.outputs);
-        for o in &observed {
-            o.bytes.hash(&mut self.digest);
-            o.first_cycle.hash(&mut self.digest);
-        }
-        let report = invariants::check(
-            &self.golden,
-            &RunRecord {
-                wire: &wire,
-                observed: &observed,
-                counters,
-                drained,
-                longest_stall: self.driver.longest_stall,
-                stall_bound: self.stall_bound,
-            },
-        )?;
-        Ok(Batch {
-            wire,
-            observed,
-            counters,
-            drained,
-            report,
-        })
-    }
-
-    /// Runs until the input is taken, no packet waits (by the counters) and the
-    /// output has been quiet; false if that takes longer than the drain bound.
-    fn drain(&mut self, frames: u64) -> bool {
-        let start = self.cycle;
-        let mut quiet_since = self.cycle;
-        let mut moved = self.driver.output_beats;
-        let patience = 400 * self.driver.queued_beats() as u64 + self.drain_bound;
-        loop {
-            self.cycle += 1;
-            self.pins.dut().step();
-            let (load, p_ready) = (self.load, self.p_ready);
-            self.driver.step(
-                &mut self.pins,
-                self.cycle,
-                true,
-                &mut self.rng,
-                load,
-                p_ready,
-            );
-            if self.driver.output_beats != moved {
-                moved = self.driver.output_beats;
-                quiet_since = self.cycle;
-            }
-            let quiet = self.cycle - quiet_since;
-            if self.driver.input_done() && quiet >= QUIET_CYCLES && self.cycle.is_multiple_of(64) {
-                let c = delta(&self.counters(), &self.before);
-                let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
-                if c.accepted == consumed && c.packets_in == frames {
-                    return true;
-                }
-            }
-            if (self.driver.input_done() && quiet > self.drain_bound)
-                || self.cycle - start > patience
-            {
-                return false;
-            }
-        }
     }
 }
 
@@ -634,7 +468,7 @@ pub fn run(
         if !batch.drained {
             out.undrained.push(epoch);
         }
-        out.counters = add(&out.counters, &batch.counters);
+        out.counters = out.counters.plus(&batch.counters);
         out.report.absorb(batch.report);
         progress((epoch * chaos.epoch_frames + count).min(chaos.frames));
     }
@@ -642,23 +476,4 @@ pub fn run(
     out.beats_in = session.beats_in();
     out.digest = session.digest();
     Ok(out)
-}
-
-fn zip_counters(a: &Counters, b: &Counters, f: impl Fn(u64, u64) -> u64) -> Counters {
-    let (x, y) = (a.named(), b.named());
-    let pairs: Vec<(&str, u64)> = x
-        .iter()
-        .zip(y.iter())
-        .map(|(&(n, u), &(_, v))| (n, f(u, v)))
-        .collect();
-    Counters::from_named(&pairs)
-}
-
-/// `now − before`, counter by counter, modulo the counters' 32 bits.
-fn delta(now: &Counters, before: &Counters) -> Counters {
-    zip_counters(now, before, |u, v| u.wrapping_sub(v) & 0xFFFF_FFFF)
-}
-
-fn add(a: &Counters, b: &Counters) -> Counters {
-    zip_counters(a, b, |u, v| u + v)
 }

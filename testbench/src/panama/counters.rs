@@ -94,6 +94,27 @@ impl Counters {
         }
     }
 
+    /// `f` applied counter by counter to `self` and `other`.
+    fn zip(&self, other: &Counters, f: impl Fn(u64, u64) -> u64) -> Counters {
+        let pairs: Vec<(&str, u64)> = self
+            .named()
+            .iter()
+            .zip(other.named().iter())
+            .map(|(&(n, a), &(_, b))| (n, f(a, b)))
+            .collect();
+        Counters::from_named(&pairs)
+    }
+
+    /// The increments since `before`, modulo the hardware counters' 32 bits.
+    pub fn since(&self, before: &Counters) -> Counters {
+        self.zip(before, |a, b| a.wrapping_sub(b) & 0xFFFF_FFFF)
+    }
+
+    /// The sums of `self` and `other`, counter by counter.
+    pub fn plus(&self, other: &Counters) -> Counters {
+        self.zip(other, |a, b| a + b)
+    }
+
     /// Checks the three identities, with `waiting` packets still in the FIFOs:
     ///
     /// 1. at the input: `packets_in = bypassed + accepted + malformed + oversize +

@@ -13,7 +13,9 @@
 //! - [`traffic`]: seeded jobs, background frames, interleavings, defects;
 //! - [`pcap`]: pcap / pcapng files;
 //! - [`invariants`]: the checks that hold whatever the timing (drops on full
-//!   buffers, stale-slot flushes); [`chaos`]: the hostile-traffic run they check.
+//!   buffers, stale-slot flushes); [`session`]: batches of frames through a running
+//!   accelerator, each drained and checked by them; [`chaos`]: the hostile-traffic
+//!   run.
 //!
 //! # The contract
 //!
@@ -128,6 +130,7 @@ pub mod payload;
 pub mod pcap;
 pub mod result;
 pub mod scenario;
+pub mod session;
 pub mod system;
 pub mod traffic;
 

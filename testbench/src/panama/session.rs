@@ -1,0 +1,205 @@
+//! A running accelerator core fed batch after batch of frames, each batch
+//! followed by a drain (the input stops until every slot has been served or
+//! flushed and the output has been quiet) and checked by the timing-independent
+//! [`invariants`](super::invariants). The chaos run and the fault tests drive the
+//! accelerator through it.
+
+use super::config::GoldenConfig;
+use super::counters::Counters;
+use super::golden::{GoldenError, InFrame};
+use super::invariants::{self, Report, RunRecord};
+use super::system::{apply_config, read_counters, DutPins, Observed, Pins, StreamDriver};
+use crate::dut::Dut;
+use crate::rng::derived;
+use hdl::panama::config::PanamaConfig;
+use rand_chacha::ChaCha8Rng;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// Cycles of output silence that end a drain once no packet waits.
+const QUIET_CYCLES: u64 = 256;
+
+/// A frame to send and whether its last beat carries `tlast`.
+pub type Sent = (InFrame, bool);
+
+/// What one batch of a [`Session`] produced.
+pub struct Batch {
+    /// The frames as the accelerator saw them.
+    pub wire: Vec<InFrame>,
+    /// The frames that came out while the batch ran and drained.
+    pub observed: Vec<Observed>,
+    /// The counters' increments over the batch.
+    pub counters: Counters,
+    /// The drain finished: every slot served or flushed, the output quiet.
+    pub drained: bool,
+    /// The invariants' tallies.
+    pub report: Report,
+}
+
+/// A running accelerator core fed batch after batch of frames, each followed by a
+/// drain and checked by the invariants ([`Session::run_batch`]).
+pub struct Session<'a> {
+    pins: DutPins<'a>,
+    driver: StreamDriver,
+    golden: GoldenConfig,
+    rng: ChaCha8Rng,
+    load: f64,
+    p_ready: f64,
+    stall_bound: u64,
+    drain_bound: u64,
+    before: Counters,
+    cycle: u64,
+    digest: DefaultHasher,
+}
+
+impl<'a> Session<'a> {
+    /// Configures `dut` (an accelerator core of `cfg`) from `golden`, resets it,
+    /// and prepares to offer beats with probability `load` and take output beats
+    /// with probability `1 − back_pressure`, drawn from `seed`.
+    pub fn new(
+        dut: &'a mut dyn Dut,
+        cfg: &PanamaConfig,
+        golden: GoldenConfig,
+        (load, back_pressure): (f64, f64),
+        seed: u64,
+    ) -> Self {
+        let stall_bound = cfg.input_stall_bound(golden.full_wait);
+        let drain_bound = u64::from(golden.slot_timeout) * (u64::from(cfg.fifo_depth) + 2)
+            + u64::from(golden.full_wait)
+            + 4 * u64::from(cfg.frame_buffer_beats())
+            + 10_000;
+        let mut pins = DutPins::new(dut);
+        apply_config(&mut pins, &golden);
+        pins.set("s_axis_tvalid", &[0]);
+        pins.set("m_axis_tready", &[0]);
+        for (name, _) in hdl::panama::core::COUNTERS {
+            pins.set(&format!("{name}_clear"), &[0]);
+        }
+        pins.dut().reset(4);
+        let mut rng = derived(seed, "traffic");
+        let mut driver = StreamDriver::streaming(cfg.data_width);
+        driver.step(&mut pins, 0, false, &mut rng, load, 1.0);
+        Session {
+            pins,
+            driver,
+            golden,
+            rng,
+            load,
+            p_ready: 1.0 - back_pressure,
+            stall_bound,
+            drain_bound,
+            before: Counters::default(),
+            cycle: 0,
+            digest: DefaultHasher::new(),
+        }
+    }
+
+    /// Cycles simulated so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Input beats taken so far.
+    pub fn beats_in(&self) -> u64 {
+        self.driver.accepted_beats() as u64
+    }
+
+    /// A digest of every output frame and the cycle it started.
+    pub fn digest(&self) -> u64 {
+        self.digest.finish()
+    }
+
+    /// The counters read now.
+    fn counters(&mut self) -> Counters {
+        Counters::from_named(&read_counters(self.pins.dut()))
+    }
+
+    /// Sends `frames`, drains, and checks the batch.
+    pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, GoldenError> {
+        for (f, ends) in frames {
+            self.driver.push_frame(f, *ends);
+        }
+        let wire = wire_frames(frames);
+        self.driver.longest_stall = 0;
+        let drained = self.drain(wire.len() as u64);
+        let now = self.counters();
+        let counters = now.since(&self.before);
+        self.before = now;
+        let observed = std::mem::take(&mut self.driver.outputs);
+        for o in &observed {
+            o.bytes.hash(&mut self.digest);
+            o.first_cycle.hash(&mut self.digest);
+        }
+        let report = invariants::check(
+            &self.golden,
+            &RunRecord {
+                wire: &wire,
+                observed: &observed,
+                counters,
+                drained,
+                longest_stall: self.driver.longest_stall,
+                stall_bound: self.stall_bound,
+            },
+        )?;
+        Ok(Batch {
+            wire,
+            observed,
+            counters,
+            drained,
+            report,
+        })
+    }
+
+    /// Runs until the input is taken, no packet waits (by the counters) and the
+    /// output has been quiet; false if that takes longer than the drain bound.
+    fn drain(&mut self, frames: u64) -> bool {
+        let start = self.cycle;
+        let mut quiet_since = self.cycle;
+        let mut moved = self.driver.output_beats;
+        let patience = 400 * self.driver.queued_beats() as u64 + self.drain_bound;
+        loop {
+            self.cycle += 1;
+            self.pins.dut().step();
+            let (load, p_ready) = (self.load, self.p_ready);
+            self.driver.step(
+                &mut self.pins,
+                self.cycle,
+                true,
+                &mut self.rng,
+                load,
+                p_ready,
+            );
+            if self.driver.output_beats != moved {
+                moved = self.driver.output_beats;
+                quiet_since = self.cycle;
+            }
+            let quiet = self.cycle - quiet_since;
+            if self.driver.input_done() && quiet >= QUIET_CYCLES && self.cycle.is_multiple_of(64) {
+                let c = self.counters().since(&self.before);
+                let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
+                if c.accepted == consumed && c.packets_in == frames {
+                    return true;
+                }
+            }
+            if (self.driver.input_done() && quiet > self.drain_bound)
+                || self.cycle - start > patience
+            {
+                return false;
+            }
+        }
+    }
+}
+
+/// The frames as the accelerator sees them: an unterminated frame and those after
+/// it, up to one that ends, are one frame.
+pub fn wire_frames(frames: &[Sent]) -> Vec<InFrame> {
+    let mut wire: Vec<InFrame> = vec![];
+    let mut open = false;
+    for (f, ends) in frames {
+        match wire.last_mut() {
+            Some(w) if open => w.bytes.extend_from_slice(&f.bytes),
+            _ => wire.push(f.clone()),
+        }
+        open = !ends;
+    }
+    wire
+}
