@@ -15,17 +15,19 @@ use testbench::panama::config::{GoldenConfig, SlotConfig, SUME_PORTS};
 use testbench::panama::frame::AggPacket;
 use testbench::panama::golden::{run as golden_run, InFrame};
 use testbench::panama::session::{Sent, Session};
-use testbench::panama::system::{check, golden_config, is_result, Observed};
+use testbench::panama::system::{check, golden_config, is_result, Observed, Shape};
 use testbench::panama::traffic::{background_frame, from_f32, with_defect, Defect};
 use testbench::rng::seeded;
 use testbench::verilator::BuildOptions;
 
-/// SUME, 4-packet buffers, short bounds so that waits and flushes happen fast.
+/// SUME, 4-packet buffers; `full_wait` longer than the 1,024-beat landing buffer
+/// takes to fill, so a dead worker really holds the input, and a short
+/// `slot_timeout` so flushes happen fast.
 fn instance() -> PanamaConfig {
     PanamaConfig {
         fifo_depth: 4,
-        full_wait: 128,
-        slot_timeout: 1_024,
+        full_wait: 2_048,
+        slot_timeout: 4_096,
         ..PanamaConfig::new(256, &SUME_PORTS)
     }
 }
@@ -38,7 +40,10 @@ fn golden(cfg: &PanamaConfig) -> GoldenConfig {
         SlotConfig::new(7, 2, &[0, 2]),
         SlotConfig::new(8, 3, &[1, 3]),
     ];
-    golden_config(cfg, slots)
+    let mut g = golden_config(cfg, slots);
+    // dma0 redirected from nf0 to nf3: the route register, not its reset value.
+    g.host_routes[0].1 = 0x40;
+    g
 }
 
 /// The packet port `port` sends for `seq` of `job` (tree = slot), 256 bytes of
@@ -68,7 +73,7 @@ fn packet(g: &GoldenConfig, job: u16, tree: u8, port: usize, seq: u32) -> InFram
 }
 
 fn sent(frames: Vec<InFrame>) -> Vec<Sent> {
-    frames.into_iter().map(|f| (f, true)).collect()
+    frames.into_iter().map(|f| (f, Shape::Whole)).collect()
 }
 
 /// A bypass frame from port `port`.
@@ -146,24 +151,32 @@ fn faults(g: &GoldenConfig, rng: &mut impl Rng) -> Vec<Fault> {
                     src: g.port_codes[1],
                     bytes: vec![0x5A; (mtu / 128 + 10) * 128],
                 },
-                false,
+                Shape::Unterminated,
             ),
-            (bypass(g, rng, 1), true),
-            (bypass(g, rng, 1), true),
+            (bypass(g, rng, 1), Shape::Whole),
+            (bypass(g, rng, 1), Shape::Whole),
         ],
     });
 
-    // Empty frames and runts.
-    let frames = [0usize, 1, 13, 33, 59, 0]
+    // Empty frames, runts, and frames with an empty-tkeep beat in the middle.
+    let mut frames: Vec<Sent> = [0usize, 1, 13, 33, 59, 0]
         .iter()
-        .map(|&n| InFrame {
-            src: g.port_codes[3],
-            bytes: vec![0xC3; n],
+        .map(|&n| {
+            let f = InFrame {
+                src: g.port_codes[3],
+                bytes: vec![0xC3; n],
+            };
+            (f, Shape::Whole)
         })
         .collect();
+    for at in [3, 5] {
+        let mut f = bypass(g, rng, 0);
+        f.bytes.resize(1514, 0x3C);
+        frames.push((f, Shape::EmptyBeatBefore(at)));
+    }
     v.push(Fault {
-        name: "empty and runt frames",
-        frames: sent(frames),
+        name: "empty frames, runts, empty beats",
+        frames,
     });
 
     // Garbage, malformed packets, unknown jobs, host (DMA) traffic.
@@ -258,6 +271,7 @@ fn run_all(dut: &mut dyn Dut, cfg: &PanamaConfig, back_pressure: f64) -> Trace {
         if fault.name == "dead worker" {
             let c = batch.counters;
             assert!(c.full_drops > 0 && c.timeout_drops > 0, "{c:?}");
+            assert!(r.longest_stall.0 > 0, "the dead worker held the input");
             // The healthy job: all 8 aggregations, both copies, exact sums.
             let healthy = batch
                 .observed
@@ -283,7 +297,7 @@ fn run_all(dut: &mut dyn Dut, cfg: &PanamaConfig, back_pressure: f64) -> Trace {
     let chaos = ChaosConfig::new(1_500, 11);
     let frames: Vec<Sent> = epoch_frames(&g, &chaos, 0, chaos.frames)
         .into_iter()
-        .map(|(f, ends)| (f.frame, ends))
+        .map(|f| (f.frame, f.kind.shape()))
         .collect();
     let batch = session.run_batch(&frames).expect("invariants check");
     println!(

@@ -19,6 +19,7 @@ use super::frame::AggPacket;
 use super::golden::InFrame;
 use super::invariants::Report;
 use super::session::{Sent, Session};
+use super::system::Shape;
 use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
 use crate::dut::Dut;
 use crate::rng::derived;
@@ -95,7 +96,24 @@ pub enum Kind {
     Oversize,
     /// A frame whose last beat has no `tlast` (it runs into the next frame).
     Unterminated,
+    /// A 1,514-byte frame with a beat of empty `tkeep` in the middle.
+    EmptyBeat,
 }
+
+impl Kind {
+    /// How frames of this kind are laid out on the bus.
+    pub fn shape(self) -> Shape {
+        match self {
+            Kind::Unterminated => Shape::Unterminated,
+            Kind::EmptyBeat => Shape::EmptyBeatBefore(EMPTY_BEAT_AT),
+            _ => Shape::Whole,
+        }
+    }
+}
+
+/// Where [`Kind::EmptyBeat`] frames get their empty beat: past the header bytes
+/// the parser reads at every bus width.
+const EMPTY_BEAT_AT: usize = 3;
 
 /// One generated frame.
 #[derive(Clone, Debug)]
@@ -271,13 +289,13 @@ fn worker_stream(
 }
 
 /// Generates epoch `epoch` of the run: `count` frames or a few more, for the
-/// jobs of `cfg`'s enabled slots, and whether each one ends with `tlast`.
+/// jobs of `cfg`'s enabled slots.
 pub fn epoch_frames(
     cfg: &GoldenConfig,
     chaos: &ChaosConfig,
     epoch: usize,
     count: usize,
-) -> Vec<(ChaosFrame, bool)> {
+) -> Vec<ChaosFrame> {
     let mut rng = derived(chaos.seed, ("epoch", epoch));
     let ports = cfg.port_codes.len();
     let elem_bytes = cfg.format.width() as usize / 8;
@@ -317,23 +335,14 @@ pub fn epoch_frames(
         other.push(other_frame(cfg, &mut rng, seq_base));
     }
     streams.push(other);
-    let mut frames: Vec<(ChaosFrame, bool)> = super::traffic::interleave(&mut rng, streams)
-        .into_iter()
-        .map(|f| {
-            let ends = f.kind != Kind::Unterminated;
-            (f, ends)
-        })
-        .collect();
-    if frames.last().is_some_and(|(_, ends)| !ends) {
+    let mut frames = super::traffic::interleave(&mut rng, streams);
+    if frames.last().is_some_and(|f| f.kind == Kind::Unterminated) {
         let src = cfg.port_codes[0];
         let bytes = background_frame(&mut rng, cfg.agg_udp_port);
-        frames.push((
-            ChaosFrame {
-                frame: InFrame { src, bytes },
-                kind: Kind::Background,
-            },
-            true,
-        ));
+        frames.push(ChaosFrame {
+            frame: InFrame { src, bytes },
+            kind: Kind::Background,
+        });
     }
     frames
 }
@@ -376,6 +385,11 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
         84..=85 => {
             let n = (mtu / 128 + rng.gen_range(1..40)) * 128;
             (Kind::Unterminated, port, vec![0x5A; n])
+        }
+        86 => {
+            let mut f = background_frame(rng, cfg.agg_udp_port);
+            f.resize(1514, 0x3C);
+            (Kind::EmptyBeat, port, f)
         }
         _ => {
             let job = 800 + rng.gen_range(0..4);
@@ -455,10 +469,10 @@ pub fn run(
             .min(chaos.frames - epoch * chaos.epoch_frames);
         let frames = epoch_frames(&golden, chaos, epoch, count);
         let sent: Vec<Sent> = frames
-            .iter()
-            .map(|(f, ends)| {
+            .into_iter()
+            .map(|f| {
                 *out.frames_in.entry(f.kind).or_default() += 1;
-                (f.frame.clone(), *ends)
+                (f.frame, f.kind.shape())
             })
             .collect();
         let batch = session

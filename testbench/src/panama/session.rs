@@ -8,7 +8,7 @@ use super::config::GoldenConfig;
 use super::counters::Counters;
 use super::golden::{GoldenError, InFrame};
 use super::invariants::{self, Report, RunRecord};
-use super::system::{apply_config, read_counters, DutPins, Observed, Pins, StreamDriver};
+use super::system::{apply_config, read_counters, DutPins, Observed, Pins, Shape, StreamDriver};
 use crate::dut::Dut;
 use crate::rng::derived;
 use hdl::panama::config::PanamaConfig;
@@ -18,8 +18,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 /// Cycles of output silence that end a drain once no packet waits.
 const QUIET_CYCLES: u64 = 256;
 
-/// A frame to send and whether its last beat carries `tlast`.
-pub type Sent = (InFrame, bool);
+/// A frame to send and how its beats are laid out.
+pub type Sent = (InFrame, Shape);
 
 /// What one batch of a [`Session`] produced.
 pub struct Batch {
@@ -115,8 +115,8 @@ impl<'a> Session<'a> {
 
     /// Sends `frames`, drains, and checks the batch.
     pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, GoldenError> {
-        for (f, ends) in frames {
-            self.driver.push_frame(f, *ends);
+        for (f, shape) in frames {
+            self.driver.push_frame(f, *shape);
         }
         let wire = wire_frames(frames);
         self.driver.longest_stall = 0;
@@ -194,12 +194,12 @@ impl<'a> Session<'a> {
 pub fn wire_frames(frames: &[Sent]) -> Vec<InFrame> {
     let mut wire: Vec<InFrame> = vec![];
     let mut open = false;
-    for (f, ends) in frames {
+    for (f, shape) in frames {
         match wire.last_mut() {
             Some(w) if open => w.bytes.extend_from_slice(&f.bytes),
             _ => wire.push(f.clone()),
         }
-        open = !ends;
+        open = *shape == Shape::Unterminated;
     }
     wire
 }

@@ -102,15 +102,32 @@ fn words(bytes: &[u8], bits: usize) -> Vec<u64> {
     w
 }
 
-/// The beats of `frame` (index `index`) on a `width`-bit bus, NetFPGA tuser; a
-/// frame without bytes is one beat with an empty `tkeep`. With `tlast` false the
-/// last beat does not carry `tlast` (the frame runs into the next one).
-fn beats_of(frame: &InFrame, index: usize, width: usize, tlast: bool) -> Vec<Beat> {
+/// How a frame's beats are laid out on the bus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// As a NetFPGA MAC sends it: `tkeep` full on every beat but the last, which
+    /// carries `tlast`; a frame without bytes is one beat with an empty `tkeep`.
+    Whole,
+    /// No `tlast` on the last beat: the frame runs into the next one on the wire.
+    Unterminated,
+    /// An extra beat with an empty `tkeep` before beat `n` (if the frame has more
+    /// than `n` beats). A NetFPGA stream never has one; it carries no byte.
+    EmptyBeatBefore(usize),
+}
+
+/// The beats of `frame` (index `index`) on a `width`-bit bus, NetFPGA tuser, laid
+/// out as `shape` says.
+fn beats_of(frame: &InFrame, index: usize, width: usize, shape: Shape) -> Vec<Beat> {
     let per = width / 8;
     let user = u64::from(frame.bytes.len() as u16) | u64::from(frame.src) << 16;
     let mut chunks: Vec<&[u8]> = frame.bytes.chunks(per).collect();
     if chunks.is_empty() {
         chunks.push(&[]);
+    }
+    if let Shape::EmptyBeatBefore(n) = shape {
+        if n > 0 && n < chunks.len() {
+            chunks.insert(n, &[]);
+        }
     }
     let n = chunks.len();
     chunks
@@ -122,7 +139,7 @@ fn beats_of(frame: &InFrame, index: usize, width: usize, tlast: bool) -> Vec<Bea
                 .map(|w| keep_word(chunk.len(), w))
                 .collect(),
             user: vec![user, 0],
-            last: tlast && k + 1 == n,
+            last: shape != Shape::Unterminated && k + 1 == n,
             frame: index,
         })
         .collect()
@@ -199,7 +216,7 @@ impl StreamDriver {
     pub fn new(frames: &[InFrame], width: u32) -> Self {
         let mut d = StreamDriver::streaming(width);
         for f in frames {
-            d.push_frame(f, true);
+            d.push_frame(f, Shape::Whole);
         }
         d
     }
@@ -228,11 +245,10 @@ impl StreamDriver {
         }
     }
 
-    /// Queues `frame` (the next frame index) behind the frames given so far; with
-    /// `tlast` false its last beat has no `tlast`, so it runs into the next frame
-    /// as one frame on the wire.
-    pub fn push_frame(&mut self, frame: &InFrame, tlast: bool) {
-        let beats = beats_of(frame, self.frames, self.width, tlast);
+    /// Queues `frame` (the next frame index), laid out as `shape` says, behind the
+    /// frames given so far.
+    pub fn push_frame(&mut self, frame: &InFrame, shape: Shape) {
+        let beats = beats_of(frame, self.frames, self.width, shape);
         self.pushed_beats += beats.len();
         self.beats.extend(beats);
         self.frames += 1;
