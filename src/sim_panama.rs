@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Duration;
-use testbench::panama::chaos::ChaosConfig;
+use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::counters::Counters;
 use testbench::panama::frame::{classify, Class};
@@ -91,6 +91,12 @@ pub struct PanamaArgs {
     /// With --chaos: frames to send.
     #[arg(long, default_value_t = 10_000)]
     frames: usize,
+    /// With --chaos: the `full_wait` register (cycles; short, so drops happen).
+    #[arg(long, default_value_t = CHAOS_FULL_WAIT)]
+    full_wait: u32,
+    /// With --chaos: the `slot_timeout` register (cycles; short, so flushes happen).
+    #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT)]
+    slot_timeout: u32,
     /// Simulation engine.
     #[arg(long, value_enum, default_value_t = Engine::Native)]
     engine: Engine,
@@ -229,9 +235,20 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         if args.frames == 0 {
             bail!("--frames 0: a chaos run needs at least one frame");
         }
+        for (option, given) in [
+            ("--pcap-in", args.pcap_in.is_some()),
+            ("--pcap-out", args.pcap_out.is_some()),
+            ("--vcd", args.vcd.is_some()),
+        ] {
+            if given {
+                bail!("{option} is not available with --chaos (it makes its own traffic and writes no traces)");
+            }
+        }
         let chaos = ChaosConfig {
             load: args.load,
             back_pressure,
+            full_wait: args.full_wait,
+            slot_timeout: args.slot_timeout,
             ..ChaosConfig::new(args.frames, args.seed)
         };
         return crate::sim_chaos::run(&cfg, &board.name, mhz, &chaos, args.engine);
@@ -419,8 +436,7 @@ fn run_frames(
         driver.output_beats,
         span_out
     );
-    let outputs = split_outputs(&golden_cfg, &driver.outputs)
-        .map_err(|e| anyhow!("output differs from the golden model: {e}"))?;
+    let outputs = split_outputs(&golden_cfg, &driver.outputs);
     let (bypass_lat, agg_lat) = latencies(&golden, driver, outputs);
     print_stats("bypass latency", bypass_lat);
     print_stats("aggregation latency", agg_lat);

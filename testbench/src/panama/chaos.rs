@@ -29,6 +29,11 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::BTreeMap;
 
+/// The chaos run's `full_wait`: short, so drops on full buffers happen often.
+pub const CHAOS_FULL_WAIT: u32 = 256;
+/// The chaos run's `slot_timeout`: short, so stale slots are flushed often.
+pub const CHAOS_SLOT_TIMEOUT: u32 = 2_048;
+
 /// What a chaos run does.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChaosConfig {
@@ -50,8 +55,7 @@ pub struct ChaosConfig {
 
 impl ChaosConfig {
     /// `frames` frames from `seed`: epochs of 2,000 frames, line-rate input, 10 %
-    /// back-pressure, `full_wait` 256 cycles and `slot_timeout` 2,048 cycles (short,
-    /// so drops and flushes happen often).
+    /// back-pressure, [`CHAOS_FULL_WAIT`] and [`CHAOS_SLOT_TIMEOUT`].
     pub fn new(frames: usize, seed: u64) -> Self {
         ChaosConfig {
             frames,
@@ -59,8 +63,8 @@ impl ChaosConfig {
             seed,
             load: 1.0,
             back_pressure: 0.1,
-            full_wait: 256,
-            slot_timeout: 2_048,
+            full_wait: CHAOS_FULL_WAIT,
+            slot_timeout: CHAOS_SLOT_TIMEOUT,
         }
     }
 }

@@ -112,8 +112,9 @@ fn heads_ready(
         .collect()
 }
 
-/// The stale-slot flush (see the module docs): (flush now, slot, ports to pop,
-/// their count). `popped` is the engine's pop of this cycle, (slot, ports).
+/// The stale-slot flush (see the module docs): (flush now, the slot, the ports
+/// whose heads to pop). `popped` is the engine's pop of this cycle, (slot, ports),
+/// which resets the slot's age.
 fn stale_flush(
     m: &mut ModuleBuilder,
     io: &EngineInputs,
