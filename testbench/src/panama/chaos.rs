@@ -7,8 +7,8 @@
 //! The run is cut into epochs of [`ChaosConfig::epoch_frames`] frames. Each epoch's
 //! frames are generated from `(seed, epoch)` alone (replayable) and run as one
 //! batch of a [`Session`]: fed to the same running accelerator, drained, checked,
-//! and forgotten, so memory stays bounded for any number of frames. `seq` numbers grow across epochs, so packets
-//! of different epochs never pair up.
+//! and forgotten, so memory stays bounded for any number of frames. `seq` numbers
+//! grow across epochs, so packets of different epochs never pair up.
 //!
 //! Packet contents are a function of (job, worker, seq): a duplicate is an exact
 //! copy (a retransmission), so a result names its summands without ambiguity.
