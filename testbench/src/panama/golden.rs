@@ -150,8 +150,8 @@ pub struct GoldenOutcome {
     /// the frames before it.
     pub overflow_at: Option<usize>,
     /// Aggregation packets of a slot from `overflow_at` on: accepted or dropped on
-    /// a full FIFO, depending on timing (counted in none of the model's counters,
-    /// `packets_in` included).
+    /// a full FIFO, depending on timing (counted in `packets_in`, in neither
+    /// `accepted` nor `full_drops`).
     pub undetermined: u64,
     /// Frames longer than `max_frame_bytes` (input indices).
     pub oversize: Vec<usize>,
@@ -270,7 +270,6 @@ pub fn run(config: &GoldenConfig, inputs: &[InFrame]) -> Result<GoldenOutcome, G
                     out.overflow_at = Some(index);
                 }
                 if out.overflow_at.is_some() {
-                    c.packets_in -= 1;
                     out.undetermined += 1;
                     continue;
                 }
