@@ -127,9 +127,17 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
         o.wire_frames,
         kinds.join(", ")
     );
+    let out: Vec<String> = o
+        .bypass_out
+        .iter()
+        .map(|(k, n)| format!("{k:?} {n}"))
+        .collect();
     println!(
-        "  frames out: {} bypass (of {} expected), {} results",
-        rep.bypass_out, rep.bypass_expected, rep.results_out
+        "  frames out: {} bypass (of {} expected): {}; {} results",
+        rep.bypass_out,
+        rep.bypass_expected,
+        out.join(", "),
+        rep.results_out
     );
     println!(
         "  dropped: malformed {}, oversize {}, empty {}, full buffer {}, seq mismatch {}, other mismatch {}, timeout {}; unknown job (bypassed) {}",

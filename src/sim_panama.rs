@@ -467,7 +467,7 @@ fn run_frames(
     if let Some(i) = golden.overflow_at {
         // From frame i on, drops on full buffers depend on timing: check the
         // invariants instead of the frame-for-frame model.
-        let report = invariants::check(
+        let (report, _) = invariants::check(
             &golden_cfg,
             &RunRecord {
                 wire: &frames,

@@ -417,11 +417,28 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
     }
 }
 
+/// The kind of each frame on the wire (as [`super::session::wire_frames`] merges
+/// them: an unterminated frame and those it runs into are one).
+fn wire_kinds(frames: &[ChaosFrame]) -> Vec<Kind> {
+    let mut kinds = vec![];
+    let mut open = false;
+    for f in frames {
+        if !open {
+            kinds.push(f.kind);
+        }
+        open = f.kind.shape() == Shape::Unterminated;
+    }
+    kinds
+}
+
 /// The outcome of a chaos run on one engine.
 #[derive(Clone, Debug, Default)]
 pub struct ChaosOutcome {
     /// Frames generated, by kind.
     pub frames_in: BTreeMap<Kind, u64>,
+    /// Bypass frames out, by the kind of the frame they were (an unterminated
+    /// frame merged with those after it counts as unterminated).
+    pub bypass_out: BTreeMap<Kind, u64>,
     /// Frames on the wire (after unterminated frames merged).
     pub wire_frames: u64,
     /// The invariants' tallies over every epoch.
@@ -472,6 +489,7 @@ pub fn run(
             .epoch_frames
             .min(chaos.frames - epoch * chaos.epoch_frames);
         let frames = epoch_frames(&golden, chaos, epoch, count);
+        let kinds = wire_kinds(&frames);
         let sent: Vec<Sent> = frames
             .into_iter()
             .map(|f| {
@@ -483,6 +501,9 @@ pub fn run(
             .run_batch(&sent)
             .map_err(|e| format!("epoch {epoch}: {e}"))?;
         out.wire_frames += batch.wire.len() as u64;
+        for &i in &batch.bypassed {
+            *out.bypass_out.entry(kinds[i]).or_default() += 1;
+        }
         if !batch.drained {
             out.undrained.push(epoch);
         }

@@ -17,7 +17,7 @@
 use super::config::GoldenConfig;
 use super::counters::Counters;
 use super::frame::{classify, AggPacket, Class};
-use super::golden::{run as golden_run, GoldenError, InFrame};
+use super::golden::{run as golden_run, GoldenError, InFrame, OutFrame};
 use super::header::{offset, HEADERS_LEN, PANAMA_OFFSET};
 use super::result::result_frame;
 use super::system::{result_slot, Observed};
@@ -114,8 +114,10 @@ impl Report {
     }
 }
 
-/// Checks `run` against the invariants for an instance configured as `config`.
-pub fn check(config: &GoldenConfig, run: &RunRecord) -> Result<Report, GoldenError> {
+/// Checks `run` against the invariants for an instance configured as `config`;
+/// also gives the wire indices of the bypass frames that came out, in output
+/// order.
+pub fn check(config: &GoldenConfig, run: &RunRecord) -> Result<(Report, Vec<usize>), GoldenError> {
     let unbounded = GoldenConfig {
         fifo_depth: None,
         ..config.clone()
@@ -130,17 +132,18 @@ pub fn check(config: &GoldenConfig, run: &RunRecord) -> Result<Report, GoldenErr
     // a result frame; a frame that is neither is an altered bypass frame. (Bypass
     // frames are matched by content first: ordinary traffic may look like a
     // result.)
-    let mut want: BTreeMap<u8, VecDeque<&[u8]>> = BTreeMap::new();
+    let mut want: BTreeMap<u8, VecDeque<&OutFrame>> = BTreeMap::new();
     for f in &model.bypass {
-        want.entry(f.dst).or_default().push_back(&f.bytes);
+        want.entry(f.dst).or_default().push_back(f);
     }
+    let mut bypassed = vec![];
     let named = Candidates::new(config, run.wire);
     for o in run.observed {
         let next = want
             .get_mut(&o.dst)
-            .filter(|q| q.front() == Some(&o.bytes.as_slice()));
-        if let Some(q) = next {
-            q.pop_front();
+            .filter(|q| q.front().is_some_and(|f| f.bytes == o.bytes));
+        if let Some(f) = next.and_then(|q| q.pop_front()) {
+            bypassed.push(f.input);
             report.bypass_out += 1;
             continue;
         }
@@ -175,7 +178,7 @@ pub fn check(config: &GoldenConfig, run: &RunRecord) -> Result<Report, GoldenErr
     }
 
     check_counters(&mut report, run, &model.counters);
-    Ok(report)
+    Ok((report, bypassed))
 }
 
 /// Compares the hardware's counters with the model's parser-level counters and

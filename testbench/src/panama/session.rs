@@ -33,6 +33,8 @@ pub struct Batch {
     pub drained: bool,
     /// The invariants' tallies.
     pub report: Report,
+    /// Indices into `wire` of the bypass frames that came out, in output order.
+    pub bypassed: Vec<usize>,
 }
 
 /// A running accelerator core fed batch after batch of frames, each followed by a
@@ -129,7 +131,7 @@ impl<'a> Session<'a> {
             o.bytes.hash(&mut self.digest);
             o.first_cycle.hash(&mut self.digest);
         }
-        let report = invariants::check(
+        let (report, bypassed) = invariants::check(
             &self.golden,
             &RunRecord {
                 wire: &wire,
@@ -146,6 +148,7 @@ impl<'a> Session<'a> {
             counters,
             drained,
             report,
+            bypassed,
         })
     }
 
