@@ -77,7 +77,8 @@ pub struct PanamaArgs {
     #[arg(long, value_name = "FILE")]
     vcd: Option<PathBuf>,
     /// Interleave workers at random instead of taking turns packet by packet (a
-    /// worker more than fifo_depth packets ahead stops the input, as the spec says).
+    /// worker more than fifo_depth packets ahead costs full_wait cycles and loses
+    /// packets; the run is then checked by invariants).
     #[arg(long)]
     random_interleave: bool,
     /// Random seed (traffic, interleaving, back-pressure).

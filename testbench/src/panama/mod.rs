@@ -39,9 +39,10 @@
 //! **Why the rest depends only on the arrival order.** The parser decides each frame
 //! on its own bytes and the configuration, so which frames are bypassed, malformed or
 //! queued, and in which FIFO, is a function of the arrival sequence; the bypass path
-//! is first-in first-out. Each (slot, port) FIFO is lossless (back-pressure, never a
-//! drop when full), so it receives exactly the subsequence of that slot's packets
-//! from that port, in arrival order. A slot acts only when every participating port
+//! is first-in first-out. Each (slot, port) FIFO is lossless as long as no wait on
+//! a full FIFO expires (back-pressure, no drop: see "Finite FIFOs and timeouts"
+//! below), so it receives exactly the subsequence of that slot's packets from that
+//! port, in arrival order. A slot acts only when every participating port
 //! has a head, and its action — drop the heads older than the newest `seq`; or drop
 //! all heads on an `elem_count`/format mismatch; or sum them — is a function of those
 //! heads alone, and removes only heads. So the *n*-th action of a slot sees the heads
