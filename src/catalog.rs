@@ -137,7 +137,7 @@ impl Settings {
             v => Err(CatalogError::BadValue {
                 param: name.into(),
                 value: v.into(),
-                reason: "expected true or false".into(),
+                reason: "expected true or false (1/0 and yes/no are accepted too)".into(),
             }),
         }
     }

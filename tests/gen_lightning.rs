@@ -54,6 +54,20 @@ fn both_boards_get_their_clocks_and_adc_format() {
 }
 
 #[test]
+fn acc_width_beyond_the_top_states_the_top_range() {
+    // The datapath takes up to 48 bits, the board top's logit registers 32: both
+    // 40 and 49 must be refused with the top's range, not the datapath's.
+    for bits in [40, 49] {
+        let set = format!("acc_width={bits}");
+        let text = match build(&[set.as_str()]) {
+            Ok(_) => panic!("`{set}` was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(text.contains("13..=32"), "`{set}`: {text}");
+    }
+}
+
+#[test]
 fn bad_settings_name_the_parameter() {
     for (set, param) in [
         ("board=netfpga-sume", "board"),

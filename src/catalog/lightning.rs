@@ -4,7 +4,9 @@
 use super::{BoardTarget, CatalogError, Generated, ParamSpec, Settings};
 use gen::board::{Board, ClockBinding, ConverterKind, Family};
 use hdl::lightning::config::DatapathConfig;
+use hdl::lightning::decode::ACC_WIDTH_MIN;
 use hdl::lightning::top::{lightning_top, TopConfig};
+use hdl::lightning::top_regs::LOGIT_REGISTER_WIDTH;
 use std::path::{Path, PathBuf};
 use testbench::lightning::arith::AccWidth;
 use testbench::lightning::closed_loop::hardware_config;
@@ -77,6 +79,15 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
         "model" => model.acc_width,
         _ => {
             let bits = s.u32("acc_width")?;
+            if bits > LOGIT_REGISTER_WIDTH {
+                return Err(CatalogError::BadValue {
+                    param: "acc_width".into(),
+                    value: bits.to_string(),
+                    reason: format!(
+                        "the board top holds {ACC_WIDTH_MIN}..={LOGIT_REGISTER_WIDTH} bits (its logit registers are {LOGIT_REGISTER_WIDTH} bits wide)"
+                    ),
+                });
+            }
             AccWidth::new(bits).map_err(|e| CatalogError::BadValue {
                 param: "acc_width".into(),
                 value: bits.to_string(),
