@@ -78,6 +78,16 @@ pub enum CatalogError {
         /// The parameters it has.
         known: String,
     },
+    /// A parameter given twice (`--board` sets `board` too).
+    #[error("parameter `{param}` is given twice (`{first}` and `{second}`; `--board` sets `board`); give it once")]
+    Repeated {
+        /// The parameter.
+        param: String,
+        /// The first value.
+        first: String,
+        /// The second value.
+        second: String,
+    },
     /// A value that does not parse or is out of range.
     #[error("parameter `{param}` = `{value}`: {reason}")]
     BadValue {
@@ -472,10 +482,18 @@ impl BlockSpec {
             .iter()
             .map(|p| (p.name.to_string(), p.default.to_string()))
             .collect();
+        let mut given: BTreeMap<&str, &str> = BTreeMap::new();
         for set in sets {
             let Some((key, value)) = set.split_once('=') else {
                 return Err(CatalogError::Malformed(set.clone()));
             };
+            if let Some(first) = given.insert(key, value) {
+                return Err(CatalogError::Repeated {
+                    param: key.into(),
+                    first: first.into(),
+                    second: value.into(),
+                });
+            }
             if !map.contains_key(key) {
                 let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
                 return Err(CatalogError::UnknownParam {

@@ -30,9 +30,10 @@ use testbench::rng::seeded;
 /// Options of `wirespeed sim panama`.
 #[derive(Args, Debug)]
 pub struct PanamaArgs {
-    /// NetFPGA board (sets the clock, bus width and ports).
-    #[arg(long, default_value = "netfpga-sume")]
-    board: String,
+    /// NetFPGA board (sets the clock, bus width and ports; default: the `panama`
+    /// block's, netfpga-sume).
+    #[arg(long)]
+    board: Option<String>,
     /// A generator parameter of the `panama` block, key=value (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -205,10 +206,7 @@ fn latencies(golden: &GoldenOutcome, d: &StreamDriver, outputs: Outputs) -> (Vec
 
 /// Runs `wirespeed sim panama`.
 pub fn run(args: &PanamaArgs) -> Result<()> {
-    let spec = catalog::find("panama")?;
-    let mut sets = args.sets.clone();
-    sets.push(format!("board={}", args.board));
-    let settings = spec.settings(&sets)?;
+    let (_, settings) = catalog::find_with_settings("panama", &args.sets, args.board.as_deref())?;
     let (cfg, board) = catalog::panama_config(&settings)?;
     let mhz = board
         .clock("datapath")

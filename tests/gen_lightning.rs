@@ -54,6 +54,20 @@ fn both_boards_get_their_clocks_and_adc_format() {
 }
 
 #[test]
+fn a_parameter_given_twice_is_an_error() {
+    for sets in [
+        &["acc_width=24", "acc_width=28"][..],
+        &["board=zcu111", "board=rfsoc4x2"][..],
+    ] {
+        let text = match build(sets) {
+            Ok(_) => panic!("{sets:?} was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(text.contains("given twice"), "{sets:?}: {text}");
+    }
+}
+
+#[test]
 fn acc_width_beyond_the_top_states_the_top_range() {
     // The datapath takes up to 48 bits, the board top's logit registers 32: both
     // 40 and 49 must be refused with the top's range, not the datapath's.
