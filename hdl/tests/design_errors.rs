@@ -92,23 +92,30 @@ fn literal_that_does_not_fit_is_rejected() {
 fn undriven_output_is_rejected() {
     let mut m = ModuleBuilder::new("no_drive");
     let _y = m.output_wire("y", 4);
+    let line = line!() - 1;
     let e = expect_err(m.finish());
     assert!(
         matches!(e.kind, HdlErrorKind::Undriven(ref s) if s.contains("output `y`")),
         "{e}"
     );
+    // The error points at the generator line that declared the output.
+    let at = format!("design_errors.rs:{line}");
+    assert!(e.to_string().contains(&at), "{e} does not name {at}");
 }
 
 #[test]
 fn undriven_wire_is_rejected() {
     let mut m = ModuleBuilder::new("no_drive_wire");
     let w = m.wire("floating", 4);
+    let line = line!() - 1;
     m.output("y", w);
     let e = expect_err(m.finish());
     assert!(
         matches!(e.kind, HdlErrorKind::Undriven(ref s) if s.contains("wire `floating`")),
         "{e}"
     );
+    let at = format!("design_errors.rs:{line}");
+    assert!(e.to_string().contains(&at), "{e} does not name {at}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use crate::bits::Bits;
 use crate::ir::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -54,6 +54,9 @@ pub struct ModuleBuilder {
     pub(crate) dual_clock_mems: BTreeSet<MemId>,
     /// Inverted copies of reset nets, shared by every instance that needs one.
     pub(crate) inverted_resets: HashMap<NetId, NetId>,
+    /// Where each wire and output port to be driven later was declared, so that
+    /// one left undriven is reported at its generator line.
+    declared_at: BTreeMap<NetId, &'static Location<'static>>,
 }
 
 impl ModuleBuilder {
@@ -77,6 +80,7 @@ impl ModuleBuilder {
             reg_of: HashMap::new(),
             dual_clock_mems: BTreeSet::new(),
             inverted_resets: HashMap::new(),
+            declared_at: BTreeMap::new(),
         };
         if !is_legal_identifier(name) {
             b.error(
@@ -198,6 +202,9 @@ impl ModuleBuilder {
             Direction::Output => Driver::Undriven,
         };
         let s = self.new_net(Some(name.to_string()), width, driver);
+        if direction == Direction::Output {
+            self.declared_at.insert(s.net, Location::caller());
+        }
         self.data.ports.push(Port {
             name: name.to_string(),
             direction,
@@ -226,7 +233,9 @@ impl ModuleBuilder {
     pub fn wire(&mut self, name: &str, width: u32) -> Signal {
         let width = self.check_width(name, width);
         self.claim_name(name, "wire");
-        self.new_net(Some(name.to_string()), width, Driver::Undriven)
+        let s = self.new_net(Some(name.to_string()), width, Driver::Undriven);
+        self.declared_at.insert(s.net, Location::caller());
+        s
     }
 
     /// Drives wire or output `dst` with `src`; widths must be equal and `dst` undriven.
@@ -378,6 +387,19 @@ impl ModuleBuilder {
                         ));
                     }
                 }
+            }
+        }
+        for (&net, &at) in &self.declared_at {
+            if self.data.nets[net.0 as usize].driver == Driver::Undriven {
+                let output = self
+                    .data
+                    .ports
+                    .iter()
+                    .any(|p| p.net == net && p.direction == Direction::Output);
+                let what = if output { "output" } else { "wire" };
+                let name = self.data.describe_net(net);
+                let kind = HdlErrorKind::Undriven(format!("{what} `{name}`"));
+                return Err(HdlError::new(&self.data.name, Some(&name), kind).at(at));
             }
         }
         validate(&mut self.data)?;
