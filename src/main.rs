@@ -51,7 +51,7 @@ fn list() {
     for block in catalog::blocks() {
         println!("{:<16} {}", block.name, block.summary);
         for p in block.params {
-            println!("    {:<16} default {:<12} {}", p.name, p.default, p.help);
+            println!("    {:<16} {}; default {}", p.name, p.help, p.default);
         }
     }
 }
