@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::engine::{speed_line, Engine};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use hdl::lightning::datapath::datapath;
+use hdl::lightning::datapath::{datapath, fail_reason_text};
 use std::time::Instant;
 use testbench::dut::Dut;
 use testbench::lightning::arith::{argmax, OpticalLoss};
@@ -91,11 +91,17 @@ fn pass(
         if vcd.is_some() {
             dut.trace_close()?;
         }
-        if !run.done || run.failed {
+        if run.failed {
             bail!(
-                "image {i}: the datapath did not finish (done {}, failed {}) after {} cycles",
-                run.done,
-                run.failed,
+                "image {i}: the datapath failed after {} cycles: {} (fail_reason {})",
+                run.cycles,
+                fail_reason_text(run.fail_reason),
+                run.fail_reason
+            );
+        }
+        if !run.done {
+            bail!(
+                "image {i}: the datapath did not finish in {} cycles",
                 run.cycles
             );
         }
@@ -119,10 +125,14 @@ pub fn run(args: &LightningArgs) -> Result<()> {
     let workload = load_workload(&dir)?;
     let net = &workload.model.network;
     let acc = workload.model.acc_width;
-    let n = args
-        .images
-        .unwrap_or(workload.test.images.len())
-        .min(workload.test.images.len());
+    let available = workload.test.images.len();
+    let n = args.images.unwrap_or(available);
+    if n == 0 || n > available {
+        bail!(
+            "--images {n}: the workload in {} has {available} test images; give 1..={available}",
+            dir.display()
+        );
+    }
     let images = &workload.test.images[..n];
     let labels = &workload.test.labels[..n];
     let hw = hardware_config(net, acc, args.cores);

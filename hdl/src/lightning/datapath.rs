@@ -141,6 +141,18 @@ pub const FAIL_SKEW: u64 = 3;
 /// `fail_reason`: with streamed weights, a core's sign FIFO overflowed: the
 /// photonic round trip is longer than [`SIGN_FIFO_DEPTH`] cycles.
 pub const FAIL_ROUND_TRIP: u64 = 4;
+/// What a `fail_reason` code means, in words for a report.
+pub fn fail_reason_text(code: u64) -> &'static str {
+    match code {
+        FAIL_NONE => "no failure",
+        FAIL_NO_LOCK => "no lock: a core's detector found no preamble within `timeout` cycles (is the photonic latency longer than the timeout?)",
+        FAIL_LOST_LIGHT => "lost light: a locked core's ADC delivered no word for `timeout` cycles",
+        FAIL_SKEW => "skew: the cores' windows drifted apart further than the join buffer holds",
+        FAIL_ROUND_TRIP => "round trip: a core's sign FIFO overflowed (the photonic round trip is longer than it holds)",
+        _ => "unknown fail_reason code",
+    }
+}
+
 /// Entries of each core's sign FIFO (streamed weights): one per DAC cycle from
 /// the end of the preamble until the word comes back through the window.
 pub const SIGN_FIFO_DEPTH: u32 = 128;

@@ -1,0 +1,55 @@
+//! The command line's error messages for values a user can get wrong: one line
+//! that names the option and the reason, a non-zero exit code.
+
+use std::process::Command;
+
+/// Runs the CLI with `args`; (success, stderr).
+fn wirespeed(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(args)
+        .output()
+        .expect("the wirespeed binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn more_lightning_images_than_the_workload_has_is_an_error() {
+    let (ok, err) = wirespeed(&["sim", "lightning", "--images", "100000"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--images 100000") && err.contains("has 300 test images"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failed_lightning_run_says_why() {
+    // A photonic latency far past the detector's timeout: no preamble, no lock.
+    let (ok, err) = wirespeed(&["sim", "lightning", "--images", "1", "--latency", "100000"]);
+    assert!(!ok);
+    assert!(err.contains("no lock"), "{err}");
+}
+
+#[test]
+fn a_chaos_run_refuses_options_it_does_not_take() {
+    let (ok, err) = wirespeed(&["sim", "panama", "--chaos", "--vcd", "x.vcd"]);
+    assert!(!ok);
+    assert!(err.contains("--vcd is not available with --chaos"), "{err}");
+}
+
+#[test]
+fn a_parameter_given_twice_is_an_error() {
+    let (ok, err) = wirespeed(&[
+        "sim",
+        "panama",
+        "--board",
+        "netfpga-sume",
+        "--set",
+        "board=netfpga-plus-au250",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("`board` is given twice"), "{err}");
+}
