@@ -1,7 +1,8 @@
 //! The `--engine` option of the `sim` commands: which simulator runs the design.
 
-use anyhow::Result;
+use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
+use gen::board::Board;
 use std::time::{Duration, Instant};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::verilator::BuildOptions;
@@ -28,16 +29,88 @@ impl Engine {
         }
     }
 
-    /// A model of `module` on this engine (native for `Both`) and the time it took
-    /// to build (native compile; Verilator build, or load from its cache).
-    pub fn build(self, module: &hdl::Module) -> Result<(Box<dyn Dut>, Duration)> {
+    /// A model of `module` on this engine (native for `Both`) with every clock
+    /// domain's period set from `clocks` before the first edge, and the time it took
+    /// to build (native compile; Verilator build, or load from its cache). `trace`
+    /// builds the Verilator model with VCD tracing compiled in (a separate, slower
+    /// build); the native simulator always can trace.
+    pub fn build(
+        self,
+        module: &hdl::Module,
+        trace: bool,
+        clocks: &[DomainClock],
+    ) -> Result<(Box<dyn Dut>, Duration)> {
         let started = Instant::now();
-        let dut: Box<dyn Dut> = match self {
-            Engine::Verilator => Box::new(VerilatorDut::new(module, &BuildOptions::default())?),
+        let mut dut: Box<dyn Dut> = match self {
+            Engine::Verilator => {
+                let options = if trace {
+                    BuildOptions::with_trace()
+                } else {
+                    BuildOptions::default()
+                };
+                Box::new(VerilatorDut::new(module, &options)?)
+            }
             Engine::Native | Engine::Both => Box::new(NativeDut::new(module)?),
         };
+        for domain in dut.domains().to_vec() {
+            let clock = clocks.iter().find(|c| c.domain == domain).ok_or_else(|| {
+                anyhow!(
+                    "clock domain `{domain}` of `{}` has no board clock to take its period from",
+                    module.name
+                )
+            })?;
+            dut.set_clock_period(&domain, clock.period_ps)
+                .with_context(|| format!("clock domain `{domain}` ({} clock)", clock.role))?;
+        }
         Ok((dut, started.elapsed()))
     }
+}
+
+/// A clock domain of a simulated design and its period, from a board clock role.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainClock {
+    /// The design's clock domain (e.g. `clk`).
+    pub domain: String,
+    /// The board clock role it runs at (e.g. `datapath`, `dac`).
+    pub role: String,
+    /// Its period in picoseconds (the board frequency's period, rounded to 1 ps).
+    pub period_ps: u64,
+}
+
+/// The period in picoseconds of a clock at `mhz`, rounded to the nearest ps
+/// (200 MHz → 5000).
+pub fn period_ps(mhz: f64) -> u64 {
+    (1e6 / mhz).round() as u64
+}
+
+/// The clocks of `bindings` (design domain, board clock role) on `board`; an error
+/// names a role the board lacks.
+pub fn board_clocks(board: &Board, bindings: &[(&str, &str)]) -> Result<Vec<DomainClock>> {
+    bindings
+        .iter()
+        .map(|&(domain, role)| {
+            let Some(clock) = board.clock(role) else {
+                bail!(
+                    "board {} has no `{role}` clock for clock domain `{domain}` (it has {})",
+                    board.name,
+                    board.roles().join(", ")
+                );
+            };
+            let period_ps = period_ps(clock.mhz);
+            if period_ps < 2 {
+                bail!(
+                    "board {}: the `{role}` clock ({} MHz) is faster than the 2 ps a simulated clock period needs",
+                    board.name,
+                    clock.mhz
+                );
+            }
+            Ok(DomainClock {
+                domain: domain.to_string(),
+                role: role.to_string(),
+                period_ps,
+            })
+        })
+        .collect()
 }
 
 /// The line comparing two engines' speeds over the same `cycles`.

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::engine::{speed_line, Engine};
+use crate::engine::{board_clocks, speed_line, Engine};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use hdl::lightning::datapath::{datapath, fail_reason_text};
@@ -23,6 +23,14 @@ use testbench::lightning::photonic::{NoisyCore, TESTBED_SIGMA};
 
 /// The ZCU111 fabric clock of Lightning's build, MHz.
 pub const BOARD_CLOCK_MHZ: f64 = 253.44;
+
+/// The board whose clocks the simulation runs at.
+pub const BOARD: &str = "zcu111";
+
+/// The datapath's clock domains and the board clock roles they run at: the
+/// datapath core runs on the DAC fabric clock (the ADC side is crossed into it
+/// outside the core).
+pub const CLOCK_ROLES: &[(&str, &str)] = &[("clk", "dac")];
 
 /// Options of `wirespeed sim lightning`.
 #[derive(Args, Debug, Clone)]
@@ -46,8 +54,9 @@ pub struct LightningArgs {
     /// Photonic cores (1-8; at most the smallest layer's outputs).
     #[arg(long, default_value_t = 1)]
     pub cores: u32,
-    /// Write a VCD of the first image's noise-free run to this file (with `--engine
-    /// both`, Verilator's goes beside it as `<name>.verilator.vcd`).
+    /// Write a VCD of the first image's noise-free run to this file, time in ps at the
+    /// ZCU111 DAC fabric clock (3946 ps per cycle); with `--engine both`, Verilator's
+    /// goes beside it as `<name>.verilator.vcd` (Verilator is then built with tracing).
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<PathBuf>,
     /// Simulation engine (`both`: the same images on each, results must agree).
@@ -149,9 +158,11 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         args.cores, args.latency, args.shift
     );
 
+    let board = gen::board::Board::named(BOARD)?;
+    let clocks = board_clocks(&board, CLOCK_ROLES)?;
     let mut results = Vec::new();
     for (k, &engine) in args.engine.engines().iter().enumerate() {
-        let (mut dut, build) = engine.build(&module)?;
+        let (mut dut, build) = engine.build(&module, args.vcd.is_some(), &clocks)?;
         dut.reset(2);
         // A second engine's VCD goes beside the first's.
         let mut engine_args = args.clone();

@@ -2,7 +2,7 @@
 //! `testbench::panama::chaos` on the native simulator and/or Verilator, with its
 //! tallies and invariants printed; an error if any invariant fails.
 
-use crate::engine::{speed_line, Engine};
+use crate::engine::{speed_line, DomainClock, Engine};
 use anyhow::{anyhow, bail, Result};
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
@@ -18,19 +18,21 @@ struct EngineRun {
     build: Duration,
 }
 
-/// Runs `chaos` on `cfg` with every engine of `engine`, prints the report and
+/// Runs `chaos` on `cfg` with every engine of `engine` (clock periods from
+/// `clocks`), prints the report and
 /// fails if an invariant fails or the engines disagree.
 pub fn run(
     cfg: &PanamaConfig,
     board: &str,
     mhz: f64,
+    clocks: &[DomainClock],
     chaos: &ChaosConfig,
     engine: Engine,
 ) -> Result<()> {
     let module = panama_core(cfg)?;
     let mut runs = vec![];
     for &e in engine.engines() {
-        let (mut dut, build) = e.build(&module)?;
+        let (mut dut, build) = e.build(&module, false, clocks)?;
         let bar = ProgressBar::new(chaos.frames as u64);
         bar.set_style(
             ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {elapsed}  {msg}")

@@ -3,7 +3,7 @@
 //! counters, every output checked against the golden model.
 
 use crate::catalog;
-use crate::engine::{speed_line, Engine};
+use crate::engine::{board_clocks, speed_line, DomainClock, Engine};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use hdl::panama::config::PanamaConfig;
@@ -11,6 +11,7 @@ use hdl::panama::core::panama_core;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
@@ -18,7 +19,9 @@ use testbench::panama::counters::Counters;
 use testbench::panama::frame::{classify, Class};
 use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
 use testbench::panama::invariants::{self, RunRecord};
-use testbench::panama::pcap::{read_pcapng, write_pcap, Stamped};
+use testbench::panama::pcap::{
+    read_pcapng, read_port_captures, write_pcap, CaptureFormat, Stamped,
+};
 use testbench::panama::scenario::Scenario;
 use testbench::panama::system::{
     check, golden_config, read_counters, run as run_system, split_outputs, Observed, Outputs,
@@ -66,15 +69,20 @@ pub struct PanamaArgs {
     /// Probability that a worker's stream gets one fault (malformed, gap, duplicate, …).
     #[arg(long, default_value_t = 0.0)]
     faults: f64,
-    /// Input traffic from a pcapng file (one interface per port; see README); slots
-    /// are set up for every (job, tree) found in it.
-    #[arg(long, value_name = "FILE")]
-    pcap_in: Option<PathBuf>,
+    /// Input traffic from capture files; slots are set up for every (job, tree) found.
+    /// `FILE`: a pcapng with one interface per port (if_description = one-hot code,
+    /// see README) or a classic pcap whose frames all enter on port 0.
+    /// `PORT=FILE` (repeatable): every frame of FILE (pcap or pcapng) enters on PORT,
+    /// a port index (`0`, `1`, …) or a one-hot code (`0x04`); files are merged by
+    /// timestamp. The `portN.pcap` files of `--pcap-out` feed back as `N=DIR/portN.pcap`.
+    #[arg(long = "pcap-in", value_name = "[PORT=]FILE")]
+    pcap_in: Vec<PcapIn>,
     /// Write the output frames as one pcap per destination port into DIR.
     #[arg(long, value_name = "DIR")]
     pcap_out: Option<PathBuf>,
-    /// Write a VCD of the accelerator's ports (with `--engine both`, Verilator's goes
-    /// beside it as `<name>.verilator.vcd`).
+    /// Write a VCD of the accelerator's ports, time in ps at the board's datapath clock
+    /// (SUME: 5000 ps per cycle); with `--engine both`, Verilator's goes beside it as
+    /// `<name>.verilator.vcd` (Verilator is then built with tracing).
     #[arg(long, value_name = "FILE")]
     vcd: Option<PathBuf>,
     /// Interleave workers at random instead of taking turns packet by packet (a
@@ -102,6 +110,116 @@ pub struct PanamaArgs {
     /// Simulation engine.
     #[arg(long, value_enum, default_value_t = Engine::Native)]
     engine: Engine,
+}
+
+/// Which port a `--pcap-in` file's frames enter on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortSpec {
+    /// A port index, 0..ports-1 (decimal).
+    Index(usize),
+    /// A one-hot tuser port code (hexadecimal with `0x`, e.g. `0x04`).
+    Code(u8),
+}
+
+/// One `--pcap-in` argument: `FILE`, or `PORT=FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PcapIn {
+    /// The port every frame enters on; `None`: from the file (pcapng) or port 0 (pcap).
+    pub port: Option<PortSpec>,
+    /// The capture file.
+    pub path: PathBuf,
+}
+
+/// Why a `--pcap-in` argument does not parse.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PcapInError {
+    /// The file name is empty.
+    #[error("no file given (expected FILE or PORT=FILE)")]
+    NoFile,
+    /// `0x..` is not a one-hot 8-bit code.
+    #[error("port `{0}` is not a one-hot 8-bit port code like 0x04")]
+    BadCode(String),
+}
+
+impl FromStr for PcapIn {
+    type Err = PcapInError;
+
+    /// `FILE` or `PORT=FILE`: the text before the first `=` is a port if it is a
+    /// decimal index or a `0x` code; otherwise the whole text is the file name.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let port = match s.split_once('=') {
+            Some((p, file)) => {
+                let spec = if let Some(hex) = p.strip_prefix("0x").or(p.strip_prefix("0X")) {
+                    let code = u8::from_str_radix(hex, 16)
+                        .ok()
+                        .filter(|c| c.count_ones() == 1)
+                        .ok_or_else(|| PcapInError::BadCode(p.to_string()))?;
+                    Some(PortSpec::Code(code))
+                } else if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
+                    p.parse().ok().map(PortSpec::Index)
+                } else {
+                    None
+                };
+                spec.map(|spec| (spec, file))
+            }
+            None => None,
+        };
+        let (port, path) = match port {
+            Some((spec, file)) => (Some(spec), file),
+            None => (None, s),
+        };
+        if path.is_empty() {
+            return Err(PcapInError::NoFile);
+        }
+        Ok(PcapIn {
+            port,
+            path: PathBuf::from(path),
+        })
+    }
+}
+
+/// The input frames of `inputs` (see [`PcapIn`]) on an instance with `port_codes`.
+pub fn read_pcap_inputs(inputs: &[PcapIn], port_codes: &[u8]) -> Result<Vec<InFrame>> {
+    if let [PcapIn { port: None, path }] = inputs {
+        let frames = match CaptureFormat::of_file(path)? {
+            CaptureFormat::PcapNg => read_pcapng(path)?,
+            CaptureFormat::Pcap => {
+                let Some(&code) = port_codes.first() else {
+                    bail!("--pcap-in {}: the instance has no ports", path.display());
+                };
+                read_port_captures(&[(code, path.as_path())])?
+            }
+        };
+        return Ok(frames);
+    }
+    let mut files = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let path = input.path.as_path();
+        let code = match input.port {
+            None => bail!(
+                "--pcap-in {}: with several --pcap-in, each needs a port (PORT=FILE)",
+                path.display()
+            ),
+            Some(PortSpec::Index(i)) => *port_codes.get(i).ok_or_else(|| {
+                anyhow!(
+                    "--pcap-in {i}={}: port {i} does not exist (the instance has ports 0..{})",
+                    path.display(),
+                    port_codes.len().saturating_sub(1)
+                )
+            })?,
+            Some(PortSpec::Code(c)) => {
+                if !port_codes.contains(&c) {
+                    bail!(
+                        "--pcap-in {c:#04x}={}: the instance has no port with code {c:#04x} (codes {port_codes:02x?})",
+                        path.display()
+                    );
+                }
+                c
+            }
+        };
+        files.push((code, path));
+    }
+    Ok(read_port_captures(&files)?)
 }
 
 /// min / median / p99 / max of `v` (sorted in place), or None when empty.
@@ -235,7 +353,7 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             bail!("--frames 0: a chaos run needs at least one frame");
         }
         for (option, given) in [
-            ("--pcap-in", args.pcap_in.is_some()),
+            ("--pcap-in", !args.pcap_in.is_empty()),
             ("--pcap-out", args.pcap_out.is_some()),
             ("--vcd", args.vcd.is_some()),
         ] {
@@ -250,12 +368,19 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             slot_timeout: args.slot_timeout,
             ..ChaosConfig::new(args.frames, args.seed)
         };
-        return crate::sim_chaos::run(&cfg, &board.name, mhz, &chaos, args.engine);
+        return crate::sim_chaos::run(
+            &cfg,
+            &board.name,
+            mhz,
+            &panama_clocks(&board)?,
+            &chaos,
+            args.engine,
+        );
     }
     let mut rng = seeded("wirespeed sim panama", args.seed);
     let mut golden_cfg = golden_config(&cfg, vec![]);
-    let frames = if let Some(path) = &args.pcap_in {
-        let frames = read_pcapng(path).with_context(|| format!("--pcap-in {}", path.display()))?;
+    let frames = if !args.pcap_in.is_empty() {
+        let frames = read_pcap_inputs(&args.pcap_in, &cfg.port_codes)?;
         golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
         golden_cfg.slots.resize(
             cfg.slots as usize,
@@ -345,10 +470,11 @@ fn run_frames(
         beats,
         bound,
     };
+    let clocks = panama_clocks(board)?;
     let mut runs = Vec::new();
     for &engine in args.engine.engines() {
         // Every engine sees the same random draws (traffic timing, back-pressure).
-        let run = simulate(args, &job, engine, rng.clone())?;
+        let run = simulate(args, &job, engine, &clocks, rng.clone())?;
         runs.push((engine, run));
     }
     let (_, first) = &runs[0];
@@ -501,6 +627,11 @@ fn run_frames(
     Ok(())
 }
 
+/// The core's one clock domain `clk` at the board's datapath clock.
+fn panama_clocks(board: &gen::board::Board) -> Result<Vec<DomainClock>> {
+    board_clocks(board, &[("clk", "datapath")])
+}
+
 /// What every engine runs: the design, the traffic and the bounds.
 struct Job<'a> {
     module: &'a hdl::Module,
@@ -525,8 +656,14 @@ struct Run {
 }
 
 /// Runs the job on `engine` with a progress bar.
-fn simulate(args: &PanamaArgs, job: &Job, engine: Engine, mut rng: impl rand::Rng) -> Result<Run> {
-    let (mut dut, build) = engine.build(job.module)?;
+fn simulate(
+    args: &PanamaArgs,
+    job: &Job,
+    engine: Engine,
+    clocks: &[DomainClock],
+    mut rng: impl rand::Rng,
+) -> Result<Run> {
+    let (mut dut, build) = engine.build(job.module, args.vcd.is_some(), clocks)?;
     let vcd = match (&args.vcd, engine) {
         (Some(path), Engine::Verilator) if args.engine == Engine::Both => {
             Some(path.with_extension("verilator.vcd"))

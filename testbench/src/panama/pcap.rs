@@ -24,7 +24,7 @@ use pcap_file::pcapng::{Block, PcapNgReader, PcapNgWriter};
 use pcap_file::DataLink;
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use thiserror::Error;
@@ -87,6 +87,14 @@ pub enum PcapError {
         index: usize,
         /// The interface id.
         interface: u32,
+    },
+    /// The file is neither a classic pcap nor a pcapng file.
+    #[error("{}: neither a pcap nor a pcapng file ({found}; expected magic a1b2c3d4, d4c3b2a1, a1b23c4d or 4d3cb2a1 for pcap, 0a0d0d0a for pcapng)", path.display())]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// What the file starts with.
+        found: String,
     },
     /// A frame's source code is not one of the port codes given for writing.
     #[error("{}: frame {index} has source port code {src:#04x}, not one of {ports:02x?}", path.display())]
@@ -200,9 +208,18 @@ pub fn write_port_pcaps(files: &[(u8, &Path)], frames: &[InFrame]) -> Result<(),
 /// Reads one classic pcap per port (`files[i]` = (port code, path)) and merges them
 /// into arrival order by timestamp; ties keep file order, then in-file order.
 pub fn read_port_pcaps(files: &[(u8, &Path)]) -> Result<Vec<InFrame>, PcapError> {
+    merge_by_time(files, read_pcap)
+}
+
+/// Reads `files` with `read` and merges them by timestamp (ties: file order, then
+/// in-file order), each frame entering on its file's port code.
+fn merge_by_time(
+    files: &[(u8, &Path)],
+    read: fn(&Path) -> Result<Vec<Stamped>, PcapError>,
+) -> Result<Vec<InFrame>, PcapError> {
     let mut all: Vec<(Duration, usize, usize, InFrame)> = Vec::new();
     for (k, (src, path)) in files.iter().enumerate() {
-        for (i, s) in read_pcap(path)?.into_iter().enumerate() {
+        for (i, s) in read(path)?.into_iter().enumerate() {
             all.push((
                 s.time,
                 k,
@@ -253,6 +270,96 @@ pub fn write_pcapng(path: &Path, port_codes: &[u8], frames: &[InFrame]) -> Resul
         w.write_pcapng_block(epb).map_err(format(path, "pcapng"))?;
     }
     w.into_inner().flush().map_err(io(path))
+}
+
+/// The two capture formats, told apart by their first four bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureFormat {
+    /// Classic pcap (magic `a1b2c3d4` µs or `a1b23c4d` ns, either byte order).
+    Pcap,
+    /// pcapng (a Section Header Block, `0a0d0d0a`).
+    PcapNg,
+}
+
+impl CaptureFormat {
+    /// The format whose magic number `bytes` starts with, if any.
+    pub fn from_magic(bytes: &[u8]) -> Option<Self> {
+        let magic: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+        match u32::from_be_bytes(magic) {
+            0xa1b2_c3d4 | 0xd4c3_b2a1 | 0xa1b2_3c4d | 0x4d3c_b2a1 => Some(CaptureFormat::Pcap),
+            0x0a0d_0d0a => Some(CaptureFormat::PcapNg),
+            _ => None,
+        }
+    }
+
+    /// The format of the file at `path`, from its magic number.
+    pub fn of_file(path: &Path) -> Result<Self, PcapError> {
+        let mut head = Vec::with_capacity(4);
+        File::open(path)
+            .and_then(|f| f.take(4).read_to_end(&mut head))
+            .map_err(io(path))?;
+        Self::from_magic(&head).ok_or_else(|| PcapError::UnknownFormat {
+            path: path.to_path_buf(),
+            found: if head.len() < 4 {
+                format!("only {} bytes long", head.len())
+            } else {
+                format!(
+                    "starts with {:02x}{:02x}{:02x}{:02x}",
+                    head[0], head[1], head[2], head[3]
+                )
+            },
+        })
+    }
+}
+
+/// Reads every frame of a capture file, classic pcap or pcapng (told by its magic
+/// number), with its timestamp; pcapng interfaces are ignored (every frame counts).
+pub fn read_capture(path: &Path) -> Result<Vec<Stamped>, PcapError> {
+    match CaptureFormat::of_file(path)? {
+        CaptureFormat::Pcap => read_pcap(path),
+        CaptureFormat::PcapNg => read_pcapng_stamped(path),
+    }
+}
+
+/// Reads every Enhanced Packet Block of the pcapng file at `path` with its
+/// timestamp, whatever its interface (Ethernet interfaces only).
+fn read_pcapng_stamped(path: &Path) -> Result<Vec<Stamped>, PcapError> {
+    let file = File::open(path).map_err(io(path))?;
+    let mut r = PcapNgReader::new(BufReader::new(file)).map_err(format(path, "pcapng"))?;
+    let mut out = Vec::new();
+    while let Some(block) = r.next_block() {
+        match block.map_err(format(path, "pcapng"))? {
+            Block::InterfaceDescription(idb) if idb.linktype != DataLink::ETHERNET => {
+                return Err(PcapError::LinkType {
+                    path: path.to_path_buf(),
+                    datalink: idb.linktype,
+                });
+            }
+            Block::EnhancedPacket(epb) => {
+                if epb.data.len() != epb.original_len as usize {
+                    return Err(PcapError::Truncated {
+                        path: path.to_path_buf(),
+                        index: out.len(),
+                        captured: epb.data.len(),
+                        original: epb.original_len,
+                    });
+                }
+                out.push(Stamped {
+                    time: epb.timestamp,
+                    bytes: epb.data.into_owned(),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Like [`read_port_pcaps`], but each file may be a classic pcap or a pcapng
+/// ([`read_capture`]): every frame of `files[i]` enters on port code `files[i].0`,
+/// merged by timestamp (ties: file order, then in-file order).
+pub fn read_port_captures(files: &[(u8, &Path)]) -> Result<Vec<InFrame>, PcapError> {
+    merge_by_time(files, read_capture)
 }
 
 /// Reads a pcapng file written as the module docs say: frames in file order with

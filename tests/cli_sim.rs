@@ -1,0 +1,304 @@
+//! The `wirespeed sim` command line, run as a program: VCDs from both engines on
+//! the board's clock period (PANAMA and Lightning), and `--pcap-in` reading classic
+//! pcap and pcapng.
+//!
+//! `cargo test --test cli_sim` (the first run builds the traced Verilator models of
+//! the PANAMA core and the Lightning datapath, about 30 s; later runs load them from
+//! the build cache).
+
+use std::path::Path;
+use std::process::{Command, Output};
+use testbench::panama::pcap::{read_port_pcaps, write_pcapng, CaptureFormat};
+use vcd::{Command as VcdCommand, IdCode, ScopeItem, Value};
+use wirespeed::sim_panama::{PcapIn, PcapInError, PortSpec};
+
+/// Runs `wirespeed sim panama <args>`.
+fn panama(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["sim", "panama"])
+        .args(args)
+        .output()
+        .expect("the wirespeed binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts the run succeeded and returns its standard output.
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The number in `traffic: N frames` of a report.
+fn traffic_frames(stdout: &str) -> usize {
+    let rest = stdout
+        .split("traffic: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no traffic line in\n{stdout}"));
+    rest.split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bad traffic line in\n{stdout}"))
+}
+
+/// The first variable named `name` anywhere in the scope tree.
+fn find_code(items: &[ScopeItem], name: &str) -> Option<IdCode> {
+    items.iter().find_map(|item| match item {
+        ScopeItem::Var(v) if v.reference == name => Some(v.code),
+        ScopeItem::Scope(s) => find_code(&s.items, name),
+        _ => None,
+    })
+}
+
+/// The times of the rising edges of `clock` in the VCD at `path`, in picoseconds.
+fn rising_edges_ps(path: &Path, clock: &str) -> Vec<u64> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut parser = vcd::Parser::new(std::io::BufReader::new(file));
+    let header = parser
+        .parse_header()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (n, unit) = header
+        .timescale
+        .unwrap_or_else(|| panic!("{}: no $timescale", path.display()));
+    let tick_ps = u64::from(n) * 1_000_000_000_000 / unit.divisor();
+    assert!(tick_ps >= 1, "{}: timescale below 1 ps", path.display());
+    let code = find_code(&header.items, clock)
+        .unwrap_or_else(|| panic!("{}: no variable `{clock}`", path.display()));
+    let (mut now, mut level, mut edges) = (0u64, None, Vec::new());
+    for command in parser {
+        let value = match command.unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+            VcdCommand::Timestamp(t) => {
+                now = t * tick_ps;
+                continue;
+            }
+            VcdCommand::ChangeScalar(c, v) if c == code => v,
+            VcdCommand::ChangeVector(c, v) if c == code => v.iter().next().unwrap_or(Value::X),
+            _ => continue,
+        };
+        if value == Value::V1 && level == Some(Value::V0) {
+            edges.push(now);
+        }
+        level = Some(value);
+    }
+    edges
+}
+
+#[test]
+fn vcds_of_both_engines_run_at_the_board_clock() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let native = dir.path().join("p.vcd");
+    let verilator = dir.path().join("p.verilator.vcd");
+    let out = panama(&[
+        "--engine",
+        "both",
+        "--elements",
+        "512",
+        "--vcd",
+        native.to_str().expect("utf-8 path"),
+    ]);
+    let stdout = ok(&out);
+    // Same clock count on both engines (the run compares them), at 200 MHz.
+    assert!(stdout.contains("200 MHz"), "{stdout}");
+    assert!(stdout.contains("engines: identical results"), "{stdout}");
+    let n = rising_edges_ps(&native, "axis_aclk");
+    let v = rising_edges_ps(&verilator, "axis_aclk");
+    assert!(n.len() > 100, "native VCD: only {} clock edges", n.len());
+    assert_eq!(n.len(), v.len(), "rising edges: native vs Verilator");
+    for (name, edges) in [("native", &n), ("verilator", &v)] {
+        // NetFPGA SUME's datapath clock: 200 MHz = 5000 ps, every cycle.
+        assert!(
+            edges.windows(2).all(|w| w[1] - w[0] == 5000),
+            "{name}: clock periods {:?}",
+            edges
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .take(10)
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(edges[0] % 5000, 0, "{name}: first edge at {} ps", edges[0]);
+    }
+    assert_eq!(
+        n, v,
+        "the two VCDs' clock edges are at the same picoseconds"
+    );
+    // The simulated cycles cover every edge: the report's count is in the trace.
+    let cycles: u64 = stdout
+        .split("simulated ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no cycle count in\n{stdout}"));
+    assert!(
+        n.len() as u64 >= cycles,
+        "{} edges < {cycles} cycles",
+        n.len()
+    );
+}
+
+#[test]
+fn pcap_out_feeds_back_as_pcap_in() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pcaps = dir.path().join("pcaps");
+    let first = ok(&panama(&[
+        "--jobs",
+        "0",
+        "--bypass-frames",
+        "50",
+        "--pcap-out",
+        pcaps.to_str().expect("utf-8 path"),
+    ]));
+    assert_eq!(traffic_frames(&first), 50, "{first}");
+    // One classic pcap per port, as the report lists them.
+    let written: Vec<(String, usize)> = first
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("wrote "))
+        .map(|l| {
+            let (path, rest) = l.split_once(" (").expect("wrote PATH (N frames …)");
+            let frames = rest.split_whitespace().next().and_then(|n| n.parse().ok());
+            (path.to_string(), frames.expect("a frame count"))
+        })
+        .collect();
+    assert!(written.len() >= 2, "{first}");
+    let out_frames: usize = written.iter().map(|(_, n)| n).sum();
+    assert_eq!(out_frames, 50, "every bypass frame leaves on one port");
+
+    let mut args = vec![];
+    for (i, (path, _)) in written.iter().enumerate() {
+        assert!(path.ends_with(&format!("port{i}.pcap")), "{path}");
+        args.push("--pcap-in".to_string());
+        args.push(format!("{i}={path}"));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let again = ok(&panama(&args));
+    assert_eq!(traffic_frames(&again), 50, "{again}");
+    assert!(again.contains("golden model: 50 bypass"), "{again}");
+
+    // A classic pcap without a port: every frame enters on port 0.
+    let (port0, n0) = &written[0];
+    let single = ok(&panama(&["--pcap-in", port0]));
+    assert_eq!(traffic_frames(&single), *n0, "{single}");
+    // …and a one-hot code names the same port as its index.
+    let by_code = ok(&panama(&["--pcap-in", &format!("0x01={port0}")]));
+    assert_eq!(traffic_frames(&by_code), *n0, "{by_code}");
+
+    // The same frames as one pcapng (interfaces = SUME's port codes): as `FILE`
+    // the interfaces are the ports, as `PORT=FILE` every frame enters on PORT.
+    let codes = [0x01, 0x04, 0x10, 0x40];
+    let files: Vec<(u8, &Path)> = codes
+        .iter()
+        .zip(&written)
+        .map(|(&c, (p, _))| (c, Path::new(p.as_str())))
+        .collect();
+    let frames = read_port_pcaps(&files).expect("read the written pcaps");
+    let ng = dir.path().join("all.pcapng");
+    write_pcapng(&ng, &codes, &frames).expect("write pcapng");
+    let ng = ng.to_str().expect("utf-8 path");
+    let from_ng = ok(&panama(&["--pcap-in", ng]));
+    assert_eq!(traffic_frames(&from_ng), 50, "{from_ng}");
+    assert!(from_ng.contains("golden model: 50 bypass"), "{from_ng}");
+    let on_port1 = ok(&panama(&["--pcap-in", &format!("1={ng}")]));
+    assert_eq!(traffic_frames(&on_port1), 50, "{on_port1}");
+}
+
+#[test]
+fn capture_formats_by_magic_number() {
+    let f = CaptureFormat::from_magic;
+    for magic in [
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+    ] {
+        assert_eq!(f(&magic), Some(CaptureFormat::Pcap), "{magic:02x?}");
+    }
+    assert_eq!(f(&[0x0a, 0x0d, 0x0d, 0x0a, 0]), Some(CaptureFormat::PcapNg));
+    assert_eq!(f(b"GIF8"), None);
+    assert_eq!(f(&[0xa1, 0xb2]), None);
+}
+
+#[test]
+fn pcap_in_garbage_is_one_line_naming_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let garbage = dir.path().join("garbage.pcap");
+    std::fs::write(&garbage, b"this is not a capture file\n").expect("write");
+    let out = panama(&["--pcap-in", garbage.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&*garbage.to_string_lossy()), "{stderr}");
+    assert!(stderr.contains("neither a pcap nor a pcapng"), "{stderr}");
+    assert!(stderr.contains("starts with 74686973"), "{stderr}"); // "this"
+
+    let out = panama(&["--pcap-in", "9=/nonexistent.pcap"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("port 9 does not exist"), "{stderr}");
+}
+
+#[test]
+fn pcap_in_arguments_parse() {
+    let p = |s: &str| s.parse::<PcapIn>();
+    assert_eq!(
+        p("in.pcapng"),
+        Ok(PcapIn {
+            port: None,
+            path: "in.pcapng".into()
+        })
+    );
+    assert_eq!(p("2=a.pcap").map(|x| x.port), Ok(Some(PortSpec::Index(2))));
+    assert_eq!(
+        p("0x04=a.pcap").map(|x| x.port),
+        Ok(Some(PortSpec::Code(4)))
+    );
+    assert_eq!(p("0x04=a.pcap").map(|x| x.path), Ok("a.pcap".into()));
+    // Not a port before the `=`: the whole text is the file name.
+    assert_eq!(p("run=3.pcap").map(|x| x.port), Ok(None));
+    assert_eq!(p("run=3.pcap").map(|x| x.path), Ok("run=3.pcap".into()));
+    assert_eq!(p("0x03=a.pcap"), Err(PcapInError::BadCode("0x03".into())));
+    assert_eq!(p("1="), Err(PcapInError::NoFile));
+}
+
+#[test]
+fn lightning_vcds_run_at_the_dac_clock() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let native = dir.path().join("l.vcd");
+    let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args([
+            "sim",
+            "lightning",
+            "--engine",
+            "both",
+            "--images",
+            "1",
+            "--vcd",
+        ])
+        .arg(&native)
+        .output()
+        .expect("the wirespeed binary runs");
+    let stdout = ok(&out);
+    let n = rising_edges_ps(&native, "clk");
+    let v = rising_edges_ps(&dir.path().join("l.verilator.vcd"), "clk");
+    assert!(n.len() > 100, "native VCD: only {} clock edges", n.len());
+    assert_eq!(
+        n, v,
+        "the two VCDs' clock edges are at the same picoseconds"
+    );
+    // ZCU111 DAC fabric clock, 253.44 MHz: 3945.8 ps, rounded to 3946.
+    assert!(
+        n.windows(2).all(|w| w[1] - w[0] == 3946),
+        "clock periods {:?}",
+        n.windows(2)
+            .map(|w| w[1] - w[0])
+            .take(10)
+            .collect::<Vec<_>>()
+    );
+    assert!(stdout.contains("VCD of image 0"), "{stdout}");
+}
