@@ -458,7 +458,7 @@ fn run_frames(
     let module = panama_core(cfg)?;
     let beats: u64 = frames
         .iter()
-        .map(|f| f.bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64)
+        .map(|f| f.bytes.len().div_ceil(cfg.beat_bytes() as usize).max(1) as u64)
         .sum();
     let bound = 50 * beats + 20_000;
     let job = Job {
