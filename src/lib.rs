@@ -3,6 +3,8 @@
 
 pub mod catalog;
 pub mod engine;
+pub mod generate;
+pub mod interrupt;
 pub mod lightning_sim;
 pub mod sim_chaos;
 pub mod sim_panama;

@@ -28,9 +28,14 @@ enum Command {
         /// Target board (same as `--set board=NAME`; blocks with a `board` parameter).
         #[arg(long = "board", value_name = "NAME")]
         board: Option<String>,
-        /// Output directory (created if missing).
+        /// Output directory (created if missing). It must not hold another design's
+        /// generated files (see `--force`) nor unrelated files named like ours.
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: PathBuf,
+        /// Replace another design's files in DIR: exactly those its manifest.json
+        /// lists, nothing else.
+        #[arg(long)]
+        force: bool,
     },
     /// Synthesize a block with Yosys for its board's part and print the resources.
     Synth(wirespeed::synth::SynthArgs),
@@ -61,33 +66,18 @@ fn generate(
     sets: &[String],
     board: Option<&str>,
     out: &std::path::Path,
+    force: bool,
 ) -> Result<()> {
-    let (spec, settings) = catalog::find_with_settings(block, sets, board)?;
-    let generated = spec.build(&settings)?;
-    let design = gen::emit(&generated.module)?;
-    let mut manifest =
-        gen::Manifest::new(&generated.module, &design).with_parameter("block", block);
-    for (k, v) in settings.as_map() {
-        manifest = manifest.with_parameter(k, v);
-    }
-    let mut files = generated.extra_files.clone();
-    if let Some(t) = &generated.board {
-        files.extend(gen::board::board_files(
-            &t.board,
-            &manifest,
-            &t.clocks,
-            t.registers.as_ref(),
-        )?);
-    }
-    let written = gen::board::write_board_design(out, &design, &manifest, &files)?;
+    eprintln!("generating `{block}` into {}", out.display());
+    let w = wirespeed::generate::generate(block, sets, board, out, force)?;
     println!(
         "wrote {} ({} Verilog files, top `{}`) to {}",
         block,
-        design.files.len(),
-        design.top,
+        w.verilog_files,
+        w.top,
         out.display()
     );
-    for path in written {
+    for path in w.paths {
         println!("  {}", path.display());
     }
     Ok(())
@@ -95,6 +85,14 @@ fn generate(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `gen` and `synth` clean up after Ctrl-C; the other commands keep the default
+    // (the process ends at once).
+    if matches!(cli.command, Command::Gen { .. } | Command::Synth(_)) {
+        if let Err(e) = wirespeed::interrupt::install() {
+            eprintln!("error: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match &cli.command {
         Command::List => {
             list();
@@ -105,7 +103,8 @@ fn main() -> ExitCode {
             sets,
             board,
             out,
-        } => generate(block, sets, board.as_deref(), out),
+            force,
+        } => generate(block, sets, board.as_deref(), out, *force),
         Command::Synth(args) => wirespeed::synth::run(args),
         Command::Sim(SimCommand::Panama(args)) => wirespeed::sim_panama::run(args),
         Command::Sim(SimCommand::Lightning(args)) => wirespeed::lightning_sim::run(args),
@@ -114,6 +113,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
+            if wirespeed::interrupt::interrupted() {
+                // The conventional status of a process ended by SIGINT.
+                return ExitCode::from(130);
+            }
             ExitCode::FAILURE
         }
     }

@@ -8,9 +8,11 @@
 //! boundaries at a much higher run time. These are Yosys estimates, not Vivado
 //! results.
 
-use crate::catalog;
+use crate::{catalog, interrupt};
 use anyhow::{Context, Result};
-use std::time::Instant;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
 use testbench::tools::{self, SynthReport};
 
 /// Arguments of `wirespeed synth`.
@@ -34,7 +36,10 @@ pub fn run(args: &SynthArgs) -> Result<()> {
     let (spec, settings) =
         catalog::find_with_settings(&args.block, &args.sets, args.board.as_deref())?;
     let generated = spec.build(&settings)?;
+    interrupt::check()?;
     let design = gen::emit(&generated.module)?;
+    interrupt::check()?;
+    // Removed when dropped, also when Ctrl-C stops Yosys (see `interrupt`).
     let dir = tempfile::Builder::new()
         .prefix("wirespeed-synth-")
         .tempdir()
@@ -59,14 +64,35 @@ pub fn run(args: &SynthArgs) -> Result<()> {
         design.top,
         design.files.len()
     );
+    interrupt::check()?;
     let start = Instant::now();
+    // On a terminal a spinner shows the time running; elsewhere (logs, CI) a line
+    // when Yosys starts and one when it ends.
+    let spinner = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new_spinner().with_message("yosys running");
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Some(bar)
+    } else {
+        eprintln!("yosys started");
+        None
+    };
     let report = if args.flatten {
         tools::yosys_synth_xilinx(&[dir.path()], &design.top, family)
     } else {
         tools::yosys_synth_xilinx_hierarchical(&[dir.path()], &design.top, family)
-    }?;
+    };
+    if let Some(bar) = spinner {
+        bar.finish_and_clear();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let report = report?;
+    eprintln!("yosys finished in {secs:.1} s");
     print!("{}", table(&design.top, &target, &report));
-    println!("yosys time {:.0} s", start.elapsed().as_secs_f64());
+    println!("yosys time {secs:.0} s");
     Ok(())
 }
 

@@ -106,4 +106,34 @@ pub enum GenError {
         /// The C identifier both become.
         c_name: String,
     },
+    /// The output folder cannot take the design.
+    #[error("output folder `{dir}`: {reason}")]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// Why, and what to do.
+        reason: String,
+    },
+    /// The output folder holds another design's generated files.
+    #[error(
+        "output folder `{dir}` holds another generated design ({design}); generate into another \
+         folder, or pass --force to replace exactly the files its manifest.json lists"
+    )]
+    OtherDesign {
+        /// The folder.
+        dir: PathBuf,
+        /// The other design: top, block, board and differing parameters.
+        design: String,
+    },
+    /// A file that is not the earlier run's has the name of one of the outputs.
+    #[error("`{path}` is in the way: {reason}; move it away or generate into another folder")]
+    InTheWay {
+        /// The file.
+        path: PathBuf,
+        /// Why it may not be replaced.
+        reason: String,
+    },
+    /// The write was cancelled (e.g. by Ctrl-C) before anything was put in place.
+    #[error("interrupted; no output was written")]
+    Interrupted,
 }

@@ -6,15 +6,18 @@
 //!   generator parameters) and [`write_design`], which puts a
 //!   design and its manifest on disk;
 //! - [`board`]: board descriptions (`constraints/boards/`) and the files for a design on
-//!   a board: timing XDC, Vivado TCL, register maps (Markdown, C header, JSON).
+//!   a board: timing XDC, Vivado TCL, register maps (Markdown, C header, JSON);
+//! - [`output`]: one design per output folder, written all or nothing ([`write_folder`]).
 
 #![warn(missing_docs)]
 
 pub mod board;
 mod error;
 pub mod manifest;
+pub mod output;
 pub mod verilog;
 
 pub use error::GenError;
 pub use manifest::{write_design, Manifest};
+pub use output::{write_folder, FolderOptions};
 pub use verilog::{emit, Design};

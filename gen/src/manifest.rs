@@ -50,6 +50,10 @@ pub struct Manifest {
     pub parameters: BTreeMap<String, String>,
     /// Verilog files, in dependency order (top last).
     pub files: Vec<String>,
+    /// Every file written into the output folder with this manifest (Verilog,
+    /// `manifest.json`, board files), in writing order; filled in by the writers, so
+    /// that a later run knows exactly which files are this design's.
+    pub outputs: Vec<String>,
 }
 
 impl Manifest {
@@ -86,6 +90,7 @@ impl Manifest {
                 .collect(),
             parameters: BTreeMap::new(),
             files: design.files.iter().map(|(n, _)| n.clone()).collect(),
+            outputs: Vec::new(),
         }
     }
 
@@ -125,6 +130,27 @@ pub(crate) fn write_design_and(
     manifest: &Manifest,
     extra: &[(String, String)],
 ) -> Result<Vec<PathBuf>, GenError> {
+    let outputs: Vec<(PathBuf, String)> = output_files(design, manifest, extra)?
+        .into_iter()
+        .map(|(name, text)| (dir.join(name), text))
+        .collect();
+    let refs: Vec<(PathBuf, &str)> = outputs
+        .iter()
+        .map(|(p, t)| (p.clone(), t.as_str()))
+        .collect();
+    write_all(dir, &refs)?;
+    Ok(outputs.into_iter().map(|(p, _)| p).collect())
+}
+
+/// Every output file of `design` as `(file name, text)`: the Verilog files, then
+/// `manifest.json` (with its `outputs` listing every name), then `extra`. Refuses a
+/// manifest that does not describe `design` and extra names that are not plain file
+/// names, start with `.` or repeat another output's name.
+pub(crate) fn output_files(
+    design: &Design,
+    manifest: &Manifest,
+    extra: &[(String, String)],
+) -> Result<Vec<(String, String)>, GenError> {
     let names: Vec<&String> = design.files.iter().map(|(n, _)| n).collect();
     if manifest.files.iter().collect::<Vec<_>>() != names || manifest.top != design.top {
         return Err(GenError::ManifestMismatch(format!(
@@ -132,18 +158,7 @@ pub(crate) fn write_design_and(
             manifest.top, manifest.files, design.top, names
         )));
     }
-    let manifest_path = dir.join(MANIFEST);
-    let json = manifest.to_json().map_err(|source| GenError::Json {
-        path: manifest_path.clone(),
-        source,
-    })?;
-    let mut outputs: Vec<(PathBuf, &str)> = design
-        .files
-        .iter()
-        .map(|(n, t)| (dir.join(n), t.as_str()))
-        .collect();
-    outputs.push((manifest_path, &json));
-    for (i, (name, text)) in extra.iter().enumerate() {
+    for (i, (name, _)) in extra.iter().enumerate() {
         let taken =
             names.contains(&name) || name == MANIFEST || extra[..i].iter().any(|(n, _)| n == name);
         if let Some(reason) =
@@ -154,17 +169,29 @@ pub(crate) fn write_design_and(
                 reason: reason.to_string(),
             });
         }
-        outputs.push((dir.join(name), text));
     }
-    write_all(dir, &outputs)?;
-    Ok(outputs.into_iter().map(|(p, _)| p).collect())
+    let mut manifest = manifest.clone();
+    manifest.outputs = names
+        .iter()
+        .map(|n| n.to_string())
+        .chain(std::iter::once(MANIFEST.to_string()))
+        .chain(extra.iter().map(|(n, _)| n.clone()))
+        .collect();
+    let json = manifest.to_json().map_err(|source| GenError::Json {
+        path: PathBuf::from(MANIFEST),
+        source,
+    })?;
+    let mut outputs: Vec<(String, String)> = design.files.clone();
+    outputs.push((MANIFEST.to_string(), json));
+    outputs.extend(extra.iter().cloned());
+    Ok(outputs)
 }
 
 /// The manifest's file name.
-const MANIFEST: &str = "manifest.json";
+pub(crate) const MANIFEST: &str = "manifest.json";
 
 /// Why `name` cannot be an output file name beside the design, if it cannot.
-fn bad_file_name(name: &str) -> Option<&'static str> {
+pub(crate) fn bad_file_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("the name is empty")
     } else if name.contains(['/', '\\', '\0']) {

@@ -9,8 +9,11 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// The command that installs every tool used here (Debian/Ubuntu).
 pub const INSTALL_HINT: &str = "apt-get install -y verilator iverilog yosys";
@@ -48,6 +51,9 @@ pub enum ToolError {
         /// The tool's output (stdout and stderr).
         output: String,
     },
+    /// The run was cancelled (Ctrl-C) and the tool killed.
+    #[error("interrupted; `{0}` was stopped")]
+    Interrupted(String),
     /// No Verilog source was given, or a directory held none.
     #[error("no Verilog sources: {0}")]
     NoSources(String),
@@ -140,14 +146,71 @@ fn work_dir(tool: &str) -> Result<tempfile::TempDir, ToolError> {
         })
 }
 
-/// Runs `cmd` in `dir`; a tool that cannot be started is `Missing`.
+/// The flag that, once raised, makes [`run`] kill the tool it waits for.
+static CANCEL: std::sync::OnceLock<&'static AtomicBool> = std::sync::OnceLock::new();
+
+/// Hands the tool runner a cancel flag (e.g. raised by a Ctrl-C handler): a tool
+/// running when it is raised is killed and its call returns [`ToolError::Interrupted`],
+/// so that the caller's temporary folders are cleaned up. The first call wins.
+pub fn set_cancel_flag(flag: &'static AtomicBool) {
+    let _ = CANCEL.set(flag);
+}
+
+fn cancelled() -> bool {
+    CANCEL.get().is_some_and(|f| f.load(Ordering::SeqCst))
+}
+
+/// Runs `cmd` in `dir`; a tool that cannot be started is `Missing`. Its stdout and
+/// stderr go to files in `dir` (so no pipe can fill up while it is polled); if the
+/// cancel flag (see [`set_cancel_flag`]) is raised, the tool is killed.
 fn run(tool: &str, cmd: &mut Command, dir: &Path) -> Result<Output, ToolError> {
-    cmd.current_dir(dir)
-        .output()
+    if cancelled() {
+        return Err(ToolError::Interrupted(tool.to_string()));
+    }
+    let io = |action: &'static str, path: PathBuf| {
+        move |source| ToolError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    let out_path = dir.join(format!(".{tool}.stdout").replace(' ', "-"));
+    let err_path = dir.join(format!(".{tool}.stderr").replace(' ', "-"));
+    let stdout = File::create(&out_path).map_err(io("create", out_path.clone()))?;
+    let stderr = File::create(&err_path).map_err(io("create", err_path.clone()))?;
+    let mut child = cmd
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
         .map_err(|e| ToolError::Missing {
             tool: tool.to_string(),
             reason: e.to_string(),
-        })
+        })?;
+    let status = loop {
+        let exited = child
+            .try_wait()
+            .map_err(io("wait for", PathBuf::from(tool)))?;
+        // Checked after `try_wait`: a tool that a terminal's Ctrl-C ended too (same
+        // process group) is reported as interrupted, not as failed.
+        if cancelled() {
+            if exited.is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            return Err(ToolError::Interrupted(tool.to_string()));
+        }
+        match exited {
+            Some(status) => break status,
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: std::fs::read(&out_path).map_err(io("read", out_path))?,
+        stderr: std::fs::read(&err_path).map_err(io("read", err_path))?,
+    })
 }
 
 /// stdout and stderr of `out` as one text.
