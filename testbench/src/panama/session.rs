@@ -1,7 +1,7 @@
 //! A running accelerator core fed batch after batch of frames, each batch
 //! followed by a drain (the input stops until every slot has been served or
 //! flushed and the output has been quiet) and checked by the timing-independent
-//! [`invariants`](super::invariants). The chaos run and the fault tests drive the
+//! [`invariants`]. The chaos run and the fault tests drive the
 //! accelerator through it.
 
 use super::config::GoldenConfig;
