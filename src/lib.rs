@@ -13,3 +13,13 @@ pub mod synth;
 pub use gen;
 pub use hdl;
 pub use sim;
+
+/// `count` and `noun`, plural when `count` is not 1 ("1 Verilog file", "17 Verilog
+/// files").
+pub fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("{count} {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}

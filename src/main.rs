@@ -71,9 +71,9 @@ fn generate(
     eprintln!("generating `{block}` into {}", out.display());
     let w = wirespeed::generate::generate(block, sets, board, out, force)?;
     println!(
-        "wrote {} ({} Verilog files, top `{}`) to {}",
+        "wrote {} ({}, top `{}`) to {}",
         block,
-        w.verilog_files,
+        wirespeed::plural(w.verilog_files, "Verilog file"),
         w.top,
         out.display()
     );

@@ -59,10 +59,9 @@ pub fn run(args: &SynthArgs) -> Result<()> {
         "hierarchical"
     };
     eprintln!(
-        "synthesizing `{}` ({} Verilog files) for {target}: yosys synth_xilinx -family {family}, \
-         {mode}",
+        "synthesizing `{}` ({}) for {target}: yosys synth_xilinx -family {family}, {mode}",
         design.top,
-        design.files.len()
+        crate::plural(design.files.len(), "Verilog file")
     );
     interrupt::check()?;
     let start = Instant::now();
