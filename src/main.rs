@@ -89,7 +89,7 @@ fn main() -> ExitCode {
     // (the process ends at once).
     if matches!(cli.command, Command::Gen { .. } | Command::Synth(_)) {
         if let Err(e) = wirespeed::interrupt::install() {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", wirespeed::error_line(&e));
             return ExitCode::FAILURE;
         }
     }
@@ -112,7 +112,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", wirespeed::error_line(&e));
             if wirespeed::interrupt::interrupted() {
                 // The conventional status of a process ended by SIGINT.
                 return ExitCode::from(130);

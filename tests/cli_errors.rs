@@ -53,3 +53,10 @@ fn a_parameter_given_twice_is_an_error() {
     assert!(!ok);
     assert!(err.contains("`board` is given twice"), "{err}");
 }
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let (ok, err) = wirespeed(&["gen", "counter", "-o", "/proc/no-such-dir/out"]);
+    assert!(!ok);
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+}
