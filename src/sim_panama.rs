@@ -382,15 +382,9 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
     let frames = if !args.pcap_in.is_empty() {
         let frames = read_pcap_inputs(&args.pcap_in, &cfg.port_codes)?;
         golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
-        golden_cfg.slots.resize(
-            cfg.slots as usize,
-            SlotConfig {
-                enable: false,
-                job_id: 0,
-                tree_id: 0,
-                ports: 0,
-            },
-        );
+        golden_cfg
+            .slots
+            .resize(cfg.slots as usize, SlotConfig::DISABLED);
         frames
     } else {
         let workers = args.workers.unwrap_or(cfg.port_codes.len());

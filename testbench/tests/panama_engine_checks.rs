@@ -197,15 +197,7 @@ fn instance(width: u32) -> PanamaConfig {
 /// `ports`, the other slots disabled.
 fn one_job(cfg: &PanamaConfig, ports: &[usize]) -> GoldenConfig {
     let mut slots = vec![SlotConfig::new(JOB, 0, ports)];
-    slots.resize(
-        cfg.slots as usize,
-        SlotConfig {
-            enable: false,
-            job_id: 0,
-            tree_id: 0,
-            ports: 0,
-        },
-    );
+    slots.resize(cfg.slots as usize, SlotConfig::DISABLED);
     golden_config(cfg, slots)
 }
 
@@ -431,10 +423,8 @@ fn an_enabled_slot_without_ports_is_never_served() {
     let cfg = instance(256);
     let mut golden = one_job(&cfg, &[0, 1]);
     golden.slots[1] = SlotConfig {
-        enable: false,
         job_id: JOB + 1,
-        tree_id: 0,
-        ports: 0,
+        ..SlotConfig::DISABLED
     };
     let mut rng = seeded(name, 41);
     let mut frames = vec![];

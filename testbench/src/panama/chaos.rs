@@ -18,7 +18,7 @@ use super::counters::Counters;
 use super::frame::AggPacket;
 use super::golden::InFrame;
 use super::invariants::Report;
-use super::session::{Sent, Session};
+use super::session::{wire_spans, Sent, Session};
 use super::system::Shape;
 use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
 use crate::dut::Dut;
@@ -157,15 +157,7 @@ pub fn chaos_config(cfg: &PanamaConfig, chaos: &ChaosConfig) -> GoldenConfig {
         .enumerate()
         .map(|(j, (job, ports))| SlotConfig::new(job, j as u8, &ports))
         .collect();
-    slots.resize(
-        cfg.slots as usize,
-        SlotConfig {
-            enable: false,
-            job_id: 0,
-            tree_id: 0,
-            ports: 0,
-        },
-    );
+    slots.resize(cfg.slots as usize, SlotConfig::DISABLED);
     GoldenConfig {
         full_wait: chaos.full_wait,
         slot_timeout: chaos.slot_timeout,
@@ -417,18 +409,13 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
     }
 }
 
-/// The kind of each frame on the wire (as [`super::session::wire_frames`] merges
-/// them: an unterminated frame and those it runs into are one).
+/// The kind of each frame on the wire: that of its first sent frame
+/// ([`wire_spans`]).
 fn wire_kinds(frames: &[ChaosFrame]) -> Vec<Kind> {
-    let mut kinds = vec![];
-    let mut open = false;
-    for f in frames {
-        if !open {
-            kinds.push(f.kind);
-        }
-        open = f.kind.shape() == Shape::Unterminated;
-    }
-    kinds
+    wire_spans(frames.iter().map(|f| f.kind.shape()))
+        .into_iter()
+        .map(|span| frames[span.start].kind)
+        .collect()
 }
 
 /// The outcome of a chaos run on one engine.

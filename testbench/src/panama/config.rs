@@ -31,6 +31,14 @@ pub struct SlotConfig {
 }
 
 impl SlotConfig {
+    /// A disabled slot: matches nothing (the register reset values).
+    pub const DISABLED: SlotConfig = SlotConfig {
+        enable: false,
+        job_id: 0,
+        tree_id: 0,
+        ports: 0,
+    };
+
     /// An enabled slot for (`job_id`, `tree_id`) over the port indices in `ports`
     /// (indices ≥ 8 are ignored; [`GoldenConfig::validate`] checks the range).
     pub fn new(job_id: u16, tree_id: u8, ports: &[usize]) -> Self {

@@ -63,15 +63,7 @@ impl Scenario {
             .iter()
             .map(|j| SlotConfig::new(j.job_id, j.tree_id, &j.ports))
             .collect();
-        v.resize(
-            slots.max(v.len()),
-            SlotConfig {
-                enable: false,
-                job_id: 0,
-                tree_id: 0,
-                ports: 0,
-            },
-        );
+        v.resize(slots.max(v.len()), SlotConfig::DISABLED);
         v
     }
 

@@ -14,6 +14,7 @@ use crate::rng::derived;
 use hdl::panama::config::PanamaConfig;
 use rand_chacha::ChaCha8Rng;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::ops::Range;
 
 /// Cycles of output silence that end a drain once no packet waits.
 const QUIET_CYCLES: u64 = 256;
@@ -192,17 +193,33 @@ impl<'a> Session<'a> {
     }
 }
 
-/// The frames as the accelerator sees them: an unterminated frame and those after
-/// it, up to one that ends, are one frame.
-pub fn wire_frames(frames: &[Sent]) -> Vec<InFrame> {
-    let mut wire: Vec<InFrame> = vec![];
+/// Which of the sent frames make up each frame on the wire, given each sent
+/// frame's shape: an unterminated frame and those after it, up to one that ends,
+/// are one frame.
+pub fn wire_spans(shapes: impl IntoIterator<Item = Shape>) -> Vec<Range<usize>> {
+    let mut spans: Vec<Range<usize>> = vec![];
     let mut open = false;
-    for (f, shape) in frames {
-        match wire.last_mut() {
-            Some(w) if open => w.bytes.extend_from_slice(&f.bytes),
-            _ => wire.push(f.clone()),
+    for (i, shape) in shapes.into_iter().enumerate() {
+        match spans.last_mut() {
+            Some(span) if open => span.end = i + 1,
+            _ => spans.push(i..i + 1),
         }
-        open = *shape == Shape::Unterminated;
+        open = shape == Shape::Unterminated;
     }
-    wire
+    spans
+}
+
+/// The frames as the accelerator sees them ([`wire_spans`]): each with the source
+/// of its first sent frame and the bytes of all of them.
+pub fn wire_frames(frames: &[Sent]) -> Vec<InFrame> {
+    wire_spans(frames.iter().map(|(_, shape)| *shape))
+        .into_iter()
+        .map(|span| InFrame {
+            src: frames[span.start].0.src,
+            bytes: frames[span]
+                .iter()
+                .flat_map(|(f, _)| f.bytes.clone())
+                .collect(),
+        })
+        .collect()
 }

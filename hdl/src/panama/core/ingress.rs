@@ -31,7 +31,9 @@
 
 use super::logic::{index_width, lowest_set, pack_fields};
 use super::queues::{pointer_width, Queues};
-use crate::dsl::{bits_for, AxisBeat, AxisConfig, AxisIn, Domain, Memory, ModuleBuilder, Signal};
+use crate::dsl::{
+    bits_for, AxisBeat, AxisConfig, AxisIn, Domain, Instance, Memory, ModuleBuilder, Signal,
+};
 use crate::ir::HdlError;
 use crate::panama::config::PanamaConfig;
 use crate::panama::parser::{parser, FrameClass};
@@ -149,22 +151,28 @@ fn field(m: &mut ModuleBuilder, record: Signal, (lo, w): (u32, u32)) -> Signal {
     m.slice(record, lo, w)
 }
 
-/// Builds the ingress of `cfg` (see the module docs).
-pub(super) fn ingress(
+/// The parser's output stream and metadata, as the landing writer takes them.
+struct Parsed {
+    /// The parser instance (its `m_axis_tready` is driven by the landing writer).
+    instance: Instance,
+    /// `m_axis_tvalid`.
+    valid: Signal,
+    /// `m_axis_tlast`.
+    last: Signal,
+    /// The output beat with the internal 32-bit `tuser`.
+    beat: AxisBeat,
+    /// The metadata fields of the landing record, in [`RECORD_WIDTH`] order.
+    record: [Signal; 9],
+}
+
+/// The header parser on the accelerator's input.
+fn parser_stage(
     m: &mut ModuleBuilder,
     cfg: &PanamaConfig,
     io: &IngressPorts,
-) -> Result<Ingress, HdlError> {
-    let clk = io.clk;
-    let ports = cfg.ports();
-    let slots = cfg.slots;
-    let inner = AxisConfig::packets(cfg.data_width, USER_BITS);
-    let beat_width = AxisBeat::packed_width(&inner);
-    let depth = cfg.frame_buffer_beats();
-
-    // Parser.
+) -> Result<Parsed, HdlError> {
     let p = m.instance("u_parser", &parser(&cfg.parser())?);
-    m.bind_domain(p, "clk", clk);
+    m.bind_domain(p, "clk", io.clk);
     let s = io.s_axis;
     m.connect(p, "s_axis_tdata", s.beat.tdata);
     for (port, sig) in [
@@ -179,17 +187,17 @@ pub(super) fn ingress(
     m.connect(p, "agg_udp_port", io.agg_udp_port);
     let parser_ready = m.instance_output(p, "s_axis_tready");
     m.assign(s.tready, parser_ready);
-    let pv = m.instance_output(p, "m_axis_tvalid");
-    let plast = m.instance_output(p, "m_axis_tlast");
+    let valid = m.instance_output(p, "m_axis_tvalid");
+    let last = m.instance_output(p, "m_axis_tlast");
     let puser = m.instance_output(p, "m_axis_tuser");
     let puser = m.slice(puser, 0, USER_BITS);
-    let pbeat = AxisBeat {
+    let beat = AxisBeat {
         tdata: m.instance_output(p, "m_axis_tdata"),
         tkeep: Some(m.instance_output(p, "m_axis_tkeep")),
         tuser: Some(puser),
-        tlast: Some(plast),
+        tlast: Some(last),
     };
-    let record_fields = [
+    let record = [
         "m_meta_class",
         "m_meta_src_port",
         "m_meta_ecn",
@@ -201,9 +209,29 @@ pub(super) fn ingress(
         "m_meta_len",
     ]
     .map(|port| m.instance_output(p, port));
+    Ok(Parsed {
+        instance: p,
+        valid,
+        last,
+        beat,
+        record,
+    })
+}
 
-    // Landing buffer: beats, and one record per frame.
-    let beats = m.instance("u_landing", &sync_fifo(beat_width, depth)?);
+/// The landing buffer (beats, and one record per frame) and its writer with the
+/// MTU cut (see the module docs): the (beats, records) FIFO instances.
+fn landing(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    clk: Domain,
+    parsed: &Parsed,
+) -> Result<(Instance, Instance), HdlError> {
+    let inner = AxisConfig::packets(cfg.data_width, USER_BITS);
+    let depth = cfg.frame_buffer_beats();
+    let beats = m.instance(
+        "u_landing",
+        &sync_fifo(AxisBeat::packed_width(&inner), depth)?,
+    );
     let records = m.instance("u_records", &sync_fifo(RECORD_WIDTH, depth)?);
     m.bind_domain(beats, "clk", clk);
     m.bind_domain(records, "clk", clk);
@@ -212,7 +240,7 @@ pub(super) fn ingress(
     let room = m.or(beats_full, records_full);
     let room = m.not(room);
 
-    // Landing writer: the MTU cut (see the module docs).
+    let (p, pv, plast) = (parsed.instance, parsed.valid, parsed.last);
     let cut_beats = cfg.max_frame_beats();
     let l_beat = m.reg(clk, "l_beat", bits_for(cut_beats));
     let discard = m.reg(clk, "l_discard", 1);
@@ -241,20 +269,38 @@ pub(super) fn ingress(
     let too_long = m.gt(plen, max_len);
     let oversize = m.or(cut, too_long);
     let oversize_code = m.lit(OVERSIZE, CLASS.1);
-    let class = m.mux(oversize, oversize_code, record_fields[0]);
-    let mut fields = record_fields;
+    let class = m.mux(oversize, oversize_code, parsed.record[0]);
+    let mut fields = parsed.record;
     fields[0] = class;
     let record = pack_fields(m, &fields);
     debug_assert_eq!(record.width(), RECORD_WIDTH);
     let landed = AxisBeat {
         tlast: Some(ends),
-        ..pbeat
+        ..parsed.beat
     };
     let landed = landed.pack(m);
     m.connect(beats, "wr_en", land);
     m.connect(beats, "wr_data", landed);
     m.connect(records, "wr_en", land_last);
     m.connect(records, "wr_data", record);
+    Ok((beats, records))
+}
+
+/// Builds the ingress of `cfg` (see the module docs).
+pub(super) fn ingress(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    io: &IngressPorts,
+) -> Result<Ingress, HdlError> {
+    let clk = io.clk;
+    let ports = cfg.ports();
+    let slots = cfg.slots;
+    let inner = AxisConfig::packets(cfg.data_width, USER_BITS);
+    let beat_width = AxisBeat::packed_width(&inner);
+    let depth = cfg.frame_buffer_beats();
+
+    let parsed = parser_stage(m, cfg, io)?;
+    let (beats, records) = landing(m, cfg, clk, &parsed)?;
 
     // Dispatcher.
     let beat_empty = m.instance_output(beats, "empty");
