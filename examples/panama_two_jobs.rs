@@ -2,9 +2,9 @@
 //! simulator: prints the first elements of every aggregated chunk next to the
 //! golden model's sum. `cargo run --release --example panama_two_jobs`
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
-use hdl::std::fp::FpFormat;
 use testbench::dut::NativeDut;
 use testbench::panama::config::SUME_PORTS;
 use testbench::panama::golden::run as golden_run;

@@ -2,11 +2,11 @@
 //! to build each from `key=value` settings. `wirespeed list` prints it and
 //! `wirespeed gen` uses it.
 
+use hdl::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+use hdl::blocks::count_action::{count_action, CountActionConfig};
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::blocks::{cdc, counter, fifo, skid};
 use hdl::dsl::AxisConfig;
-use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
-use hdl::std::count_action::{count_action, CountActionConfig};
-use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
-use hdl::std::{cdc, counter, fifo, skid};
 use hdl::Module;
 use std::collections::BTreeMap;
 
@@ -45,7 +45,7 @@ pub struct BoardTarget {
     /// Which top-level clock port has which board clock role.
     pub clocks: Vec<gen::board::ClockBinding>,
     /// The block's register map, if it has one.
-    pub registers: Option<hdl::std::axil_regfile::RegisterMap>,
+    pub registers: Option<hdl::blocks::axil_regfile::RegisterMap>,
 }
 
 /// A generatable block.

@@ -7,7 +7,7 @@ use gen::board::{
     PortKind,
 };
 use gen::{emit, GenError, Manifest};
-use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap, RegisterSpec};
+use hdl::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap, RegisterSpec};
 use hdl::Module;
 use std::collections::BTreeMap;
 use std::fs;

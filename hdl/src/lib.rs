@@ -2,16 +2,16 @@
 //!
 //! - [`ir`]: the netlist every back end reads;
 //! - [`dsl`]: the builder designs are written with;
-//! - [`std`](crate::std): reusable blocks (FIFOs, clock-domain crossings, AXI-Stream,
+//! - [`blocks`]: reusable blocks (FIFOs, clock-domain crossings, AXI-Stream,
 //!   AXI-Lite, floating point, count-action);
 //! - [`panama`], [`lightning`]: the two flagship designs.
 
 pub mod bits;
+pub mod blocks;
 pub mod dsl;
 pub mod ir;
 pub mod lightning;
 pub mod panama;
-pub mod std;
 
 pub use bits::Bits;
 pub use dsl::{Domain, Instance, Memory, ModuleBuilder, Signal};

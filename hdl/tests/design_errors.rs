@@ -270,7 +270,7 @@ fn crossing_through_an_instance_boundary_is_rejected() {
 
 #[test]
 fn synchronizer_from_std_makes_the_crossing_legal() {
-    let sync = hdl::std::cdc::sync_bits(1, 2).unwrap();
+    let sync = hdl::blocks::cdc::sync_bits(1, 2).unwrap();
     let mut m = ModuleBuilder::new("cdc_good");
     let a = m.domain("a", "clk_a", Some("rst_a"), ResetPolarity::ActiveHigh);
     let b = m.domain("b", "clk_b", Some("rst_b"), ResetPolarity::ActiveLow);
@@ -401,13 +401,13 @@ fn memory_with_wrong_initial_contents_is_rejected() {
 
 #[test]
 fn block_parameters_out_of_range_are_rejected_by_name() {
-    let e = hdl::std::fifo::sync_fifo(8, 1).unwrap_err();
+    let e = hdl::blocks::fifo::sync_fifo(8, 1).unwrap_err();
     assert_eq!(e.signal.as_deref(), Some("depth"));
-    let e = hdl::std::fifo::async_fifo(8, 12).unwrap_err();
+    let e = hdl::blocks::fifo::async_fifo(8, 12).unwrap_err();
     assert!(e.to_string().contains("power of two"), "{e}");
-    let e = hdl::std::cdc::sync_bits(4, 1).unwrap_err();
+    let e = hdl::blocks::cdc::sync_bits(4, 1).unwrap_err();
     assert_eq!(e.signal.as_deref(), Some("stages"));
-    let e = hdl::std::counter::up_counter(0).unwrap_err();
+    let e = hdl::blocks::counter::up_counter(0).unwrap_err();
     assert_eq!(e.signal.as_deref(), Some("width"));
 }
 

@@ -4,10 +4,10 @@
 //!
 //! `cargo run --release -p sim --example speed [-- --cycles N] [--only NAME]`
 
+use hdl::blocks::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::blocks::{counter, fifo, skid};
 use hdl::dsl::AxisConfig;
 use hdl::ir::{Direction, PortKind};
-use hdl::std::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
-use hdl::std::{counter, fifo, skid};
 use hdl::Module;
 use rand::{Rng, SeedableRng};
 use sim::Simulator;

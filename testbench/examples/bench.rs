@@ -5,10 +5,10 @@
 //!
 //! `cargo run --release -p testbench --example bench [-- --cycles N]`
 
+use hdl::blocks::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::blocks::{counter, fifo, skid};
 use hdl::dsl::AxisConfig;
 use hdl::ir::{Direction, PortKind};
-use hdl::std::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
-use hdl::std::{counter, fifo, skid};
 use hdl::Module;
 use rand::SeedableRng;
 use std::time::{Duration, Instant};

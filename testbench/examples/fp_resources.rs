@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release -p testbench --example fp_resources`
 
-use hdl::std::fp::{add::MAX_STAGES, fp_add, FpAddConfig, FpFormat};
+use hdl::blocks::fp::{add::MAX_STAGES, fp_add, FpAddConfig, FpFormat};
 use testbench::tools;
 
 fn main() {

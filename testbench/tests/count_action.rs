@@ -2,7 +2,7 @@
 //! semantics (a reference model written from the doc), on the native simulator and
 //! through Verilator in lockstep.
 
-use hdl::std::count_action::{count_action, CountActionConfig};
+use hdl::blocks::count_action::{count_action, CountActionConfig};
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};

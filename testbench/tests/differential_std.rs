@@ -1,11 +1,11 @@
-//! Every `hdl::std` block through the differential harness: the native simulator
+//! Every `hdl::blocks` block through the differential harness: the native simulator
 //! and Verilator (running the emitted Verilog) in lockstep over ≥ 10,000 random
 //! cycles, every output compared after every input change and every edge; wide
 //! (≥ 512-bit) data, back-pressure, and two unrelated clocks where a block has two.
 
+use hdl::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+use hdl::blocks::{cdc, counter, fifo, skid};
 use hdl::dsl::AxisConfig;
-use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
-use hdl::std::{cdc, counter, fifo, skid};
 use rand::Rng;
 use testbench::harness::{DiffConfig, Differential};
 use testbench::rng::{random_words, seeded};

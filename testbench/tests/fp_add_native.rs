@@ -3,7 +3,7 @@
 //! each of three pipeline depths (1, 5 — the PANAMA default — and 7) plus 100,000
 //! with flush-to-zero, one operation entering per cycle.
 
-use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use rand::Rng;
 use sim::Simulator;
 use std::collections::VecDeque;

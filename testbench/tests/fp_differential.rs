@@ -3,7 +3,7 @@
 //! checked against the golden model — 100,000 pairs per format, a 4-input × 16-lane
 //! fp32 tree and an 8-input × 32-lane bf16 tree with random present flags.
 
-use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use rand::Rng;
 use std::collections::VecDeque;
 use testbench::golden::fp::{add, lane, pack_tree_operands, tree_lane_sums};

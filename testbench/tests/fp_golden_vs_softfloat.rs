@@ -5,7 +5,7 @@
 //! Every special-class pair and 1,000,000 random pairs per format, with and
 //! without flush-to-zero.
 
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 use softfloat_wrapper::{Float, RoundingMode, F16, F32};
 use testbench::golden::fp::{add, flush, is_nan};
 use testbench::golden::fp_cases::{random_pair, special_values};

@@ -6,9 +6,9 @@
 //!
 //! `cargo test -p testbench --test lightning_top`
 
+use hdl::blocks::axil_regfile::{Access, RegisterMap};
 use hdl::lightning::config::DatapathConfig as HwConfig;
 use hdl::lightning::top::{lightning_top, TopConfig};
-use hdl::std::axil_regfile::{Access, RegisterMap};
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};

@@ -3,9 +3,9 @@
 //! faults and full buffers, on the native simulator; a representative set in
 //! lockstep with Verilator (`panama_differential.rs`).
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
-use hdl::std::fp::FpFormat;
 use testbench::dut::NativeDut;
 use testbench::panama::config::SUME_PORTS;
 use testbench::panama::counters::Counters;

@@ -3,9 +3,9 @@
 //! the golden model packet for packet: one configuration per bus width and
 //! format, with jobs sharing ports, bypass traffic and random back-pressure.
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::{panama_core, COUNTERS};
-use hdl::std::fp::FpFormat;
 use testbench::harness::{DiffConfig, Differential};
 use testbench::panama::config::{PLUS_PORTS, SUME_PORTS};
 use testbench::panama::golden::run as golden_run;

@@ -10,9 +10,9 @@
 //! Frames and counters are compared with the golden model; orders and timings
 //! with rules derived from the documented behaviour.
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::{panama_core, COUNTERS};
-use hdl::std::fp::FpFormat;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use testbench::dut::NativeDut;

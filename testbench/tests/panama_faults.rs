@@ -5,9 +5,9 @@
 //! past its bound) and a following clean aggregation is exact against the golden
 //! model.
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
-use hdl::std::fp::FpFormat;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::panama::chaos::{epoch_frames, ChaosConfig};

@@ -6,7 +6,7 @@
 //! reference it will be checked against.
 
 use etherparse::{Ipv4Header, SlicedPacket, TransportSlice};
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 use rand::Rng;
 use std::path::Path;
 use testbench::golden::fp::{to_f64, tree_sum};

@@ -12,8 +12,8 @@
 
 mod verilog_common;
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::parser::{meta, parser, FrameClass, ParserConfig, Reason, LATENCY};
-use hdl::std::fp::FpFormat;
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 use testbench::harness::{DiffConfig, Differential, Step};

@@ -4,10 +4,10 @@
 //! read and cleared over AXI-Lite. Output frames and counters are checked against
 //! the golden model configured with the same register values.
 
+use hdl::blocks::axil_regfile::RegisterMap;
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::top::{panama_top, DEFAULT_AGG_UDP_PORT, ID};
-use hdl::std::axil_regfile::RegisterMap;
-use hdl::std::fp::FpFormat;
 use testbench::axil::{AxiLiteError, AxiLiteMaster};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::panama::config::{GoldenConfig, SUME_PORTS};

@@ -5,9 +5,9 @@
 //! the window are checked against the golden model, so the snapshots pin down
 //! timing whose content another check establishes.
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::{panama_core, COUNTERS};
-use hdl::std::fp::FpFormat;
 use hdl::Module;
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -1,10 +1,10 @@
-//! Every `hdl::std` block on the native simulator against an independent reference
+//! Every `hdl::blocks` block on the native simulator against an independent reference
 //! model (plain Rust, written from the block's documented behaviour), over ≥ 10,000
 //! random cycles with a fixed, printed seed (`WIRESPEED_SEED` replays another),
 //! including ≥ 512-bit data.
 
+use hdl::blocks::{cdc, counter, fifo, skid};
 use hdl::dsl::AxisConfig;
-use hdl::std::{cdc, counter, fifo, skid};
 use rand::Rng;
 use sim::{DomainHandle, Simulator};
 use testbench::models::counter::CounterModel;
@@ -370,10 +370,10 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
 mod axil {
     //! The AXI-Lite register file against a bus-level model: a random master (random
     //! valid timing, random back-pressure on B and R) and the register semantics of
-    //! `hdl::std::axil_regfile::Access`.
+    //! `hdl::blocks::axil_regfile::Access`.
 
     use super::*;
-    use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+    use hdl::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
 
     const OKAY: u64 = 0;
     const SLVERR: u64 = 2;

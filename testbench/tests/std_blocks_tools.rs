@@ -1,15 +1,15 @@
-//! Every `hdl::std` block's Verilog, including ≥ 1024-bit datapaths, through tools
+//! Every `hdl::blocks` block's Verilog, including ≥ 1024-bit datapaths, through tools
 //! that are not ours: `verilator --lint-only -Wall` (no warnings), a full Verilation,
 //! `iverilog -g2005`, and `yosys synth_xilinx -family xcup` — and emitted twice to the
 //! same bytes. A missing tool fails with the command that installs it.
 
 mod verilog_common;
 
+use hdl::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+use hdl::blocks::count_action::{count_action, CountActionConfig};
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
+use hdl::blocks::{cdc, counter, fifo, skid};
 use hdl::dsl::AxisConfig;
-use hdl::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
-use hdl::std::count_action::{count_action, CountActionConfig};
-use hdl::std::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
-use hdl::std::{cdc, counter, fifo, skid};
 use hdl::Module;
 use verilog_common::check_tools;
 

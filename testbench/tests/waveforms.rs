@@ -4,9 +4,9 @@
 //! is established by the reference-model and differential tests; the snapshots pin
 //! down their cycle-level behaviour.)
 
+use hdl::blocks::fp::{fp_add, FpAddConfig, FpFormat};
+use hdl::blocks::{fifo, skid};
 use hdl::dsl::AxisConfig;
-use hdl::std::fp::{fp_add, FpAddConfig, FpFormat};
-use hdl::std::{fifo, skid};
 use hdl::Module;
 use testbench::dut::{Dut, DutError};
 use testbench::waveform::Waveform;

@@ -2,7 +2,7 @@
 //! [`RegisterMap`]: Markdown for people, a C header for drivers, JSON for tools.
 
 use crate::GenError;
-use hdl::std::axil_regfile::{Access, RegisterMap};
+use hdl::blocks::axil_regfile::{Access, RegisterMap};
 
 /// How the access type reads in documents.
 fn access_text(access: Access) -> &'static str {

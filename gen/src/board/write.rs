@@ -7,7 +7,7 @@ use super::xdc::{xdc, ClockBinding};
 use crate::manifest::write_design_and;
 use crate::verilog::Design;
 use crate::{GenError, Manifest};
-use hdl::std::axil_regfile::RegisterMap;
+use hdl::blocks::axil_regfile::RegisterMap;
 use std::path::{Path, PathBuf};
 
 /// The board files of the design in `manifest` on `board`, as `(file name, text)`:

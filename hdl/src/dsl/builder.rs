@@ -379,7 +379,7 @@ impl ModuleBuilder {
                             &self.data.name,
                             Some(&mem.name),
                             HdlErrorKind::CrossDomain(format!(
-                                "memory `{}` is written in domain `{}` and read in domain `{}`; use hdl::std::fifo::async_fifo",
+                                "memory `{}` is written in domain `{}` and read in domain `{}`; use hdl::blocks::fifo::async_fifo",
                                 mem.name,
                                 self.data.domains[w.domain.0 as usize].name,
                                 self.data.domains[r.domain.0 as usize].name

@@ -87,7 +87,7 @@ impl ModuleBuilder {
     }
 
     /// The first flop of a synchronizer: it may sample a value of another domain.
-    /// Only `hdl::std::cdc` and the FIFOs use it, where the protocol makes it safe.
+    /// Only `hdl::blocks::cdc` and the FIFOs use it, where the protocol makes it safe.
     #[track_caller]
     pub(crate) fn crossing_reg(&mut self, domain: Domain, name: &str, width: u32) -> Signal {
         self.new_reg(domain, name, width, Some(Bits::zero(width.max(1))), true)

@@ -415,7 +415,7 @@ pub struct Register {
     /// Value loaded while the domain's reset is asserted; not reset if `None`.
     pub reset_value: Option<Bits>,
     /// First flop of a synchronizer: `next` may come from another clock domain.
-    /// Only `hdl::std`'s crossing blocks set this.
+    /// Only `hdl::blocks`'s crossing blocks set this.
     pub crossing: bool,
 }
 

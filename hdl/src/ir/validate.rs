@@ -298,7 +298,7 @@ fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, Hdl
                 data,
                 &data.describe_net(*net),
                 HdlErrorKind::CrossDomain(format!(
-                    "{what} in domain `{}` samples a value of domain `{}`; use a synchronizer from hdl::std::cdc",
+                    "{what} in domain `{}` samples a value of domain `{}`; use a synchronizer from hdl::blocks::cdc",
                     data.domains[domain.0 as usize].name,
                     data.domains[other.0 as usize].name
                 )),

@@ -119,9 +119,9 @@ use super::config::{DatapathConfig, WeightSource};
 use super::decode::{decode, DecodeConfig, LOSS_WIDTH, NORM_SHIFT_WIDTH};
 use super::preamble_detector::{preamble_detector, PreambleDetectorConfig, TIMEOUT_WIDTH};
 use super::streamer::core_streamer;
+use crate::blocks::count_action::{count_action, CountActionConfig};
 use crate::dsl::{bits_for, Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
-use crate::std::count_action::{count_action, CountActionConfig};
 
 /// Width of one activation or weight-magnitude word: 16 bytes.
 pub const BYTE_WORD_WIDTH: u32 = 8 * SAMPLES;

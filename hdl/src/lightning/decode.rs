@@ -30,9 +30,9 @@
 //! After reset the accumulator and the count are 0 and `out_valid` is 0.
 
 use super::bus::{BUS_WIDTH, SAMPLES, SAMPLE_WIDTH};
+use crate::blocks::count_action::{count_action, CountActionConfig};
 use crate::dsl::{ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
-use crate::std::count_action::{count_action, CountActionConfig};
 
 /// Narrowest accumulator: one lane sum (±4080) must fit.
 pub const ACC_WIDTH_MIN: u32 = 13;

@@ -1,5 +1,5 @@
 //! Lightning: the count-action datapath of a photonic-electronic SmartNIC (DAC
-//! streamers, photonic multiply timing, ADC decode), built from `hdl::std` blocks.
+//! streamers, photonic multiply timing, ADC decode), built from `hdl::blocks` blocks.
 //! Spec: `shared/docs/LIGHTNING.md`.
 //!
 //! - [`bus`]: the 16 × 16-bit sample bus and the preamble patterns;

@@ -51,9 +51,9 @@
 use super::bus::{
     sample_window, BUS_WIDTH, PREAMBLE_LENGTH_WIDTH, PREAMBLE_MASK, SAMPLES, SAMPLE_WIDTH,
 };
+use crate::blocks::count_action::{count_action, CountActionConfig};
 use crate::dsl::{ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
-use crate::std::count_action::{count_action, CountActionConfig};
 
 /// Width of the run-time `timeout` input (cycles, 0..=65535).
 pub const TIMEOUT_WIDTH: u32 = 16;

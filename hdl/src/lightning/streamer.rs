@@ -55,9 +55,9 @@ use super::bus::{
     activation_preamble, bus_constant, weight_preamble, BUS_WIDTH, DELAY_WIDTH,
     PREAMBLE_LENGTH_WIDTH, SHIFT_WIDTH,
 };
+use crate::blocks::count_action::{count_action, CountActionConfig};
 use crate::dsl::{bits_for, ModuleBuilder};
 use crate::ir::{HdlError, Module, ResetPolarity};
-use crate::std::count_action::{count_action, CountActionConfig};
 
 /// Largest number of DAC streams of [`streamer`].
 pub const MAX_DACS: u32 = 8;

@@ -59,11 +59,11 @@ use super::config::DatapathConfig;
 use super::datapath::{datapath, BYTE_WORD_WIDTH, COUNTER_WIDTH};
 use super::top_regs::{control_reset, ADDR_WIDTH, LOGIT_REGISTER_WIDTH, START_FIELDS};
 pub use super::top_regs::{registers, TopConfig};
+use crate::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap};
+use crate::blocks::cdc::{cross_pulse, cross_word};
+use crate::blocks::fifo::async_fifo;
 use crate::dsl::{Domain, ModuleBuilder, Signal};
 use crate::ir::{Direction, HdlError, Module, PortKind, ResetPolarity};
-use crate::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap};
-use crate::std::cdc::{cross_pulse, cross_word};
-use crate::std::fifo::async_fifo;
 
 /// Name of the generated top module.
 pub const TOP_NAME: &str = "lightning_top";

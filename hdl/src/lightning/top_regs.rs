@@ -8,8 +8,8 @@
 use super::bus::DEFAULT_PREAMBLE_LENGTH;
 use super::config::{DatapathConfig, WeightSource};
 use super::datapath::COUNTER_WIDTH;
+use crate::blocks::axil_regfile::{Access, RegisterSpec};
 use crate::ir::HdlError;
-use crate::std::axil_regfile::{Access, RegisterSpec};
 
 /// Module name used in parameter errors.
 const NAME: &str = "lightning_top";

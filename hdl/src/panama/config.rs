@@ -2,8 +2,8 @@
 //! derived from them.
 
 use super::parser::{ParserConfig, DATA_WIDTHS, MAX_MAX_PAYLOAD_BYTES};
+use crate::blocks::fp::{FpAddConfig, FpFormat, FpTreeConfig};
 use crate::ir::HdlError;
-use crate::std::fp::{FpAddConfig, FpFormat, FpTreeConfig};
 
 const NAME: &str = "panama";
 

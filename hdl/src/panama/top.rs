@@ -6,7 +6,7 @@
 //! and `m_axis_*` (`tuser` 128 bits); and the AXI-Lite slave `S_AXI_ACLK`,
 //! `S_AXI_ARESETN` (active low), `S_AXI_AW*`, `S_AXI_W*`, `S_AXI_B*`, `S_AXI_AR*`,
 //! `S_AXI_R*` (12-bit address, 32-bit data). Every register value crosses between
-//! the two clocks through `hdl::std::cdc` synchronizers inside the register file.
+//! the two clocks through `hdl::blocks::cdc` synchronizers inside the register file.
 //!
 //! # Register map
 //! [`registers`] lists it; `wirespeed gen panama` writes it as Markdown, C header
@@ -15,9 +15,9 @@
 use super::config::PanamaConfig;
 use super::core::{panama_core, COUNTERS};
 use super::parser::USER_WIDTH;
+use crate::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap, RegisterSpec};
 use crate::dsl::{AxisConfig, ModuleBuilder};
 use crate::ir::{Direction, HdlError, Module, PortKind, ResetPolarity};
-use crate::std::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap, RegisterSpec};
 
 /// Value of the read-only `id` register: "PANA".
 pub const ID: u32 = 0x5041_4E41;

@@ -10,7 +10,7 @@
 //! subnormal results and overflow to infinity.
 
 use half::{bf16, f16};
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 
 /// True if `bits` is a NaN in `format`.
 pub fn is_nan(format: FpFormat, bits: u64) -> bool {

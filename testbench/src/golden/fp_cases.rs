@@ -1,7 +1,7 @@
 //! Operand sets for floating-point tests: every special class of a format, and
 //! random pairs biased towards the hard cases (close exponents, cancellation).
 
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 use rand::Rng;
 
 /// The special values of `format`, both signs: zeros, smallest and largest

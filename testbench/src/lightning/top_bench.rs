@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use hdl::std::axil_regfile::RegisterMap;
+use hdl::blocks::axil_regfile::RegisterMap;
 
 use super::arith::unpack_bus;
 use super::link::{PhotonicLink, Word};

@@ -1,4 +1,4 @@
-//! Model of `hdl::std::count_action`'s documented semantics.
+//! Model of `hdl::blocks::count_action`'s documented semantics.
 
 /// Inputs of one cycle.
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,4 +1,4 @@
-//! Model of `hdl::std::counter::up_counter`.
+//! Model of `hdl::blocks::counter::up_counter`.
 
 /// An up-counter of `width` bits: reset to 0, load has priority over enable,
 /// increments wrap.

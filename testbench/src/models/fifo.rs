@@ -1,4 +1,4 @@
-//! Cycle-exact model of `hdl::std::fifo::sync_fifo`'s documented behaviour.
+//! Cycle-exact model of `hdl::blocks::fifo::sync_fifo`'s documented behaviour.
 
 use std::collections::VecDeque;
 

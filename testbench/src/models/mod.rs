@@ -1,4 +1,4 @@
-//! Reference models of the `hdl::std` blocks: plain Rust, written from each block's
+//! Reference models of the `hdl::blocks` blocks: plain Rust, written from each block's
 //! documented behaviour and independent of the HDL, for the simulators to be checked
 //! against.
 

@@ -1,4 +1,4 @@
-//! Cycle-exact model of `hdl::std::skid::axis_skid`'s documented behaviour.
+//! Cycle-exact model of `hdl::blocks::skid::axis_skid`'s documented behaviour.
 
 use std::collections::VecDeque;
 

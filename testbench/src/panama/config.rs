@@ -1,10 +1,10 @@
 //! The golden model's configuration: what the generator parameters and the AXI-Lite
 //! registers of one accelerator instance say.
 
+use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::{
     netfpga_host_routes, DEFAULT_FULL_WAIT, DEFAULT_MAX_FRAME_BYTES, DEFAULT_SLOT_TIMEOUT,
 };
-use hdl::std::fp::FpFormat;
 use thiserror::Error;
 
 /// One-hot tuser codes of NetFPGA-SUME's four 10G ports, in port-index order.

@@ -11,7 +11,7 @@ use super::header::{
 };
 use super::payload;
 use etherparse::{EtherType, Ethernet2Header, IpDscp, IpEcn, IpNumber, Ipv4Header, UdpHeader};
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 use thiserror::Error;
 
 /// Why a PANAMA frame could not be built.

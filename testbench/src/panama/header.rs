@@ -1,7 +1,7 @@
 //! The 22-byte PANAMA header (PANAMA.md, "Packet format"): fields, byte offsets and
 //! their encoding in network byte order.
 
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 
 /// Length of the Ethernet II header (no VLAN tag).
 pub const ETH_LEN: usize = 14;

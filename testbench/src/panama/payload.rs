@@ -3,7 +3,7 @@
 
 use super::frame::FrameError;
 use super::header::elem_bytes;
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 
 /// Encodes `elements` as little-endian `format` values; an element with bits above
 /// the format's width is an error naming its index.

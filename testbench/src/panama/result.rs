@@ -13,7 +13,7 @@ use super::header::{
     offset, FLAG_RESULT, HEADERS_LEN, IPV4_LEN, IPV4_OFFSET, PANAMA_OFFSET, UDP_OFFSET,
 };
 use super::payload;
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 
 /// The RFC 1071 checksum of an IPv4 header (`header` holds exactly the header; its
 /// checksum field, bytes 10–11, is taken as 0).

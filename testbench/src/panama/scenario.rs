@@ -9,7 +9,7 @@ use super::traffic::{
     background_frame, interleave, job_streams, with_defect, with_duplicate, with_format, with_gap,
     Defect, JobSpec, Values,
 };
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 use rand::Rng;
 
 /// A scenario.

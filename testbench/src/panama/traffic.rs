@@ -14,7 +14,7 @@ use super::header::{
 use etherparse::{
     ArpEthIpv4Packet, ArpOperation, ArpPacket, EtherType, Ethernet2Header, PacketBuilder,
 };
-use hdl::std::fp::FpFormat;
+use hdl::blocks::fp::FpFormat;
 use rand::Rng;
 
 /// Which values the random elements take.

@@ -11,11 +11,11 @@
 use super::ingress::USER_BITS;
 use super::logic::{bits, index_width, lowest_set, step_mod};
 use super::sum::HEADER_BITS;
+use crate::blocks::skid::axis_skid;
 use crate::dsl::{bits_for, AxisBeat, AxisConfig, AxisOut, Domain, Memory, ModuleBuilder, Signal};
 use crate::ir::HdlError;
 use crate::panama::config::PanamaConfig;
 use crate::panama::parser::USER_WIDTH;
-use crate::std::skid::axis_skid;
 
 /// What the egress drives.
 pub(super) struct Egress {

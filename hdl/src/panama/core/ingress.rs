@@ -31,13 +31,13 @@
 
 use super::logic::{index_width, lowest_set, pack_fields};
 use super::queues::{pointer_width, Queues};
+use crate::blocks::fifo::sync_fifo;
 use crate::dsl::{
     bits_for, AxisBeat, AxisConfig, AxisIn, Domain, Instance, Memory, ModuleBuilder, Signal,
 };
 use crate::ir::HdlError;
 use crate::panama::config::PanamaConfig;
 use crate::panama::parser::{parser, FrameClass};
-use crate::std::fifo::sync_fifo;
 
 /// The internal stream format: `tuser[31:0]` (the upper 96 bits are 0 on NetFPGA).
 pub(super) const USER_BITS: u32 = 32;

@@ -9,10 +9,10 @@
 
 use super::engine::Engine;
 use super::result_header::result_header;
+use crate::blocks::fp::fp_add_tree;
 use crate::dsl::{Domain, Memory, ModuleBuilder, Signal};
 use crate::ir::HdlError;
 use crate::panama::config::{PanamaConfig, HEADERS_BYTES};
-use crate::std::fp::fp_add_tree;
 
 /// Header block width in bits (64 bytes).
 pub(super) const HEADER_BITS: u32 = HEADERS_BYTES * 8;

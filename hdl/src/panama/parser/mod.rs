@@ -21,7 +21,7 @@
 //! # Timing
 //!
 //! Two register stages: the parse stage (`a_*`, which also loads the header
-//! capture registers) and the output skid buffer ([`crate::std::skid::axis_skid`],
+//! capture registers) and the output skid buffer ([`crate::blocks::skid::axis_skid`],
 //! instance `u_out`). A beat offered and accepted in cycle *c* (the rising edge that
 //! ends cycle *c* takes it) is presented on `m_axis_*` in cycle *c* + [`LATENCY`]
 //! (= 2): the edge ending *c* loads the parse stage, the next one the skid
@@ -100,9 +100,9 @@ pub mod meta;
 
 pub use meta::{FrameClass, Reason};
 
+use crate::blocks::skid::axis_skid;
 use crate::dsl::{AxisBeat, AxisConfig, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
-use crate::std::skid::axis_skid;
 use capture::{required, Capture};
 
 /// Width of `tuser` (NetFPGA).

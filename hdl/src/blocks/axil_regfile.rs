@@ -73,7 +73,7 @@ pub struct RegFileSpec {
     pub addr_width: u32,
     /// If true, the AXI-Lite side runs on its own clock (`S_AXI_ACLK`) and the
     /// datapath ports on domain `core` (`clk`, `rst` active high), every value
-    /// crossing through `hdl::std::cdc`; if false, everything runs on `S_AXI_ACLK`.
+    /// crossing through `hdl::blocks::cdc`; if false, everything runs on `S_AXI_ACLK`.
     pub separate_clock: bool,
 }
 
