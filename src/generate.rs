@@ -2,7 +2,8 @@
 //! output folder, one design per folder and all or nothing (see [`gen::output`]).
 
 use crate::{catalog, interrupt};
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
+use hdl::Module;
 use std::path::{Path, PathBuf};
 
 /// What [`generate`] wrote.
@@ -15,23 +16,42 @@ pub struct Written {
     pub paths: Vec<PathBuf>,
 }
 
-/// Generates `block` with `sets` (and `board`) into `out`; `force` replaces another
-/// design's files as its manifest lists them. Stops with an error, writing nothing,
-/// if Ctrl-C is pressed (see [`interrupt`]).
+/// `module` called `name` if one is given. Errors if `name` is not a legal Verilog
+/// identifier or another module of the design already has it.
+fn named_top(module: &Module, name: Option<&str>) -> Result<Module> {
+    let Some(name) = name else {
+        return Ok(module.clone());
+    };
+    if !hdl::ir::is_legal_identifier(name) {
+        bail!("--top {name}: not a legal Verilog identifier (a keyword, or not a letter or `_` followed by letters, digits, `_` or `$`)");
+    }
+    if module.descendant_names().contains(name) {
+        bail!("--top {name}: a module inside the design is already called `{name}`; pick another top name");
+    }
+    module
+        .renamed(name)
+        .map_err(|e| anyhow!("--top {name}: {}", e.kind))
+}
+
+/// Generates `block` with `sets` (and `board`) into `out`, its top module called `top`
+/// if given (else the block's own name); `force` replaces another design's files as its
+/// manifest lists them. Stops with an error, writing nothing, if Ctrl-C is pressed
+/// (see [`interrupt`]).
 pub fn generate(
     block: &str,
     sets: &[String],
     board: Option<&str>,
+    top: Option<&str>,
     out: &Path,
     force: bool,
 ) -> Result<Written> {
     let (spec, settings) = catalog::find_with_settings(block, sets, board)?;
     let generated = spec.build(&settings)?;
+    let module = named_top(&generated.module, top)?;
     interrupt::check()?;
-    let design = gen::emit(&generated.module)?;
+    let design = gen::emit(&module)?;
     interrupt::check()?;
-    let mut manifest =
-        gen::Manifest::new(&generated.module, &design).with_parameter("block", block);
+    let mut manifest = gen::Manifest::new(&module, &design).with_parameter("block", block);
     for (k, v) in settings.as_map() {
         manifest = manifest.with_parameter(k, v);
     }

@@ -28,6 +28,10 @@ enum Command {
         /// Target board (same as `--set board=NAME`; blocks with a `board` parameter).
         #[arg(long = "board", value_name = "NAME")]
         board: Option<String>,
+        /// Name of the top module, as the project that instantiates it expects (for
+        /// example `output_port_lookup`); default: the block's stable name.
+        #[arg(long = "top", value_name = "NAME")]
+        top: Option<String>,
         /// Output directory (created if missing). It must not hold another design's
         /// generated files (see `--force`) nor unrelated files named like ours.
         #[arg(short = 'o', long = "out", value_name = "DIR")]
@@ -65,11 +69,12 @@ fn generate(
     block: &str,
     sets: &[String],
     board: Option<&str>,
+    top: Option<&str>,
     out: &std::path::Path,
     force: bool,
 ) -> Result<()> {
     eprintln!("generating `{block}` into {}", out.display());
-    let w = wirespeed::generate::generate(block, sets, board, out, force)?;
+    let w = wirespeed::generate::generate(block, sets, board, top, out, force)?;
     println!(
         "wrote {} ({}, top `{}`) to {}",
         block,
@@ -103,8 +108,9 @@ fn main() -> ExitCode {
             sets,
             board,
             out,
+            top,
             force,
-        } => generate(block, sets, board.as_deref(), out, *force),
+        } => generate(block, sets, board.as_deref(), top.as_deref(), out, *force),
         Command::Synth(args) => wirespeed::synth::run(args),
         Command::Sim(SimCommand::Panama(args)) => wirespeed::sim_panama::run(args),
         Command::Sim(SimCommand::Lightning(args)) => wirespeed::lightning_sim::run(args),

@@ -4,7 +4,7 @@
 
 use crate::verilog::Design;
 use crate::GenError;
-use hdl::ir::{Direction, PortKind, ResetPolarity};
+use hdl::ir::{Direction, ParameterAccepts, PortKind, ResetPolarity};
 use hdl::Module;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -37,6 +37,18 @@ pub struct DomainInfo {
     pub polarity: ResetPolarity,
 }
 
+/// One Verilog parameter of the top module (see [`hdl::ir::Parameter`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ParameterInfo {
+    /// Parameter name.
+    pub name: String,
+    /// The value the design was generated for (the declared default).
+    pub value: u64,
+    /// Which values an instantiation may pass: `exactly` that one, or `aligned to N
+    /// bytes` (a base address).
+    pub accepts: String,
+}
+
 /// What `manifest.json` says about a generated design.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Manifest {
@@ -48,6 +60,9 @@ pub struct Manifest {
     pub domains: Vec<DomainInfo>,
     /// Generator parameters, as text (sorted by name).
     pub parameters: BTreeMap<String, String>,
+    /// Verilog parameters of the top module, in declaration order (omitted if none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub verilog_parameters: Vec<ParameterInfo>,
     /// Verilog files, in dependency order (top last).
     pub files: Vec<String>,
     /// Every file written into the output folder with this manifest (Verilog,
@@ -89,6 +104,20 @@ impl Manifest {
                 })
                 .collect(),
             parameters: BTreeMap::new(),
+            verilog_parameters: top
+                .parameters
+                .iter()
+                .map(|p| ParameterInfo {
+                    name: p.name.clone(),
+                    value: p.value,
+                    accepts: match p.accepts {
+                        ParameterAccepts::Exactly => "exactly".to_string(),
+                        ParameterAccepts::AlignedTo { bits } => {
+                            format!("aligned to {} bytes", 1u128 << bits)
+                        }
+                    },
+                })
+                .collect(),
             files: design.files.iter().map(|(n, _)| n.clone()).collect(),
             outputs: Vec::new(),
         }

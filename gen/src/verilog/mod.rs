@@ -27,6 +27,7 @@ mod expr;
 mod lzc;
 mod module;
 mod names;
+mod params;
 mod seq;
 mod unused;
 

@@ -4,7 +4,7 @@
 use super::expr::Refs;
 use super::names::ModuleNames;
 use super::unused::Usage;
-use super::{lzc, seq};
+use super::{lzc, params, seq};
 use crate::GenError;
 use hdl::ir::{Direction, Driver, NetId, Op};
 use hdl::Module;
@@ -154,7 +154,15 @@ pub(crate) fn emit_module(
         .usage
         .unused_wire(&names, &unused_name)
         .unwrap_or_default();
-    let sections = [&body.decls, &body.logic, &body.seq, &body.insts, &unused];
+    let checks = params::checks(m);
+    let sections = [
+        &checks,
+        &body.decls,
+        &body.logic,
+        &body.seq,
+        &body.insts,
+        &unused,
+    ];
     for s in sections {
         if !s.is_empty() {
             text.push('\n');
@@ -166,10 +174,14 @@ pub(crate) fn emit_module(
     Ok(text)
 }
 
-/// `module name (ports);` with one aligned port declaration per line.
+/// `module name #(parameters) (ports);` with one aligned declaration per line.
 fn header(m: &Module, names: &ModuleNames, verilog_name: &str) -> String {
+    let declared = match params::header_list(m) {
+        list if list.is_empty() => verilog_name.to_string(),
+        list => format!("{verilog_name} {list}"),
+    };
     if m.ports.is_empty() {
-        return format!("module {verilog_name};\n");
+        return format!("module {declared};\n");
     }
     let rows: Vec<(String, String, &str)> = m
         .ports
@@ -184,7 +196,7 @@ fn header(m: &Module, names: &ModuleNames, verilog_name: &str) -> String {
         })
         .collect();
     let range_w = rows.iter().map(|(_, r, _)| r.len()).max().unwrap_or(0);
-    let mut text = format!("module {verilog_name} (\n");
+    let mut text = format!("module {declared} (\n");
     for (i, (dir, r, name)) in rows.iter().enumerate() {
         let sep = if i + 1 == rows.len() { "" } else { "," };
         text.push_str(&format!("    {dir} {r:<range_w$}{name}{sep}\n"));

@@ -96,6 +96,14 @@ impl ModuleNames {
                 .ok_or_else(|| bad("port", &port.name, "its net does not exist"))?;
             *slot = Some(port.name.clone());
         }
+        for p in &m.parameters {
+            if !is_legal_identifier(&p.name) {
+                return Err(bad("parameter", &p.name, "not a legal identifier"));
+            }
+            if !space.reserve(&p.name) || !space.reserve(&format!("check_{}", p.name)) {
+                return Err(bad("parameter", &p.name, "its name is taken"));
+            }
+        }
         // Unnamed nets first: `_n<id>` can never clash with a legal builder name.
         for (i, net) in m.nets.iter().enumerate() {
             if nets[i].is_none() && net.name.is_none() {

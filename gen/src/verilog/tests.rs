@@ -308,3 +308,93 @@ fn top_ports_verilator_reserves_are_refused_but_inner_ones_are_fine() {
     m.output("y", y);
     assert!(emit(&m.finish().unwrap()).is_ok());
 }
+
+#[test]
+fn parameters_are_declared_with_their_values_and_checked() {
+    use hdl::ir::Parameter;
+    let mut m = ModuleBuilder::new("opl");
+    m.parameter(Parameter::integer("C_M_AXIS_DATA_WIDTH", 256));
+    m.parameter(Parameter::base_address("C_BASEADDR", 32, 0x4402_0000, 12));
+    m.parameter(Parameter::base_address("C_ANY", 8, 0x12, 0));
+    let a = m.input("a", 4);
+    m.output("y", a);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let text = text_of(&d, "opl");
+    assert!(text.contains(
+        "module opl #(\n    parameter integer C_M_AXIS_DATA_WIDTH = 256,\n    parameter [31:0]  C_BASEADDR          = 32'h44020000,\n    parameter [7:0]   C_ANY               = 8'h12\n) (\n"
+    ), "{text}");
+    assert!(text.contains(
+        "if (C_M_AXIS_DATA_WIDTH != 256) begin : check_C_M_AXIS_DATA_WIDTH\n            C_M_AXIS_DATA_WIDTH_must_be_256 parameter_check_failed ();"
+    ), "{text}");
+    assert!(text.contains(
+        "if (C_BASEADDR[11:0] != 12'h0) begin : check_C_BASEADDR\n            C_BASEADDR_must_be_aligned_to_4096_bytes parameter_check_failed ();"
+    ), "{text}");
+    assert!(
+        !text.contains("check_C_ANY"),
+        "an unconstrained parameter needs no check"
+    );
+}
+
+#[test]
+fn modules_without_parameters_keep_their_plain_header() {
+    let d = emit(&inverter("inv")).unwrap();
+    let text = text_of(&d, "inv");
+    assert!(text.contains("module inv (\n"), "{text}");
+    assert!(!text.contains("generate"), "{text}");
+}
+
+#[test]
+fn bad_parameters_are_builder_errors_naming_them() {
+    use hdl::ir::{Parameter, ParameterAccepts, ParameterKind};
+    let cases = [
+        (Parameter::integer("module", 1), "not a legal identifier"),
+        (
+            Parameter::base_address("C_BASE", 8, 0x100, 4),
+            "does not fit 8 bits",
+        ),
+        (
+            Parameter::base_address("C_BASE", 32, 0x10, 12),
+            "outside the values it accepts",
+        ),
+        (
+            Parameter::base_address("C_BASE", 8, 0, 12),
+            "alignment wider than its 8 bits",
+        ),
+        (
+            Parameter {
+                name: "C_W".into(),
+                value: 1,
+                kind: ParameterKind::Bits(0),
+                accepts: ParameterAccepts::Exactly,
+            },
+            "0 bits is not 1..=64",
+        ),
+        (
+            Parameter::integer("C_BIG", 1 << 40),
+            "does not fit a Verilog integer",
+        ),
+    ];
+    for (p, why) in cases {
+        let name = p.name.clone();
+        let mut m = ModuleBuilder::new("m");
+        m.parameter(p);
+        let e = m.finish().expect_err(&name).to_string();
+        assert!(e.contains(&name) && e.contains(why), "{name}: {e}");
+    }
+    let mut m = ModuleBuilder::new("m");
+    m.input("C_W", 1);
+    m.parameter(Parameter::integer("C_W", 1));
+    let e = m.finish().expect_err("clash").to_string();
+    assert!(e.contains("clashes with a port"), "{e}");
+}
+
+#[test]
+fn a_renamed_top_keeps_everything_but_its_name() {
+    let m = adder("add8", 8);
+    let r = m.renamed("output_port_lookup").unwrap();
+    assert_eq!(r.name, "output_port_lookup");
+    assert_eq!(r.ports, m.ports);
+    let d = emit(&r).unwrap();
+    assert_eq!(d.top, "output_port_lookup");
+    assert!(m.renamed("wire").is_err());
+}

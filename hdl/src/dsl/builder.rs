@@ -74,6 +74,7 @@ impl ModuleBuilder {
                 mems: vec![],
                 instances: vec![],
                 summary: PortSummary::default(),
+                parameters: vec![],
             },
             errors: vec![],
             names: HashMap::new(),
@@ -178,6 +179,47 @@ impl ModuleBuilder {
             return format!("<foreign #{}>", s.net.0);
         }
         self.data.describe_net(s.net)
+    }
+
+    /// Declares the Verilog parameter `p` (see [`Parameter`]). Records an error if its
+    /// name is illegal or taken, a bit-vector kind is not 1..=64 bits wide or too narrow
+    /// for the value, or the parameter would not accept its own value.
+    #[track_caller]
+    pub fn parameter(&mut self, p: Parameter) {
+        if !self.claim_name(&p.name, "parameter") {
+            return;
+        }
+        let kind_bits = match p.kind {
+            ParameterKind::Integer => 31,
+            ParameterKind::Bits(w) => w,
+        };
+        let problem = match p.kind {
+            ParameterKind::Bits(w) if !(1..=64).contains(&w) => {
+                Some(format!("{w} bits is not 1..=64"))
+            }
+            ParameterKind::Bits(w) if w < 64 && p.value >> w != 0 => {
+                Some(format!("value {:#x} does not fit {w} bits", p.value))
+            }
+            _ if matches!(p.accepts, ParameterAccepts::AlignedTo { bits } if bits > kind_bits) => {
+                Some(format!("alignment wider than its {kind_bits} bits"))
+            }
+            ParameterKind::Integer if p.value > i32::MAX as u64 => {
+                Some(format!("value {} does not fit a Verilog integer", p.value))
+            }
+            _ if !p.accepts(p.value) => Some(format!(
+                "value {:#x} is outside the values it accepts",
+                p.value
+            )),
+            _ => None,
+        };
+        if let Some(reason) = problem {
+            self.error(
+                Some(&p.name),
+                HdlErrorKind::Parameter(format!("parameter `{}`: {reason}", p.name)),
+            );
+            return;
+        }
+        self.data.parameters.push(p);
     }
 
     /// A data input port of `width` bits.

@@ -1,6 +1,8 @@
 //! The netlist data structures: a `Module` is nets, ports, clock domains,
 //! registers, memories and instances of other modules.
 
+use super::error::{HdlError, HdlErrorKind};
+use super::names::is_legal_identifier;
 use crate::bits::Bits;
 use std::collections::BTreeSet;
 use std::ops::Deref;
@@ -40,6 +42,24 @@ impl Module {
         Module(Arc::new(data))
     }
 
+    /// The same module called `name`: how a generated top takes the name a project
+    /// expects (NetFPGA's `output_port_lookup`). Errors if `name` is not a legal
+    /// Verilog identifier.
+    pub fn renamed(&self, name: &str) -> Result<Module, HdlError> {
+        if !is_legal_identifier(name) {
+            return Err(HdlError::new(
+                &self.name,
+                None,
+                HdlErrorKind::BadName(format!(
+                    "module name `{name}` is not a legal Verilog identifier"
+                )),
+            ));
+        }
+        let mut data = (*self.0).clone();
+        data.name = name.to_string();
+        Ok(Module::from_data(data))
+    }
+
     /// True if both handles share the same data (same module object).
     pub fn ptr_eq(&self, other: &Module) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -72,9 +92,25 @@ pub struct ModuleData {
     pub instances: Vec<Instance>,
     /// What the module's ports look like from outside (domains, combinational paths).
     pub summary: PortSummary,
+    /// Verilog parameters the module declares for the context that instantiates it.
+    pub parameters: Vec<Parameter>,
 }
 
 impl ModuleData {
+    /// The names of every module instantiated below this one, at any depth.
+    pub fn descendant_names(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        let mut todo: Vec<&ModuleData> = vec![self];
+        while let Some(m) = todo.pop() {
+            for inst in &m.instances {
+                if names.insert(inst.module.name.clone()) {
+                    todo.push(&inst.module);
+                }
+            }
+        }
+        names
+    }
+
     /// The port called `name`.
     pub fn port(&self, name: &str) -> Option<(PortId, &Port)> {
         self.ports
@@ -463,6 +499,77 @@ pub struct MemRead {
     pub enable: Option<NetId>,
     /// The net carrying the registered read data.
     pub data: NetId,
+}
+
+/// A Verilog parameter a module declares so that it fits a context that passes one,
+/// such as NetFPGA's `C_M_AXIS_DATA_WIDTH`. It is interface, not logic: the design was
+/// generated for `value`, nothing inside reads it, and the emitted Verilog stops
+/// elaboration when an instantiation overrides it with a value outside `accepts`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Parameter {
+    /// Parameter name, a legal Verilog identifier.
+    pub name: String,
+    /// The value the design was generated for (the declared default).
+    pub value: u64,
+    /// How the value is declared: an `integer`, or a bit vector of a given width.
+    pub kind: ParameterKind,
+    /// Which overriding values the design still fits.
+    pub accepts: ParameterAccepts,
+}
+
+/// How a [`Parameter`] is declared in Verilog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParameterKind {
+    /// `parameter integer NAME = 256` (widths, counts).
+    Integer,
+    /// `parameter [W-1:0] NAME = W'h…` (addresses), `W` bits (1..=64).
+    Bits(u32),
+}
+
+/// Which values of a [`Parameter`] the generated design fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParameterAccepts {
+    /// Only the generated value.
+    Exactly,
+    /// Any value whose low `bits` bits are zero (a base address aligned to the
+    /// module's address window).
+    AlignedTo {
+        /// Bits that must be zero.
+        bits: u32,
+    },
+}
+
+impl Parameter {
+    /// A parameter declared `integer` that accepts only `value`.
+    pub fn integer(name: &str, value: u64) -> Self {
+        Parameter {
+            name: name.to_string(),
+            value,
+            kind: ParameterKind::Integer,
+            accepts: ParameterAccepts::Exactly,
+        }
+    }
+
+    /// A `width`-bit base address `value` that accepts any value aligned to a window of
+    /// `2^window_bits` bytes.
+    pub fn base_address(name: &str, width: u32, value: u64, window_bits: u32) -> Self {
+        Parameter {
+            name: name.to_string(),
+            value,
+            kind: ParameterKind::Bits(width),
+            accepts: ParameterAccepts::AlignedTo { bits: window_bits },
+        }
+    }
+
+    /// True if an instantiation may set the parameter to `value`.
+    pub fn accepts(&self, value: u64) -> bool {
+        match self.accepts {
+            ParameterAccepts::Exactly => value == self.value,
+            ParameterAccepts::AlignedTo { bits } => {
+                bits == 0 || (bits < 64 && value & ((1u64 << bits) - 1) == 0)
+            }
+        }
+    }
 }
 
 /// An instance of another module.

@@ -17,7 +17,7 @@ use super::core::{panama_core, COUNTERS};
 use super::parser::USER_WIDTH;
 use crate::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterMap, RegisterSpec};
 use crate::dsl::{AxisConfig, ModuleBuilder};
-use crate::ir::{Direction, HdlError, Module, PortKind, ResetPolarity};
+use crate::ir::{Direction, HdlError, Module, Parameter, PortKind, ResetPolarity};
 
 /// Value of the read-only `id` register: "PANA".
 pub const ID: u32 = 0x5041_4E41;
@@ -25,6 +25,29 @@ pub const ID: u32 = 0x5041_4E41;
 pub const DEFAULT_AGG_UDP_PORT: u32 = 0x5041;
 /// AXI-Lite address width (a 4 KiB window).
 pub const ADDR_WIDTH: u32 = 12;
+/// AXI-Lite data width.
+pub const AXIL_DATA_WIDTH: u32 = 32;
+/// The top's module name unless a project asks for another (`Module::renamed`).
+pub const TOP_NAME: &str = "panama";
+
+/// The Verilog parameters NetFPGA's reference datapath passes to its
+/// `output_port_lookup` (SUME's `output_port_lookup_ip` wrapper, PLUS's
+/// `switch_output_port_lookup`), declared with the values `cfg` was generated for.
+/// Overriding a width breaks elaboration; `C_BASEADDR` may be any address aligned to the
+/// register window (the interconnect decodes it; the top sees only the offset).
+pub fn netfpga_parameters(cfg: &PanamaConfig) -> Vec<Parameter> {
+    let width = u64::from(cfg.data_width);
+    let user = u64::from(USER_WIDTH);
+    vec![
+        Parameter::integer("C_M_AXIS_DATA_WIDTH", width),
+        Parameter::integer("C_S_AXIS_DATA_WIDTH", width),
+        Parameter::integer("C_M_AXIS_TUSER_WIDTH", user),
+        Parameter::integer("C_S_AXIS_TUSER_WIDTH", user),
+        Parameter::integer("C_S_AXI_DATA_WIDTH", u64::from(AXIL_DATA_WIDTH)),
+        Parameter::integer("C_S_AXI_ADDR_WIDTH", u64::from(ADDR_WIDTH)),
+        Parameter::base_address("C_BASEADDR", 32, 0, ADDR_WIDTH),
+    ]
+}
 
 /// The `params` register: `[7:0]` ports, `[15:8]` slots, `[17:16]` format code,
 /// `[18]` ftz, `[20:19]` data width (0: 256, 1: 512, 2: 1024), `[27:21]`
@@ -109,7 +132,7 @@ pub fn registers(cfg: &PanamaConfig) -> Vec<RegisterSpec> {
     r
 }
 
-/// Generates the top (`panama_{suffix}`) and its register map.
+/// Generates the top ([`TOP_NAME`], with [`netfpga_parameters`]) and its register map.
 pub fn panama_top(cfg: &PanamaConfig) -> Result<(Module, RegisterMap), HdlError> {
     let core = panama_core(cfg)?;
     let specs = registers(cfg);
@@ -119,7 +142,10 @@ pub fn panama_top(cfg: &PanamaConfig) -> Result<(Module, RegisterMap), HdlError>
         addr_width: ADDR_WIDTH,
         separate_clock: true,
     })?;
-    let mut m = ModuleBuilder::new(&format!("panama_{}", cfg.module_suffix()));
+    let mut m = ModuleBuilder::new(TOP_NAME);
+    for p in netfpga_parameters(cfg) {
+        m.parameter(p);
+    }
     let clk = m.domain(
         "clk",
         "axis_aclk",
