@@ -75,11 +75,13 @@ def check_register(mod, drv, mmio, r, index, rng):
     name, off, width, access, reset = r["name"], r["offset"], r["width"], r["access"], r["reset"]
     assert name.isidentifier() and not keyword.iskeyword(name), name
     assert off == 4 * index, "%s: offset %#x, expected %#x" % (name, off, 4 * index)
-    assert mod.OFFSETS[name] == off and mod.RESETS[name] == reset, name
+    assert mod.OFFSETS[name] == off, "%s: driver offset %#x, map %#x" % (name, mod.OFFSETS[name], off)
+    assert mod.RESETS[name] == reset, "%s: driver reset %#x, map %#x" % (name, mod.RESETS[name], reset)
     command = r.get("command", False)
     # The reset value reads back from the register's offset.
-    assert drv.read_register(name) == reset, name
-    assert mmio.reads[-1] == off, name
+    got = drv.read_register(name)
+    assert got == reset, "%s: read %#x, reset %#x" % (name, got, reset)
+    assert mmio.reads[-1] == off, "%s: read at %#x, map offset %#x" % (name, mmio.reads[-1], off)
     if not command:
         assert int(getattr(drv, name)) == reset, name
         assert mmio.reads[-1] == off, name
