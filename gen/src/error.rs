@@ -106,6 +106,21 @@ pub enum GenError {
         /// The C identifier both become.
         c_name: String,
     },
+    /// Two things of a register map (registers, fields, or one of them and a name the
+    /// driver itself uses) become the same name in its Python driver.
+    #[error(
+        "register map `{block}`: {first} and {second} both become Python name `{python_name}`"
+    )]
+    PythonNameClash {
+        /// The register file.
+        block: String,
+        /// The first, e.g. "register `a`", "field `status.done`".
+        first: String,
+        /// The second, e.g. "register `a_`", "the driver's own `read_register`".
+        second: String,
+        /// The Python identifier both become.
+        python_name: String,
+    },
     /// The output folder cannot take the design.
     #[error("output folder `{dir}`: {reason}")]
     Folder {

@@ -462,14 +462,15 @@ fn writes_design_and_board_files() {
             "build.tcl",
             "register_map.md",
             "register_map.h",
-            "register_map.json"
+            "register_map.json",
+            "register_map.py"
         ]
     );
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
     let written = write_board_design(&dir, &design, &manifest, &files).unwrap();
     assert_eq!(written.len(), design.files.len() + 1 + files.len());
-    assert_eq!(written.last().unwrap(), &dir.join("register_map.json"));
+    assert_eq!(written.last().unwrap(), &dir.join("register_map.py"));
     for (name, text) in files.iter().chain(&design.files) {
         assert_eq!(&fs::read_to_string(dir.join(name)).unwrap(), text, "{name}");
     }
@@ -534,4 +535,84 @@ fn bad_board_file_names_are_refused_before_writing() {
     let err = write_board_design(&dir, &design, &manifest, &twice).unwrap_err();
     assert!(err.to_string().contains("a.h"), "{err}");
     assert!(!dir.exists());
+}
+
+/// A register file with bit fields and a command.
+fn with_fields() -> RegisterMap {
+    let spec = RegFileSpec {
+        name: "ctl_regs".into(),
+        registers: vec![
+            RegisterSpec::new("ctrl", Access::ReadWrite, 16)
+                .with_reset(0x0102)
+                .field("enable", 0, 1, "1: run")
+                .field("mode", 4, 3, "operating mode | 0..7")
+                .field("level", 8, 8, "threshold"),
+            RegisterSpec::new("go", Access::ClearOnWrite, 1)
+                .as_command()
+                .describe("write any value: start"),
+            RegisterSpec::new("plain", Access::ReadOnly, 32),
+        ],
+        addr_width: 6,
+        separate_clock: false,
+    };
+    axil_regfile(&spec).unwrap().1
+}
+
+#[test]
+fn fields_appear_in_markdown_c_header_and_json() {
+    let map = with_fields();
+    let md = register_map_markdown(&map);
+    for row in [
+        "| `ctrl` | [0] | `enable` | 1: run |",
+        "| `ctrl` | [6:4] | `mode` | operating mode \\| 0..7 |",
+        "| `ctrl` | [15:8] | `level` | threshold |",
+    ] {
+        assert!(md.contains(row), "{row} missing from\n{md}");
+    }
+    assert_eq!(md.matches("\n| `").count(), 3, "{md}");
+    // Still one register row per register.
+    assert_eq!(md.lines().filter(|l| l.starts_with("| 0x")).count(), 3);
+
+    let h = register_map_c_header(&map, "ctl").unwrap();
+    for (name, value) in [
+        ("CTL_CTRL_ENABLE_LSB", "0u"),
+        ("CTL_CTRL_ENABLE_MASK", "0x00000001u"),
+        ("CTL_CTRL_MODE_LSB", "4u"),
+        ("CTL_CTRL_MODE_WIDTH", "3u"),
+        ("CTL_CTRL_MODE_MASK", "0x00000070u"),
+        ("CTL_CTRL_LEVEL_LSB", "8u"),
+        ("CTL_CTRL_LEVEL_MASK", "0x0000FF00u"),
+        ("CTL_CTRL_MASK", "0x0000FFFFu"),
+    ] {
+        let line = format!("#define {name} {value}\n");
+        assert!(h.contains(&line), "{line} missing from\n{h}");
+    }
+    assert!(
+        h.contains("/* ctrl.mode [6:4] - operating mode | 0..7 */"),
+        "{h}"
+    );
+
+    let v: serde_json::Value = serde_json::from_str(&register_map_json(&map)).unwrap();
+    let regs = v["registers"].as_array().unwrap();
+    let fields = regs[0]["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 3);
+    assert_eq!(fields[1]["name"], "mode");
+    assert_eq!(fields[1]["lsb"], 4);
+    assert_eq!(fields[1]["width"], 3);
+    assert_eq!(fields[1]["description"], "operating mode | 0..7");
+    assert_eq!(regs[1]["command"], true);
+    // Absent unless used: a map without fields or commands keeps its JSON.
+    assert!(regs[2].get("fields").is_none() && regs[2].get("command").is_none());
+    assert!(regs[0].get("command").is_none());
+    assert!(!register_map_json(&registers()).contains("\"fields\""));
+}
+
+#[test]
+fn a_field_whose_c_name_is_a_registers_is_refused() {
+    let mut map = with_fields();
+    map.registers[2].name = "ctrl_mode".into();
+    let msg = register_map_c_header(&map, "ctl").unwrap_err().to_string();
+    for word in ["ctrl.mode", "ctrl_mode", "CTL_CTRL_MODE", "ctl_regs"] {
+        assert!(msg.contains(word), "{msg} lacks {word}");
+    }
 }

@@ -412,6 +412,60 @@ fn block_parameters_out_of_range_are_rejected_by_name() {
 }
 
 #[test]
+fn bad_register_fields_and_commands_are_rejected_by_register_and_field() {
+    use hdl::blocks::axil_regfile::{axil_regfile, Access, RegFileSpec, RegisterSpec};
+    let build = |r: RegisterSpec| {
+        axil_regfile(&RegFileSpec {
+            name: "regs".into(),
+            registers: vec![r],
+            addr_width: 4,
+            separate_clock: false,
+        })
+        .map(|_| ())
+        .unwrap_err()
+    };
+    let ctrl = || RegisterSpec::new("ctrl", Access::ReadWrite, 8);
+    for (r, words) in [
+        (
+            ctrl().field("mode", 6, 3, ""),
+            &["`mode`", "[8:6]", "8 bits"][..],
+        ),
+        (ctrl().field("go", 0, 0, ""), &["`go`", "width 0"][..]),
+        (
+            ctrl().field("a", 0, 4, "").field("b", 3, 2, ""),
+            &["`a`", "`b`", "overlap"][..],
+        ),
+        (
+            ctrl().field("a", 0, 1, "").field("a", 1, 1, ""),
+            &["two fields", "`a`"][..],
+        ),
+        (ctrl().field("", 0, 1, ""), &["field 0", "no name"][..]),
+        (ctrl().as_command(), &["clear-on-write", "command"][..]),
+    ] {
+        let e = build(r);
+        assert_eq!(e.module, "regs");
+        assert_eq!(e.signal.as_deref(), Some("ctrl"));
+        let text = e.to_string();
+        for w in words {
+            assert!(text.contains(w), "{text} lacks {w}");
+        }
+    }
+    // A full-width field and a command on a clear-on-write register are fine.
+    let ok = RegFileSpec {
+        name: "regs".into(),
+        registers: vec![
+            RegisterSpec::new("word", Access::ReadOnly, 32).field("all", 0, 32, ""),
+            RegisterSpec::new("go", Access::ClearOnWrite, 1).as_command(),
+        ],
+        addr_width: 4,
+        separate_clock: false,
+    };
+    let (_, map) = axil_regfile(&ok).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(map.registers[0].fields[0].mask(), u32::MAX);
+    assert!(map.registers[1].command);
+}
+
+#[test]
 fn reset_of_one_domain_used_by_another_is_rejected() {
     let mut m = ModuleBuilder::new("cdc_reset");
     let a = m.domain("a", "clk_a", Some("rst_a"), ResetPolarity::ActiveHigh);

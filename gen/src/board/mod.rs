@@ -6,7 +6,8 @@
 //! - [`vivado_tcl`]: a Vivado batch script that synthesizes the design out of context
 //!   for the board's part and packages it as IP;
 //! - [`register_map_markdown`], [`register_map_c_header`], [`register_map_json`]: the
-//!   register map of an AXI-Lite register file;
+//!   register map of an AXI-Lite register file, and [`register_map_python`], its
+//!   Python host driver;
 //! - [`write_board_design`]: the design, its manifest and these files on disk, all or
 //!   nothing.
 //!
@@ -27,6 +28,7 @@
 //! ```
 
 mod catalog;
+mod python;
 mod regmap;
 mod spec;
 mod tcl;
@@ -34,6 +36,7 @@ mod write;
 mod xdc;
 
 pub use catalog::{board_names, boards};
+pub use python::{register_map_python, PythonHost};
 pub use regmap::{register_map_c_header, register_map_json, register_map_markdown};
 pub use spec::{
     Board, BoardClock, BoardPort, Converter, ConverterKind, Family, PortKind, TuserField,

@@ -2,7 +2,7 @@
 //! [`RegisterMap`]: Markdown for people, a C header for drivers, JSON for tools.
 
 use crate::GenError;
-use hdl::blocks::axil_regfile::{Access, RegisterMap};
+use hdl::blocks::axil_regfile::{Access, FieldSpec, RegisterMap};
 
 /// How the access type reads in documents.
 fn access_text(access: Access) -> &'static str {
@@ -29,7 +29,8 @@ fn mask(width: u32) -> u32 {
 
 /// The register map as a Markdown document: a heading naming the block, a line on the
 /// AXI-Lite window, and a table with one row per register: offset (hex), name, access,
-/// width, reset (hex) and description.
+/// width, reset (hex) and description; then, if any register has bit fields, a
+/// `Fields` section with one row per field: register, bits, name and description.
 pub fn register_map_markdown(map: &RegisterMap) -> String {
     let digits = offset_digits(map.addr_width);
     let mut out = format!(
@@ -51,10 +52,40 @@ pub fn register_map_markdown(map: &RegisterMap) -> String {
             access_text(r.access),
             r.width,
             r.reset,
-            r.description.replace('|', "\\|").replace('\n', " ")
+            md_cell(&r.description)
         );
     }
+    if map.registers.iter().any(|r| !r.fields.is_empty()) {
+        out += "\n## Fields\n\n\
+                | register | bits | field | description |\n\
+                |---|---|---|---|\n";
+        for r in &map.registers {
+            for f in &r.fields {
+                out += &format!(
+                    "| `{}` | {} | `{}` | {} |\n",
+                    r.name,
+                    bit_range(f),
+                    f.name,
+                    md_cell(&f.description)
+                );
+            }
+        }
+    }
     out
+}
+
+/// `text` as one Markdown table cell: on one line, `|` escaped.
+fn md_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A field's bits as `[n]` or `[msb:lsb]`.
+pub(crate) fn bit_range(f: &FieldSpec) -> String {
+    if f.width == 1 {
+        format!("[{}]", f.lsb)
+    } else {
+        format!("[{}:{}]", f.lsb + f.width - 1, f.lsb)
+    }
 }
 
 /// `name` as an upper-case C identifier fragment: every character that is not an
@@ -73,10 +104,12 @@ fn c_upper(name: &str) -> String {
 
 /// The register map as a C header: an include guard, then per register a comment
 /// (name, access, description) and `#define <PREFIX>_<NAME>_OFFSET`, `_WIDTH`, `_RESET`
-/// and `_MASK`. Names are upper-cased and every character that is not a letter or digit
-/// becomes `_`; the prefix likewise (the block name if the prefix is empty; an
-/// `R` put in front if it would start with a digit). Two registers that become the same
-/// C name are an error naming both.
+/// and `_MASK`, and per bit field a comment (bits, description) and
+/// `#define <PREFIX>_<NAME>_<FIELD>_LSB`, `_WIDTH` and `_MASK` (the field's bits in
+/// place). Names are upper-cased and every character that is not a letter or digit
+/// becomes `_`; the prefix likewise (the block name if the prefix is empty; an `R` put
+/// in front if it would start with a digit). Two registers, or a register and a field
+/// (`<register>.<field>`), that become the same C name are an error naming both.
 pub fn register_map_c_header(map: &RegisterMap, prefix: &str) -> Result<String, GenError> {
     let mut prefix = c_upper(if prefix.is_empty() {
         &map.block
@@ -86,17 +119,7 @@ pub fn register_map_c_header(map: &RegisterMap, prefix: &str) -> Result<String, 
     if prefix.is_empty() || prefix.starts_with(|c: char| c.is_ascii_digit()) {
         prefix.insert(0, 'R');
     }
-    let names: Vec<String> = map.registers.iter().map(|r| c_upper(&r.name)).collect();
-    for (i, n) in names.iter().enumerate() {
-        if let Some(j) = names[..i].iter().position(|o| o == n) {
-            return Err(GenError::RegisterNameClash {
-                block: map.block.clone(),
-                first: map.registers[j].name.clone(),
-                second: map.registers[i].name.clone(),
-                c_name: format!("{prefix}_{n}"),
-            });
-        }
-    }
+    let names = c_names(map, &prefix)?;
     let guard = format!("{prefix}_REGS_H");
     let digits = offset_digits(map.addr_width);
     let mut out = format!(
@@ -131,9 +154,57 @@ pub fn register_map_c_header(map: &RegisterMap, prefix: &str) -> Result<String, 
             r.reset,
             mask(r.width),
         );
+        for f in &r.fields {
+            let q = format!("{p}_{}", c_upper(&f.name));
+            out += &format!(
+                "/* {}.{} {}{} */\n\
+                 #define {q}_LSB {}u\n\
+                 #define {q}_WIDTH {}u\n\
+                 #define {q}_MASK 0x{:08X}u\n",
+                comment_safe(&r.name),
+                comment_safe(&f.name),
+                bit_range(f),
+                if f.description.is_empty() {
+                    String::new()
+                } else {
+                    format!(" - {}", comment_safe(&f.description))
+                },
+                f.lsb,
+                f.width,
+                f.mask(),
+            );
+        }
     }
     out += &format!("\n#endif /* {guard} */\n");
     Ok(out)
+}
+
+/// The C name of every register (without the prefix), in map order; an error names
+/// two registers, or a register and a field (`<register>.<field>`), whose defines would
+/// share a name (`<register>_<field>` of one, `<register>` of the other).
+fn c_names(map: &RegisterMap, prefix: &str) -> Result<Vec<String>, GenError> {
+    let names: Vec<String> = map.registers.iter().map(|r| c_upper(&r.name)).collect();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let stems = map.registers.iter().zip(&names).flat_map(|(r, n)| {
+        std::iter::once((n.clone(), r.name.clone())).chain(r.fields.iter().map(move |f| {
+            (
+                format!("{n}_{}", c_upper(&f.name)),
+                format!("{}.{}", r.name, f.name),
+            )
+        }))
+    });
+    for (stem, what) in stems {
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == stem) {
+            return Err(GenError::RegisterNameClash {
+                block: map.block.clone(),
+                first: first.clone(),
+                second: what,
+                c_name: format!("{prefix}_{stem}"),
+            });
+        }
+        seen.push((stem, what));
+    }
+    Ok(names)
 }
 
 /// `text` on one line, without anything that would end a C comment.

@@ -1,5 +1,6 @@
 //! Putting a design and its board files on disk, all or nothing.
 
+use super::python::{register_map_python, PythonHost};
 use super::regmap::{register_map_c_header, register_map_json, register_map_markdown};
 use super::spec::Board;
 use super::tcl::vivado_tcl;
@@ -13,8 +14,10 @@ use std::path::{Path, PathBuf};
 /// The board files of the design in `manifest` on `board`, as `(file name, text)`:
 /// `<top>.xdc` (timing for the clock ports in `bindings`), `build.tcl` (the Vivado
 /// script, reading that XDC) and, if `registers` is given, `register_map.md`,
-/// `register_map.h` (prefix: the top's name) and `register_map.json`. Errors name the
-/// unknown clock role, the bad clock port, or the clashing register names.
+/// `register_map.h` (prefix: the top's name), `register_map.json` and
+/// `register_map.py` (class named after the top, helpers for the board's family, see
+/// [`PythonHost::for_family`]). Errors name the unknown clock role, the bad clock port,
+/// or the clashing register names.
 pub fn board_files(
     board: &Board,
     manifest: &Manifest,
@@ -30,16 +33,27 @@ pub fn board_files(
         ),
     ];
     if let Some(map) = registers {
-        files.extend(register_map_files(map, &manifest.top)?);
+        let host = PythonHost::for_family(board.family);
+        files.extend(register_map_files_for(map, &manifest.top, host)?);
     }
     Ok(files)
 }
 
-/// `register_map.md`, `register_map.h` (with `prefix`) and `register_map.json` of
-/// `map`, as `(file name, text)`.
+/// `register_map.md`, `register_map.h` (with `prefix`), `register_map.json` and
+/// `register_map.py` (class named after `prefix`, both host helpers: see
+/// [`PythonHost::Any`]) of `map`, as `(file name, text)`.
 pub fn register_map_files(
     map: &RegisterMap,
     prefix: &str,
+) -> Result<Vec<(String, String)>, GenError> {
+    register_map_files_for(map, prefix, PythonHost::Any)
+}
+
+/// [`register_map_files`] with the Python driver's helpers for `host`.
+fn register_map_files_for(
+    map: &RegisterMap,
+    prefix: &str,
+    host: PythonHost,
 ) -> Result<Vec<(String, String)>, GenError> {
     Ok(vec![
         ("register_map.md".to_string(), register_map_markdown(map)),
@@ -48,6 +62,10 @@ pub fn register_map_files(
             register_map_c_header(map, prefix)?,
         ),
         ("register_map.json".to_string(), register_map_json(map)),
+        (
+            "register_map.py".to_string(),
+            register_map_python(map, prefix, host)?,
+        ),
     ])
 }
 

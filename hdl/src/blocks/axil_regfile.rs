@@ -22,6 +22,41 @@ pub enum Access {
     ClearOnWrite,
 }
 
+/// A named bit field of a register: bits `[lsb + width - 1 : lsb]` of its word.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldSpec {
+    /// Name: an identifier, unique within its register.
+    pub name: String,
+    /// Lowest bit.
+    pub lsb: u32,
+    /// Width in bits (at least 1; the field lies within the register's width).
+    pub width: u32,
+    /// One line for the documentation.
+    pub description: String,
+}
+
+impl FieldSpec {
+    /// A field `name` of `width` bits from bit `lsb`, described by `description`.
+    pub fn new(name: &str, lsb: u32, width: u32, description: &str) -> Self {
+        FieldSpec {
+            name: name.to_string(),
+            lsb,
+            width,
+            description: description.to_string(),
+        }
+    }
+
+    /// The field's bits in place in the 32-bit word (0 if it does not fit the word).
+    pub fn mask(&self) -> u32 {
+        let ones = if self.width >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.width) - 1
+        };
+        ones.checked_shl(self.lsb).unwrap_or(0)
+    }
+}
+
 /// One register of a register file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisterSpec {
@@ -35,10 +70,16 @@ pub struct RegisterSpec {
     pub reset: u32,
     /// One line for the documentation.
     pub description: String,
+    /// Named bit fields, in the order given (no two overlap).
+    pub fields: Vec<FieldSpec>,
+    /// A clear-on-write register whose write is a command (e.g. `start`) rather than
+    /// the clearing of a value: drivers offer it as a method named after the register.
+    pub command: bool,
 }
 
 impl RegisterSpec {
-    /// A register with the given name, access and width, reset 0, no description.
+    /// A register with the given name, access and width, reset 0, no description,
+    /// no fields, not a command.
     pub fn new(name: &str, access: Access, width: u32) -> Self {
         RegisterSpec {
             name: name.to_string(),
@@ -46,7 +87,23 @@ impl RegisterSpec {
             width,
             reset: 0,
             description: String::new(),
+            fields: Vec::new(),
+            command: false,
         }
+    }
+
+    /// The same register with one more bit field.
+    pub fn field(mut self, name: &str, lsb: u32, width: u32, description: &str) -> Self {
+        self.fields
+            .push(FieldSpec::new(name, lsb, width, description));
+        self
+    }
+
+    /// The same register marked as a command (see [`RegisterSpec::command`]); only a
+    /// [`Access::ClearOnWrite`] register can be one.
+    pub fn as_command(mut self) -> Self {
+        self.command = true;
+        self
     }
 
     /// The same register with reset value `reset`.
@@ -92,6 +149,17 @@ pub struct RegisterEntry {
     pub reset: u32,
     /// Description.
     pub description: String,
+    /// A write is a command (see [`RegisterSpec::command`]); in JSON only when true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub command: bool,
+    /// Named bit fields; in JSON only when there are some.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldSpec>,
+}
+
+/// Whether `b` is false (keeps `command` out of JSON unless set).
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A register file's map: what documentation and C headers are made from.
@@ -141,6 +209,44 @@ fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
                 &r.name,
                 format!("reset value {:#x} does not fit {} bits", r.reset, r.width),
             );
+        }
+        if r.command && r.access != Access::ClearOnWrite {
+            return p(
+                &r.name,
+                "only a clear-on-write register can be a command".into(),
+            );
+        }
+        check_fields(r).map_err(|reason| HdlError::parameter(&spec.name, &r.name, reason))?;
+    }
+    Ok(())
+}
+
+/// Checks `r`'s fields: named, at least one bit wide, inside the register, no two
+/// with the same name or overlapping bits. The error says which field and why.
+fn check_fields(r: &RegisterSpec) -> Result<(), String> {
+    for (i, f) in r.fields.iter().enumerate() {
+        if f.name.is_empty() {
+            return Err(format!("field {i} has no name"));
+        }
+        if f.width == 0 {
+            return Err(format!("field `{}` has width 0", f.name));
+        }
+        if u64::from(f.lsb) + u64::from(f.width) > u64::from(r.width) {
+            return Err(format!(
+                "field `{}` [{}:{}] does not fit the register's {} bits",
+                f.name,
+                u64::from(f.lsb) + u64::from(f.width) - 1,
+                f.lsb,
+                r.width
+            ));
+        }
+        for g in &r.fields[..i] {
+            if g.name == f.name {
+                return Err(format!("two fields are named `{}`", f.name));
+            }
+            if g.mask() & f.mask() != 0 {
+                return Err(format!("fields `{}` and `{}` overlap", g.name, f.name));
+            }
         }
     }
     Ok(())
@@ -283,6 +389,8 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
             access: r.access,
             reset: r.reset,
             description: r.description.clone(),
+            command: r.command,
+            fields: r.fields.clone(),
         });
     }
     let zero = m.zeros(32);

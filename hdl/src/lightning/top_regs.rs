@@ -7,7 +7,7 @@
 
 use super::bus::DEFAULT_PREAMBLE_LENGTH;
 use super::config::{DatapathConfig, WeightSource};
-use super::datapath::COUNTER_WIDTH;
+use super::datapath::{COUNTER_WIDTH, FAIL_REASON_WIDTH};
 use crate::blocks::axil_regfile::{Access, RegisterSpec};
 use crate::ir::HdlError;
 
@@ -189,6 +189,24 @@ pub const MEASUREMENTS: [(&str, &str); 8] = [
     ("latency_max", "largest `cycles` of a successful inference since clear_stats"),
 ];
 
+/// The `status` register with its fields (bit positions from [`status`]).
+fn status_register() -> RegisterSpec {
+    let bit = |mask: u32| mask.trailing_zeros();
+    RegisterSpec::new("status", Access::ReadOnly, status::FAIL_REASON_SHIFT + FAIL_REASON_WIDTH)
+        .describe(
+            "[0] busy (running or start queued), [1] done, [2] failed, [3] locked, [4] adc_overflow, [5] cmd_overflow, [6] dac_stall, [15:8] layer, [18:16] fail_reason (0 none, 1 no lock, 2 lost light)",
+        )
+        .field("busy", bit(status::BUSY), 1, "an inference runs, or a start write has not reached the datapath yet")
+        .field("done", bit(status::DONE), 1, "the last inference finished (cleared by the next start write)")
+        .field("failed", bit(status::FAILED), 1, "the last inference failed; fail_reason says why")
+        .field("locked", bit(status::LOCKED), 1, "the ADC window is open (preamble locked)")
+        .field("adc_overflow", bit(status::ADC_OVERFLOW), 1, "sticky: the ADC FIFO overflowed since clear_stats (adc_dropped > 0)")
+        .field("cmd_overflow", bit(status::CMD_OVERFLOW), 1, "sticky: a command was dropped, queue full, since clear_stats")
+        .field("dac_stall", bit(status::DAC_STALL), 1, "sticky: a DAC beat met tready = 0 since clear_stats")
+        .field("layer", status::LAYER_SHIFT, 8, "weight layer the datapath is on")
+        .field("fail_reason", status::FAIL_REASON_SHIFT, FAIL_REASON_WIDTH, "why the last inference failed: 0 none, 1 no lock (no preamble within timeout), 2 lost light after lock")
+}
+
 /// The register file's registers, in address order (offsets 0, 4, 8, …).
 /// `image_addr_width` is the datapath's `load_addr` width.
 pub fn registers(
@@ -203,17 +221,19 @@ pub fn registers(
     };
     let mut r = vec![
         ro("id", ID, "0x4C474854 (\"LGHT\"): identifies the Lightning top"),
-        ro("params", params_word(cfg, top), "[7:0] weight layers, [15:8] acc_width, [23:16] ADC samples per clock, [31:24] logits"),
+        ro("params", params_word(cfg, top), "[7:0] weight layers, [15:8] acc_width, [23:16] ADC samples per clock, [31:24] logits")
+            .field("weight_layers", 0, 8, "number of weight layers")
+            .field("acc_width", 8, 8, "accumulator width (bits)")
+            .field("adc_samples_per_clock", 16, 8, "samples per ADC AXI-Stream beat (8 or 16)")
+            .field("logits", 24, 8, "number of logits (outputs of the last layer)"),
         ro("inputs", cfg.layers[0], "input size (8-bit activations per image)"),
-        RegisterSpec::new("start", Access::ClearOnWrite, 32).describe(
+        RegisterSpec::new("start", Access::ClearOnWrite, 32).as_command().describe(
             "write any value: queue an inference with the current control registers (latched when it starts); reads the number of starts queued",
         ),
-        RegisterSpec::new("clear_stats", Access::ClearOnWrite, 1).describe(
+        RegisterSpec::new("clear_stats", Access::ClearOnWrite, 1).as_command().describe(
             "write any value: clear runs, failures, latency_min/max, adc_dropped, cmd_dropped and the sticky status bits; reads 0",
         ),
-        RegisterSpec::new("status", Access::ReadOnly, 19).describe(
-            "[0] busy (running or start queued), [1] done, [2] failed, [3] locked, [4] adc_overflow, [5] cmd_overflow, [6] dac_stall, [15:8] layer, [18:16] fail_reason (0 none, 1 no lock, 2 lost light)",
-        ),
+        status_register(),
     ];
     for (name, _, width) in START_FIELDS {
         let what = match name {
@@ -247,7 +267,7 @@ pub fn registers(
             )),
         );
     }
-    r.push(RegisterSpec::new("image_commit", Access::ClearOnWrite, 32).describe(
+    r.push(RegisterSpec::new("image_commit", Access::ClearOnWrite, 32).as_command().describe(
         "write any value: queue image_data0..3 as word image_addr (written while no inference runs); reads the number of words queued",
     ));
     for (name, what) in MEASUREMENTS {

@@ -70,7 +70,13 @@ pub fn registers(cfg: &PanamaConfig) -> Vec<RegisterSpec> {
             .describe("0x50414E41 (\"PANA\"): identifies the accelerator"),
         RegisterSpec::new("params", Access::ReadOnly, 32)
             .with_reset(params_word(cfg))
-            .describe("generator parameters: [7:0] ports, [15:8] slots, [17:16] format, [18] ftz, [20:19] width code, [27:21] fifo_depth-1"),
+            .describe("generator parameters: [7:0] ports, [15:8] slots, [17:16] format, [18] ftz, [20:19] width code, [27:21] fifo_depth-1")
+            .field("ports", 0, 8, "number of ports")
+            .field("slots", 8, 8, "number of job slots")
+            .field("format", 16, 2, "number format: 0 fp32, 1 bf16, 2 fp16")
+            .field("ftz", 18, 1, "1: subnormals flushed to zero")
+            .field("width_code", 19, 2, "datapath width: 0 256, 1 512, 2 1024 bits")
+            .field("fifo_depth_minus_1", 21, 7, "packet buffer depth - 1 (packets)"),
         RegisterSpec::new("agg_udp_port", Access::ReadWrite, 16)
             .with_reset(DEFAULT_AGG_UDP_PORT)
             .describe("UDP destination port of aggregation packets (change between frames)"),
@@ -117,11 +123,19 @@ pub fn registers(cfg: &PanamaConfig) -> Vec<RegisterSpec> {
             RegisterSpec::new(&format!("slot{s}_tree_id"), Access::ReadWrite, 8)
                 .describe(&format!("slot {s}: tree_id to match")),
         );
-        r.push(
+        let mut ports =
             RegisterSpec::new(&format!("slot{s}_ports"), Access::ReadWrite, cfg.ports()).describe(
                 &format!("slot {s}: participating ports, bit i = port index i"),
-            ),
-        );
+            );
+        for (i, code) in cfg.port_codes.iter().enumerate() {
+            ports = ports.field(
+                &format!("port{i}"),
+                i as u32,
+                1,
+                &format!("port index {i} (code {code:#04x}) takes part"),
+            );
+        }
+        r.push(ports);
     }
     for (name, what) in COUNTERS {
         r.push(
