@@ -5,6 +5,30 @@ use crate::{catalog, interrupt};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+/// Runs `wirespeed gen`: generates `block` into `out` (see [`generate`]) and prints
+/// what was written.
+pub fn run(
+    block: &str,
+    sets: &[String],
+    board: Option<&str>,
+    out: &Path,
+    force: bool,
+) -> Result<()> {
+    eprintln!("generating `{block}` into {}", out.display());
+    let w = generate(block, sets, board, out, force)?;
+    println!(
+        "wrote {} ({}, top `{}`) to {}",
+        block,
+        crate::plural(w.verilog_files, "Verilog file"),
+        w.top,
+        out.display()
+    );
+    for path in w.paths {
+        println!("  {}", path.display());
+    }
+    Ok(())
+}
+
 /// What [`generate`] wrote.
 pub struct Written {
     /// The top module.

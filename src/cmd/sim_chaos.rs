@@ -2,12 +2,12 @@
 //! `testbench::panama::chaos` on the native simulator and/or Verilator, with its
 //! tallies and invariants printed; an error if any invariant fails.
 
-use crate::engine::{speed_line, DomainClock, Engine};
 use anyhow::{anyhow, bail, Result};
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::{Duration, Instant};
+use testbench::engine::{speed_line, DomainClock, Engine};
 use testbench::panama::chaos::{run as chaos_run, ChaosConfig, ChaosOutcome};
 
 /// One engine's chaos run.

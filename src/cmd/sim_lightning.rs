@@ -6,12 +6,13 @@
 
 use std::path::PathBuf;
 
-use crate::engine::{board_clocks, speed_line, Engine};
+use super::EngineArg;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use hdl::lightning::datapath::{datapath, fail_reason_text};
 use std::time::Instant;
 use testbench::dut::Dut;
+use testbench::engine::{board_clocks, speed_line, Engine};
 use testbench::lightning::arith::{argmax, OpticalLoss};
 use testbench::lightning::closed_loop::{
     hardware_config, run_image, LoopControls, LoopRun, PortShape,
@@ -60,8 +61,8 @@ pub struct LightningArgs {
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<PathBuf>,
     /// Simulation engine (`both`: the same images on each, results must agree).
-    #[arg(long, value_enum, default_value_t = Engine::Native)]
-    pub engine: Engine,
+    #[arg(long, value_enum, default_value_t = EngineArg::Native)]
+    pub engine: EngineArg,
 }
 
 /// One pass over the test set with photonic noise `sigma`.
@@ -161,7 +162,7 @@ pub fn run(args: &LightningArgs) -> Result<()> {
     let board = gen::board::Board::named(BOARD)?;
     let clocks = board_clocks(&board, CLOCK_ROLES)?;
     let mut results = Vec::new();
-    for (k, &engine) in args.engine.engines().iter().enumerate() {
+    for (k, &engine) in Engine::from(args.engine).engines().iter().enumerate() {
         let (mut dut, build) = engine.build(&module, args.vcd.is_some(), &clocks)?;
         dut.reset(2);
         // A second engine's VCD goes beside the first's.

@@ -2,8 +2,8 @@
 //! simulator (or Verilator), at the board's clock, with throughput, latency and
 //! counters, every output checked against the golden model.
 
+use super::EngineArg;
 use crate::catalog;
-use crate::engine::{board_clocks, speed_line, DomainClock, Engine};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use hdl::panama::config::PanamaConfig;
@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
+use testbench::engine::{board_clocks, speed_line, DomainClock, Engine};
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::counters::Counters;
@@ -108,8 +109,8 @@ pub struct PanamaArgs {
     #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT)]
     slot_timeout: u32,
     /// Simulation engine.
-    #[arg(long, value_enum, default_value_t = Engine::Native)]
-    engine: Engine,
+    #[arg(long, value_enum, default_value_t = EngineArg::Native)]
+    engine: EngineArg,
 }
 
 /// Which port a `--pcap-in` file's frames enter on.
@@ -368,13 +369,13 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             slot_timeout: args.slot_timeout,
             ..ChaosConfig::new(args.frames, args.seed)
         };
-        return crate::sim_chaos::run(
+        return super::sim_chaos::run(
             &cfg,
             &board.name,
             mhz,
             &panama_clocks(&board)?,
             &chaos,
-            args.engine,
+            args.engine.into(),
         );
     }
     let mut rng = seeded("wirespeed sim panama", args.seed);
@@ -466,7 +467,7 @@ fn run_frames(
     };
     let clocks = panama_clocks(board)?;
     let mut runs = Vec::new();
-    for &engine in args.engine.engines() {
+    for &engine in Engine::from(args.engine).engines() {
         // Every engine sees the same random draws (traffic timing, back-pressure).
         let run = simulate(args, &job, engine, &clocks, rng.clone())?;
         runs.push((engine, run));
@@ -659,7 +660,7 @@ fn simulate(
 ) -> Result<Run> {
     let (mut dut, build) = engine.build(job.module, args.vcd.is_some(), clocks)?;
     let vcd = match (&args.vcd, engine) {
-        (Some(path), Engine::Verilator) if args.engine == Engine::Both => {
+        (Some(path), Engine::Verilator) if args.engine == EngineArg::Both => {
             Some(path.with_extension("verilator.vcd"))
         }
         (Some(path), _) => Some(path.clone()),
