@@ -7,10 +7,14 @@ use hdl::lightning::config::DatapathConfig;
 use hdl::lightning::decode::ACC_WIDTH_MIN;
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::lightning::top_regs::LOGIT_REGISTER_WIDTH;
+use hdl::lightning::weights::load_weights;
 use std::path::{Path, PathBuf};
-use testbench::lightning::arith::AccWidth;
-use testbench::lightning::closed_loop::hardware_config;
-use testbench::lightning::model_files::{data_dir, load_model};
+
+/// The shipped digits MLP's weights: a data file that `scripts/train_lightning_mlp.py`
+/// writes with its test set into `testbench/data/lightning/`, read at run time.
+fn shipped_weights() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/lightning/weights.json")
+}
 
 /// Parameters of the `lightning` block.
 pub(super) const PARAMS: &[ParamSpec] = &[
@@ -44,7 +48,7 @@ pub(super) const PARAMS: &[ParamSpec] = &[
 /// The weights file the settings name.
 fn weights_path(s: &Settings) -> PathBuf {
     match s.get("weights") {
-        "shipped" => data_dir().join("weights.json"),
+        "shipped" => shipped_weights(),
         p => Path::new(p).to_path_buf(),
     }
 }
@@ -70,7 +74,7 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
             reason: "the board description has no ADC stream".into(),
         })?;
     let path = weights_path(s);
-    let model = load_model(&path).map_err(|e| CatalogError::BadValue {
+    let model = load_weights(&path).map_err(|e| CatalogError::BadValue {
         param: "weights".into(),
         value: path.display().to_string(),
         reason: e.to_string(),
@@ -79,7 +83,7 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
         "model" => model.acc_width,
         _ => {
             let bits = s.u32("acc_width")?;
-            if bits > LOGIT_REGISTER_WIDTH {
+            if !(ACC_WIDTH_MIN..=LOGIT_REGISTER_WIDTH).contains(&bits) {
                 return Err(CatalogError::BadValue {
                     param: "acc_width".into(),
                     value: bits.to_string(),
@@ -88,14 +92,10 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
                     ),
                 });
             }
-            AccWidth::new(bits).map_err(|e| CatalogError::BadValue {
-                param: "acc_width".into(),
-                value: bits.to_string(),
-                reason: e.to_string(),
-            })?
+            bits
         }
     };
-    let cfg = hardware_config(&model.network, acc, 1);
+    let cfg = model.datapath_config(acc, 1);
     let top = TopConfig {
         adc_samples_per_clock: adc_samples,
         adc_fifo_depth: s.u32("adc_fifo_depth")?,
