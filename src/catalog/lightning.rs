@@ -16,34 +16,41 @@ fn shipped_weights() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/lightning/weights.json")
 }
 
-/// Parameters of the `lightning` block.
-pub(super) const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "board",
-        default: "zcu111",
-        help: "zcu111 | rfsoc4x2 (also `--board`)",
-    },
-    ParamSpec {
-        name: "weights",
-        default: "shipped",
-        help: "shipped (the 64-32-10 digits MLP) or the path of a weights.json",
-    },
-    ParamSpec {
-        name: "acc_width",
-        default: "model",
-        help: "accumulator bits, 13..=32 (model: the weights file's)",
-    },
-    ParamSpec {
-        name: "adc_fifo_depth",
-        default: "16",
-        help: "ADC-to-DAC clock FIFO words, a power of two (4..=1024)",
-    },
-    ParamSpec {
-        name: "command_fifo_depth",
-        default: "16",
-        help: "AXI-Lite-to-DAC command queue entries, a power of two (4..=1024)",
-    },
-];
+/// The board `gen lightning` targets without `--board`.
+const DEFAULT_BOARD: &str = "zcu111";
+
+/// Parameters of the `lightning` block: defaults from [`TopConfig::default`] and,
+/// for `acc_width`, from the shipped weights file.
+pub(super) fn params() -> Vec<ParamSpec> {
+    let d = TopConfig::default();
+    let shipped_acc = load_weights(&shipped_weights())
+        .ok()
+        .map(|w| w.acc_width.to_string());
+    vec![
+        ParamSpec::value("board", DEFAULT_BOARD, "zcu111 | rfsoc4x2 (also `--board`)"),
+        ParamSpec::value(
+            "weights",
+            "shipped",
+            "shipped (the 64-32-10 digits MLP) or the path of a weights.json",
+        ),
+        ParamSpec::derived(
+            "acc_width",
+            "from the weights file",
+            shipped_acc,
+            "accumulator bits, 13..=32",
+        ),
+        ParamSpec::value(
+            "adc_fifo_depth",
+            d.adc_fifo_depth,
+            "ADC-to-DAC clock FIFO words, a power of two (4..=1024)",
+        ),
+        ParamSpec::value(
+            "command_fifo_depth",
+            d.command_fifo_depth,
+            "AXI-Lite-to-DAC command queue entries, a power of two (4..=1024)",
+        ),
+    ]
+}
 
 /// The weights file the settings name.
 fn weights_path(s: &Settings) -> PathBuf {
@@ -56,13 +63,13 @@ fn weights_path(s: &Settings) -> PathBuf {
 /// The datapath, the top's parameters and the board the settings describe.
 pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Board), CatalogError> {
     let board = Board::named(s.get("board"))?;
-    if board.family != Family::Rfsoc {
-        return Err(CatalogError::BadValue {
+    board
+        .require_family(Family::Rfsoc, "Lightning")
+        .map_err(|e| CatalogError::BadValue {
             param: "board".into(),
             value: board.name.clone(),
-            reason: "Lightning runs on an RFSoC board (zcu111, rfsoc4x2)".into(),
-        });
-    }
+            reason: e.to_string(),
+        })?;
     let adc_samples = board
         .converters
         .iter()
@@ -79,9 +86,9 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
         value: path.display().to_string(),
         reason: e.to_string(),
     })?;
-    let acc = match s.get("acc_width") {
-        "model" => model.acc_width,
-        _ => {
+    let acc = match s.given("acc_width") {
+        None => model.acc_width,
+        Some(_) => {
             let bits = s.u32("acc_width")?;
             if !(ACC_WIDTH_MIN..=LOGIT_REGISTER_WIDTH).contains(&bits) {
                 return Err(CatalogError::BadValue {
@@ -109,9 +116,18 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
 pub(super) fn build(s: &Settings) -> Result<Generated, CatalogError> {
     let (cfg, top, board) = lightning_config(s)?;
     let (module, map) = lightning_top(&cfg, &top)?;
+    let parameters = [
+        ("acc_width", cfg.acc_width.to_string()),
+        ("adc_fifo_depth", top.adc_fifo_depth.to_string()),
+        ("command_fifo_depth", top.command_fifo_depth.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     Ok(Generated {
         module,
         extra_files: vec![],
+        parameters,
         board: Some(BoardTarget {
             board,
             clocks: vec![

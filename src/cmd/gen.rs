@@ -56,7 +56,7 @@ pub fn generate(
     interrupt::check()?;
     let mut manifest =
         gen::Manifest::new(&generated.module, &design).with_parameter("block", block);
-    for (k, v) in settings.as_map() {
+    for (k, v) in &generated.parameters {
         manifest = manifest.with_parameter(k, v);
     }
     let mut files = generated.extra_files.clone();

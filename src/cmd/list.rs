@@ -6,7 +6,7 @@ use crate::catalog;
 pub fn run() {
     for block in catalog::blocks() {
         println!("{:<16} {}", block.name, block.summary);
-        for p in block.params.iter() {
+        for p in block.params() {
             println!("    {:<16} {}; default {}", p.name, p.help, p.default);
         }
     }
