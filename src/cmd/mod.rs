@@ -8,7 +8,8 @@ pub mod sim_lightning;
 pub mod sim_panama;
 pub mod synth;
 
-use testbench::engine::Engine;
+use indicatif::{ProgressBar, ProgressStyle};
+use testbench::engine::{Engine, Progress};
 
 /// The `--engine` option of the `sim` commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -28,6 +29,34 @@ impl From<EngineArg> for Engine {
             EngineArg::Native => Engine::Native,
             EngineArg::Verilator => Engine::Verilator,
             EngineArg::Both => Engine::Both,
+        }
+    }
+}
+
+/// Shows a run's progress as a bar on stderr, one per engine; `unit` names the
+/// steps (`input beats`, `frames`).
+pub fn show_progress(bar: &mut Option<ProgressBar>, p: Progress, unit: &str) {
+    match p {
+        Progress::Start { engine, total } => {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}}  {{msg}}"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.set_message(format!("{engine:?}"));
+            *bar = Some(b);
+        }
+        Progress::At(n) => {
+            if let Some(b) = bar {
+                b.set_position(n);
+            }
+        }
+        Progress::Done => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
         }
     }
 }

@@ -7,16 +7,13 @@ use crate::catalog;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use hdl::panama::config::PanamaConfig;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::str::FromStr;
 use testbench::engine::{board_clocks, speed_line, DomainClock};
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::golden::InFrame;
-use testbench::panama::measure::{
-    measure, slots_from, stats, MeasureOptions, Progress, Throughput, Verdict,
-};
+use testbench::panama::measure::{measure, slots_from, stats, MeasureOptions, Throughput, Verdict};
 use testbench::panama::pcap::{read_pcapng, read_port_captures, CaptureFormat};
 use testbench::panama::scenario::Scenario;
 use testbench::panama::system::{golden_config, RunEnd};
@@ -360,7 +357,7 @@ fn run_frames(
     let clocks = panama_clocks(board)?;
     let mut bar = None;
     let m = measure(cfg, &clocks, golden_cfg, frames, &options, rng, &mut |p| {
-        show_progress(&mut bar, p)
+        super::show_progress(&mut bar, p, "input beats")
     })?;
     let run = m.run();
     println!(
@@ -444,31 +441,6 @@ fn print_throughput(t: &Throughput, load: f64) {
         "  output    {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
         t.output_gbps, t.output_percent, t.output_beats, t.output_span
     );
-}
-
-/// A progress bar per engine, on stderr.
-fn show_progress(bar: &mut Option<ProgressBar>, p: Progress) {
-    match p {
-        Progress::Start { engine, beats } => {
-            let b = ProgressBar::new(beats);
-            b.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} input beats  {elapsed}  {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            b.set_message(format!("{engine:?}"));
-            *bar = Some(b);
-        }
-        Progress::Beats(n) => {
-            if let Some(b) = bar {
-                b.set_position(n);
-            }
-        }
-        Progress::Done => {
-            if let Some(b) = bar.take() {
-                b.finish_and_clear();
-            }
-        }
-    }
 }
 
 /// The core's one clock domain `clk` at the board's datapath clock.

@@ -67,6 +67,22 @@ impl Engine {
     }
 }
 
+/// Where a run on an engine is, for a progress display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// `engine` starts a run of `total` steps (input beats, frames).
+    Start {
+        /// The engine.
+        engine: Engine,
+        /// Steps of the whole run.
+        total: u64,
+    },
+    /// Steps done so far.
+    At(u64),
+    /// The engine finished.
+    Done,
+}
+
 /// A clock domain of a simulated design and its period, from a board clock role.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DomainClock {

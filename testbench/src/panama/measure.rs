@@ -22,7 +22,7 @@ use super::system::{
     check, read_counters, run as run_system, split_outputs, CheckSummary, Observed, RunEnd,
     StreamDriver, Traffic,
 };
-use crate::engine::{DomainClock, Engine};
+use crate::engine::{DomainClock, Engine, Progress};
 
 /// Cycles without any movement after which a run ends.
 const QUIET_CYCLES: u64 = 5_000;
@@ -41,22 +41,6 @@ pub struct MeasureOptions {
     /// A VCD of the core's ports; with [`Engine::Both`], Verilator's goes beside
     /// it as `<name>.verilator.vcd`.
     pub vcd: Option<PathBuf>,
-}
-
-/// Where a run is, for a progress display.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// `engine` starts; the traffic has `beats` input beats.
-    Start {
-        /// The engine.
-        engine: Engine,
-        /// Input beats of the traffic.
-        beats: u64,
-    },
-    /// Input beats so far (at most the total).
-    Beats(u64),
-    /// The engine finished.
-    Done,
 }
 
 /// One engine's run.
@@ -269,7 +253,7 @@ fn run_engine(
     }
     progress(Progress::Start {
         engine,
-        beats: m.beats,
+        total: m.beats,
     });
     let traffic = Traffic {
         p_valid: options.load,
@@ -288,7 +272,7 @@ fn run_engine(
         m.bound,
         |_, cycle| {
             if cycle % PROGRESS_EVERY == 0 {
-                progress(Progress::Beats(cycle.min(m.beats)));
+                progress(Progress::At(cycle.min(m.beats)));
             }
         },
     );
