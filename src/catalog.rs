@@ -239,13 +239,15 @@ fn module_only(module: Module) -> Generated {
     }
 }
 
-/// Word width and capacity of the FIFOs.
+/// Word width of the FIFOs by default; the FIFO generators take plain numbers,
+/// so the catalog is these defaults' one source.
 const FIFO_WIDTH: u32 = 32;
-/// Capacity of the FIFOs, in words.
+/// Capacity of the FIFOs by default, in words.
 const FIFO_DEPTH: u32 = 512;
 /// The register list of the `axil-regfile` block by default.
 const DEFAULT_REGISTERS: &str = "control:rw:32,status:ro:32,packets:cow:32";
 
+/// Parameters of the fp adder with `d`'s values as defaults.
 fn fp_add_params(d: &FpAddConfig) -> Vec<ParamSpec> {
     vec![
         ParamSpec::value("format", d.format.name(), "fp32 | bf16 | fp16"),
@@ -262,6 +264,7 @@ fn fp_add_params(d: &FpAddConfig) -> Vec<ParamSpec> {
     ]
 }
 
+/// Parameters of `fp-add-tree`: [`FpTreeConfig::default`].
 fn fp_tree_params() -> Vec<ParamSpec> {
     let d = FpTreeConfig::default();
     let mut params = vec![
@@ -272,18 +275,89 @@ fn fp_tree_params() -> Vec<ParamSpec> {
     params
 }
 
+/// Parameters of `fifo`.
+fn fifo_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("width", FIFO_WIDTH, "word width in bits (1..=4096)"),
+        ParamSpec::value("depth", FIFO_DEPTH, "capacity in words"),
+    ]
+}
+
+/// Parameters of `async-fifo`.
+fn async_fifo_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("width", FIFO_WIDTH, "word width in bits (1..=4096)"),
+        ParamSpec::value(
+            "depth",
+            FIFO_DEPTH,
+            "capacity in words (a power of two, >= 4)",
+        ),
+    ]
+}
+
+/// Parameters of `sync-bits`.
+fn sync_bits_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("width", 1, "bits synchronized independently"),
+        ParamSpec::value("stages", 2, "flops in the chain (2..=8)"),
+    ]
+}
+
+/// Parameters of `axis-skid`.
+fn axis_skid_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value(
+            "data_width",
+            256,
+            "tdata width in bits (a multiple of 8 with packets=true)",
+        ),
+        ParamSpec::value("user_width", 128, "tuser width in bits (0 = no tuser)"),
+        ParamSpec::value("packets", true, "carry tkeep and tlast"),
+    ]
+}
+
+/// Parameters of `axil-regfile`.
+fn regfile_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("name", "regfile", "module name"),
+        ParamSpec::value(
+            "registers",
+            DEFAULT_REGISTERS,
+            "comma-separated name:access:width (access rw | ro | cow)",
+        ),
+        ParamSpec::value("addr_width", 12, "AXI-Lite address bits"),
+        ParamSpec::value(
+            "separate_clock",
+            true,
+            "AXI-Lite on S_AXI_ACLK, datapath ports on clk, with crossings",
+        ),
+    ]
+}
+
+/// Parameters of `count-action`: [`CountActionConfig::default`].
+fn count_action_params() -> Vec<ParamSpec> {
+    let d = CountActionConfig::default();
+    vec![
+        ParamSpec::value(
+            "events",
+            d.events,
+            "event strobes counted per cycle (1 = a single strobe)",
+        ),
+        ParamSpec::value(
+            "count_width",
+            d.count_width,
+            "count and target width (1..=48)",
+        ),
+    ]
+}
+
 /// Every block `wirespeed gen` can write.
 pub fn blocks() -> &'static [BlockSpec] {
     &[
         BlockSpec {
             name: "fifo",
             summary: "synchronous first-word-fall-through FIFO in block RAM",
-            params: || {
-                vec![
-                    ParamSpec::value("width", FIFO_WIDTH, "word width in bits (1..=4096)"),
-                    ParamSpec::value("depth", FIFO_DEPTH, "capacity in words"),
-                ]
-            },
+            params: fifo_params,
             build: |s| {
                 Ok(module_only(fifo::sync_fifo(
                     s.u32("width")?,
@@ -294,16 +368,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "async-fifo",
             summary: "asynchronous FIFO (Gray-coded pointers) between two clock domains",
-            params: || {
-                vec![
-                    ParamSpec::value("width", FIFO_WIDTH, "word width in bits (1..=4096)"),
-                    ParamSpec::value(
-                        "depth",
-                        FIFO_DEPTH,
-                        "capacity in words (a power of two, >= 4)",
-                    ),
-                ]
-            },
+            params: async_fifo_params,
             build: |s| {
                 Ok(module_only(fifo::async_fifo(
                     s.u32("width")?,
@@ -314,12 +379,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "sync-bits",
             summary: "multi-flop synchronizer for level signals",
-            params: || {
-                vec![
-                    ParamSpec::value("width", 1, "bits synchronized independently"),
-                    ParamSpec::value("stages", 2, "flops in the chain (2..=8)"),
-                ]
-            },
+            params: sync_bits_params,
             build: |s| {
                 Ok(module_only(cdc::sync_bits(
                     s.u32("width")?,
@@ -342,17 +402,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "axis-skid",
             summary: "AXI-Stream skid buffer: registered tready, full throughput",
-            params: || {
-                vec![
-                    ParamSpec::value(
-                        "data_width",
-                        256,
-                        "tdata width in bits (a multiple of 8 with packets=true)",
-                    ),
-                    ParamSpec::value("user_width", 128, "tuser width in bits (0 = no tuser)"),
-                    ParamSpec::value("packets", true, "carry tkeep and tlast"),
-                ]
-            },
+            params: axis_skid_params,
             build: |s| {
                 let cfg = AxisConfig {
                     data_width: s.u32("data_width")?,
@@ -365,22 +415,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "axil-regfile",
             summary: "AXI-Lite register file from a register list, with its register map",
-            params: || {
-                vec![
-                    ParamSpec::value("name", "regfile", "module name"),
-                    ParamSpec::value(
-                        "registers",
-                        DEFAULT_REGISTERS,
-                        "comma-separated name:access:width (access rw | ro | cow)",
-                    ),
-                    ParamSpec::value("addr_width", 12, "AXI-Lite address bits"),
-                    ParamSpec::value(
-                        "separate_clock",
-                        true,
-                        "AXI-Lite on S_AXI_ACLK, datapath ports on clk, with crossings",
-                    ),
-                ]
-            },
+            params: regfile_params,
             build: build_regfile,
         },
         BlockSpec {
@@ -405,21 +440,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "count-action",
             summary: "Lightning's count-action unit: count events, fire at a run-time target",
-            params: || {
-                let d = CountActionConfig::default();
-                vec![
-                    ParamSpec::value(
-                        "events",
-                        d.events,
-                        "event strobes counted per cycle (1 = a single strobe)",
-                    ),
-                    ParamSpec::value(
-                        "count_width",
-                        d.count_width,
-                        "count and target width (1..=48)",
-                    ),
-                ]
-            },
+            params: count_action_params,
             build: |s| {
                 let cfg = CountActionConfig {
                     events: s.u32("events")?,
