@@ -15,15 +15,70 @@ mod panama;
 pub use lightning::lightning_config;
 pub use panama::panama_config;
 
+/// A parameter's default value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamDefault {
+    /// A fixed value: the block's typed configuration's default, as text.
+    Value(String),
+    /// A value the block derives from its other settings when it is built (the
+    /// board, the weights file): `rule` says how; `value` is what it comes to with
+    /// the block's default settings (`None` if that cannot be worked out here).
+    Derived {
+        /// How the value is derived, e.g. "the board's datapath width".
+        rule: &'static str,
+        /// The value with the default settings.
+        value: Option<String>,
+    },
+}
+
+impl std::fmt::Display for ParamDefault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamDefault::Value(v) => f.write_str(v),
+            ParamDefault::Derived {
+                rule,
+                value: Some(v),
+            } => write!(f, "{v} ({rule})"),
+            ParamDefault::Derived { rule, value: None } => write!(f, "{rule}"),
+        }
+    }
+}
+
 /// A parameter of a block: its name, default value and meaning.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ParamSpec {
     /// Name used with `--set name=value`.
     pub name: &'static str,
-    /// Default value, as text.
-    pub default: &'static str,
+    /// Default value.
+    pub default: ParamDefault,
     /// What it means and which values it takes.
     pub help: &'static str,
+}
+
+impl ParamSpec {
+    /// A parameter whose default is `default`.
+    pub fn value(name: &'static str, default: impl ToString, help: &'static str) -> Self {
+        ParamSpec {
+            name,
+            default: ParamDefault::Value(default.to_string()),
+            help,
+        }
+    }
+
+    /// A parameter whose default the block derives by `rule` when it is built;
+    /// `value` is what it comes to with the default settings.
+    pub fn derived(
+        name: &'static str,
+        rule: &'static str,
+        value: Option<String>,
+        help: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            default: ParamDefault::Derived { rule, value },
+            help,
+        }
+    }
 }
 
 /// What generating a block produced: the top module and extra files (name, text).
@@ -36,6 +91,10 @@ pub struct Generated {
     /// The board the block targets, if any: its XDC, Vivado TCL and register-map
     /// files are written with the Verilog.
     pub board: Option<BoardTarget>,
+    /// Every parameter of the block with the value used, for the manifest. A
+    /// block's build function fills in the values it resolved (derived defaults,
+    /// normalized spellings); [`BlockSpec::build`] adds the settings for the rest.
+    pub parameters: BTreeMap<String, String>,
 }
 
 /// A block generated for a board.
@@ -54,8 +113,7 @@ pub struct BlockSpec {
     pub name: &'static str,
     /// One-line description.
     pub summary: &'static str,
-    /// Parameters and defaults.
-    pub params: &'static [ParamSpec],
+    params: fn() -> Vec<ParamSpec>,
     build: fn(&Settings) -> Result<Generated, CatalogError>,
 }
 
@@ -106,12 +164,26 @@ pub enum CatalogError {
     Output(#[from] gen::GenError),
 }
 
-/// Resolved settings: every parameter of the block, given or defaulted.
+/// Settings of a block: every parameter given, or its fixed default; a parameter
+/// with a derived default only when given.
 pub struct Settings(BTreeMap<String, String>);
 
 impl Settings {
     fn get(&self, name: &str) -> &str {
         self.0.get(name).map(String::as_str).unwrap_or("")
+    }
+
+    /// The value given for `name`, if any (or its fixed default).
+    fn given(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    /// The setting `name` as a number, or `derived` when it was not given.
+    fn u32_or(&self, name: &str, derived: u32) -> Result<u32, CatalogError> {
+        match self.given(name) {
+            Some(_) => self.u32(name),
+            None => Ok(derived),
+        }
     }
 
     fn u32(&self, name: &str) -> Result<u32, CatalogError> {
@@ -152,7 +224,7 @@ impl Settings {
         }
     }
 
-    /// All settings, for the manifest.
+    /// The settings given or defaulted (derived defaults not included).
     pub fn as_map(&self) -> &BTreeMap<String, String> {
         &self.0
     }
@@ -163,55 +235,121 @@ fn module_only(module: Module) -> Generated {
         module,
         extra_files: vec![],
         board: None,
+        parameters: BTreeMap::new(),
     }
 }
 
-const WIDTH_DEPTH: &[ParamSpec] = &[
-    ParamSpec {
-        name: "width",
-        default: "32",
-        help: "word width in bits (1..=4096)",
-    },
-    ParamSpec {
-        name: "depth",
-        default: "512",
-        help: "capacity in words",
-    },
-];
+/// Word width of the FIFOs by default; the FIFO generators take plain numbers,
+/// so the catalog is these defaults' one source.
+const FIFO_WIDTH: u32 = 32;
+/// Capacity of the FIFOs by default, in words.
+const FIFO_DEPTH: u32 = 512;
+/// The register list of the `axil-regfile` block by default.
+const DEFAULT_REGISTERS: &str = "control:rw:32,status:ro:32,packets:cow:32";
 
-const FP_ADD: &[ParamSpec] = &[
-    ParamSpec {
-        name: "format",
-        default: "fp32",
-        help: "fp32 | bf16 | fp16",
-    },
-    ParamSpec {
-        name: "stages",
-        default: "3",
-        help: "pipeline registers, 0 (combinational) to 7",
-    },
-    ParamSpec {
-        name: "ftz",
-        default: "false",
-        help: "flush subnormal inputs and outputs to signed zero",
-    },
-];
+/// Parameters of the fp adder with `d`'s values as defaults.
+fn fp_add_params(d: &FpAddConfig) -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("format", d.format.name(), "fp32 | bf16 | fp16"),
+        ParamSpec::value(
+            "stages",
+            d.stages,
+            "pipeline registers, 0 (combinational) to 7",
+        ),
+        ParamSpec::value(
+            "ftz",
+            d.ftz,
+            "flush subnormal inputs and outputs to signed zero",
+        ),
+    ]
+}
 
-const FP_TREE: &[ParamSpec] = &[
-    ParamSpec {
-        name: "inputs",
-        default: "4",
-        help: "operands per lane (1..=64)",
-    },
-    ParamSpec {
-        name: "lanes",
-        default: "16",
-        help: "parallel lanes (1..=256)",
-    },
-    FP_ADD[0],
-    FP_ADD[1],
-    FP_ADD[2],
-];
+/// Parameters of `fp-add-tree`: [`FpTreeConfig::default`].
+fn fp_tree_params() -> Vec<ParamSpec> {
+    let d = FpTreeConfig::default();
+    let mut params = vec![
+        ParamSpec::value("inputs", d.inputs, "operands per lane (1..=64)"),
+        ParamSpec::value("lanes", d.lanes, "parallel lanes (1..=256)"),
+    ];
+    params.extend(fp_add_params(&d.adder));
+    params
+}
+
+/// Parameters of `fifo`.
+fn fifo_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("width", FIFO_WIDTH, "word width in bits (1..=4096)"),
+        ParamSpec::value("depth", FIFO_DEPTH, "capacity in words"),
+    ]
+}
+
+/// Parameters of `async-fifo`.
+fn async_fifo_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("width", FIFO_WIDTH, "word width in bits (1..=4096)"),
+        ParamSpec::value(
+            "depth",
+            FIFO_DEPTH,
+            "capacity in words (a power of two, >= 4)",
+        ),
+    ]
+}
+
+/// Parameters of `sync-bits`.
+fn sync_bits_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("width", 1, "bits synchronized independently"),
+        ParamSpec::value("stages", 2, "flops in the chain (2..=8)"),
+    ]
+}
+
+/// Parameters of `axis-skid`.
+fn axis_skid_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value(
+            "data_width",
+            256,
+            "tdata width in bits (a multiple of 8 with packets=true)",
+        ),
+        ParamSpec::value("user_width", 128, "tuser width in bits (0 = no tuser)"),
+        ParamSpec::value("packets", true, "carry tkeep and tlast"),
+    ]
+}
+
+/// Parameters of `axil-regfile`.
+fn regfile_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::value("name", "regfile", "module name"),
+        ParamSpec::value(
+            "registers",
+            DEFAULT_REGISTERS,
+            "comma-separated name:access:width (access rw | ro | cow)",
+        ),
+        ParamSpec::value("addr_width", 12, "AXI-Lite address bits"),
+        ParamSpec::value(
+            "separate_clock",
+            true,
+            "AXI-Lite on S_AXI_ACLK, datapath ports on clk, with crossings",
+        ),
+    ]
+}
+
+/// Parameters of `count-action`: [`CountActionConfig::default`].
+fn count_action_params() -> Vec<ParamSpec> {
+    let d = CountActionConfig::default();
+    vec![
+        ParamSpec::value(
+            "events",
+            d.events,
+            "event strobes counted per cycle (1 = a single strobe)",
+        ),
+        ParamSpec::value(
+            "count_width",
+            d.count_width,
+            "count and target width (1..=48)",
+        ),
+    ]
+}
 
 /// Every block `wirespeed gen` can write.
 pub fn blocks() -> &'static [BlockSpec] {
@@ -219,7 +357,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "fifo",
             summary: "synchronous first-word-fall-through FIFO in block RAM",
-            params: WIDTH_DEPTH,
+            params: fifo_params,
             build: |s| {
                 Ok(module_only(fifo::sync_fifo(
                     s.u32("width")?,
@@ -230,18 +368,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "async-fifo",
             summary: "asynchronous FIFO (Gray-coded pointers) between two clock domains",
-            params: &[
-                ParamSpec {
-                    name: "width",
-                    default: "32",
-                    help: "word width in bits (1..=4096)",
-                },
-                ParamSpec {
-                    name: "depth",
-                    default: "512",
-                    help: "capacity in words (a power of two, >= 4)",
-                },
-            ],
+            params: async_fifo_params,
             build: |s| {
                 Ok(module_only(fifo::async_fifo(
                     s.u32("width")?,
@@ -252,18 +379,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "sync-bits",
             summary: "multi-flop synchronizer for level signals",
-            params: &[
-                ParamSpec {
-                    name: "width",
-                    default: "1",
-                    help: "bits synchronized independently",
-                },
-                ParamSpec {
-                    name: "stages",
-                    default: "2",
-                    help: "flops in the chain (2..=8)",
-                },
-            ],
+            params: sync_bits_params,
             build: |s| {
                 Ok(module_only(cdc::sync_bits(
                     s.u32("width")?,
@@ -274,39 +390,19 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "pulse-sync",
             summary: "single-cycle pulse crossing (toggle + two-flop synchronizer)",
-            params: &[],
+            params: Vec::new,
             build: |_| Ok(module_only(cdc::pulse_sync()?)),
         },
         BlockSpec {
             name: "handshake-sync",
             summary: "multi-bit word crossing with a toggle request/acknowledge handshake",
-            params: &[ParamSpec {
-                name: "width",
-                default: "32",
-                help: "word width in bits",
-            }],
+            params: || vec![ParamSpec::value("width", 32, "word width in bits")],
             build: |s| Ok(module_only(cdc::handshake_sync(s.u32("width")?)?)),
         },
         BlockSpec {
             name: "axis-skid",
             summary: "AXI-Stream skid buffer: registered tready, full throughput",
-            params: &[
-                ParamSpec {
-                    name: "data_width",
-                    default: "256",
-                    help: "tdata width in bits (a multiple of 8 with packets=true)",
-                },
-                ParamSpec {
-                    name: "user_width",
-                    default: "128",
-                    help: "tuser width in bits (0 = no tuser)",
-                },
-                ParamSpec {
-                    name: "packets",
-                    default: "true",
-                    help: "carry tkeep and tlast",
-                },
-            ],
+            params: axis_skid_params,
             build: |s| {
                 let cfg = AxisConfig {
                     data_width: s.u32("data_width")?,
@@ -319,40 +415,19 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "axil-regfile",
             summary: "AXI-Lite register file from a register list, with its register map",
-            params: &[
-                ParamSpec {
-                    name: "name",
-                    default: "regfile",
-                    help: "module name",
-                },
-                ParamSpec {
-                    name: "registers",
-                    default: "control:rw:32,status:ro:32,packets:cow:32",
-                    help: "comma-separated name:access:width (access rw | ro | cow)",
-                },
-                ParamSpec {
-                    name: "addr_width",
-                    default: "12",
-                    help: "AXI-Lite address bits",
-                },
-                ParamSpec {
-                    name: "separate_clock",
-                    default: "true",
-                    help: "AXI-Lite on S_AXI_ACLK, datapath ports on clk, with crossings",
-                },
-            ],
+            params: regfile_params,
             build: build_regfile,
         },
         BlockSpec {
             name: "fp-add",
             summary: "pipelined IEEE-754 adder, round to nearest even, subnormals or ftz",
-            params: FP_ADD,
+            params: || fp_add_params(&FpAddConfig::default()),
             build: |s| Ok(module_only(fp_add(&s.adder()?)?)),
         },
         BlockSpec {
             name: "fp-add-tree",
             summary: "balanced tree of fp-add: inputs x lanes, PANAMA's pairing order",
-            params: FP_TREE,
+            params: fp_tree_params,
             build: |s| {
                 let cfg = FpTreeConfig {
                     inputs: s.u32("inputs")?,
@@ -365,18 +440,7 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "count-action",
             summary: "Lightning's count-action unit: count events, fire at a run-time target",
-            params: &[
-                ParamSpec {
-                    name: "events",
-                    default: "16",
-                    help: "event strobes counted per cycle (1 = a single strobe)",
-                },
-                ParamSpec {
-                    name: "count_width",
-                    default: "16",
-                    help: "count and target width (1..=48)",
-                },
-            ],
+            params: count_action_params,
             build: |s| {
                 let cfg = CountActionConfig {
                     events: s.u32("events")?,
@@ -388,23 +452,19 @@ pub fn blocks() -> &'static [BlockSpec] {
         BlockSpec {
             name: "counter",
             summary: "up-counter with synchronous load and enable",
-            params: &[ParamSpec {
-                name: "width",
-                default: "32",
-                help: "counter width (1..=64)",
-            }],
+            params: || vec![ParamSpec::value("width", 32, "counter width (1..=64)")],
             build: |s| Ok(module_only(counter::up_counter(s.u32("width")?)?)),
         },
         BlockSpec {
             name: "panama",
             summary: "PANAMA in-network aggregation accelerator for a NetFPGA board (`--board`)",
-            params: panama::PARAMS,
+            params: panama::params,
             build: panama::build,
         },
         BlockSpec {
             name: "lightning",
             summary: "Lightning photonic-inference top for an RFSoC board (`--board`)",
-            params: lightning::PARAMS,
+            params: lightning::params,
             build: lightning::build,
         },
     ]
@@ -446,6 +506,7 @@ fn build_regfile(s: &Settings) -> Result<Generated, CatalogError> {
         module,
         extra_files,
         board: None,
+        parameters: BTreeMap::new(),
     })
 }
 
@@ -474,13 +535,22 @@ pub fn find(name: &str) -> Result<&'static BlockSpec, CatalogError> {
 }
 
 impl BlockSpec {
-    /// Resolves `key=value` settings against the block's parameters (defaults for
-    /// the rest).
+    /// The block's parameters, their meaning and defaults (from the typed
+    /// configurations of the designs).
+    pub fn params(&self) -> Vec<ParamSpec> {
+        (self.params)()
+    }
+
+    /// Resolves `key=value` settings against the block's parameters (fixed
+    /// defaults for the rest; derived defaults are resolved when it is built).
     pub fn settings(&self, sets: &[String]) -> Result<Settings, CatalogError> {
-        let mut map: BTreeMap<String, String> = self
-            .params
+        let params = self.params();
+        let mut map: BTreeMap<String, String> = params
             .iter()
-            .map(|p| (p.name.to_string(), p.default.to_string()))
+            .filter_map(|p| match &p.default {
+                ParamDefault::Value(v) => Some((p.name.to_string(), v.clone())),
+                ParamDefault::Derived { .. } => None,
+            })
             .collect();
         let mut given: BTreeMap<&str, &str> = BTreeMap::new();
         for set in sets {
@@ -494,8 +564,8 @@ impl BlockSpec {
                     second: value.into(),
                 });
             }
-            if !map.contains_key(key) {
-                let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+            if !params.iter().any(|p| p.name == key) {
+                let known: Vec<&str> = params.iter().map(|p| p.name).collect();
                 return Err(CatalogError::UnknownParam {
                     block: self.name.into(),
                     param: key.into(),
@@ -511,8 +581,39 @@ impl BlockSpec {
         Ok(Settings(map))
     }
 
-    /// Builds the block with resolved settings.
+    /// Builds the block with resolved settings; [`Generated::parameters`] holds
+    /// every parameter with the value used.
     pub fn build(&self, settings: &Settings) -> Result<Generated, CatalogError> {
-        (self.build)(settings)
+        let mut generated = (self.build)(settings)?;
+        for (name, value) in settings.as_map() {
+            generated
+                .parameters
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
+        }
+        Ok(generated)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_block_records_every_parameter_it_was_built_with() {
+        for block in blocks() {
+            let g = block
+                .build(&block.settings(&[]).expect("defaults"))
+                .unwrap_or_else(|e| panic!("{}: {e}", block.name));
+            let names: Vec<&str> = g.parameters.keys().map(String::as_str).collect();
+            let mut want: Vec<&str> = block.params().iter().map(|p| p.name).collect();
+            want.sort_unstable();
+            assert_eq!(names, want, "{}", block.name);
+            for p in block.params() {
+                if let ParamDefault::Derived { value: Some(v), .. } = &p.default {
+                    assert_eq!(&g.parameters[p.name], v, "{}.{}", block.name, p.name);
+                }
+            }
+        }
     }
 }

@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Installs the SIGINT handler (once per process) and hands the flag to the tool
-/// runner of `testbench`, which kills a running tool when it is raised.
+/// runner (`gen::toolchain`), which kills a running tool when it is raised.
 pub fn install() -> Result<()> {
     ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst))
         .context("installing the Ctrl-C handler")?;
-    testbench::tools::set_cancel_flag(&INTERRUPTED);
+    gen::toolchain::set_cancel_flag(&INTERRUPTED);
     Ok(())
 }
 

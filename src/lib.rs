@@ -2,13 +2,8 @@
 //! The `wirespeed` facade: re-exports the crates and holds the command line's catalog.
 
 pub mod catalog;
-pub mod engine;
-pub mod generate;
+pub mod cmd;
 pub mod interrupt;
-pub mod lightning_sim;
-pub mod sim_chaos;
-pub mod sim_panama;
-pub mod synth;
 
 pub use gen;
 pub use hdl;

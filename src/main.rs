@@ -1,10 +1,9 @@
 //! The `wirespeed` command line: parses arguments, then calls the crates.
 
-use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirespeed::catalog;
+use wirespeed::cmd;
 
 /// wirespeed: generate and simulate ML-network datapaths.
 #[derive(Parser)]
@@ -42,7 +41,7 @@ enum Command {
         force: bool,
     },
     /// Synthesize a block with Yosys for its board's part and print the resources.
-    Synth(wirespeed::synth::SynthArgs),
+    Synth(wirespeed::cmd::synth::SynthArgs),
     /// Simulate a system (see `wirespeed sim panama --help`, `wirespeed sim lightning --help`).
     #[command(subcommand)]
     Sim(SimCommand),
@@ -51,41 +50,9 @@ enum Command {
 #[derive(Subcommand)]
 enum SimCommand {
     /// PANAMA: traffic through the accelerator, checked against the golden model.
-    Panama(wirespeed::sim_panama::PanamaArgs),
+    Panama(wirespeed::cmd::sim_panama::PanamaArgs),
     /// The Lightning datapath with the photonic-core model on the shipped MLP.
-    Lightning(wirespeed::lightning_sim::LightningArgs),
-}
-
-fn list() {
-    for block in catalog::blocks() {
-        println!("{:<16} {}", block.name, block.summary);
-        for p in block.params {
-            println!("    {:<16} {}; default {}", p.name, p.help, p.default);
-        }
-    }
-}
-
-fn generate(
-    block: &str,
-    sets: &[String],
-    board: Option<&str>,
-    top: Option<&str>,
-    out: &std::path::Path,
-    force: bool,
-) -> Result<()> {
-    eprintln!("generating `{block}` into {}", out.display());
-    let w = wirespeed::generate::generate(block, sets, board, top, out, force)?;
-    println!(
-        "wrote {} ({}, top `{}`) to {}",
-        block,
-        wirespeed::plural(w.verilog_files, "Verilog file"),
-        w.top,
-        out.display()
-    );
-    for path in w.paths {
-        println!("  {}", path.display());
-    }
-    Ok(())
+    Lightning(wirespeed::cmd::sim_lightning::LightningArgs),
 }
 
 fn main() -> ExitCode {
@@ -100,7 +67,7 @@ fn main() -> ExitCode {
     }
     let result = match &cli.command {
         Command::List => {
-            list();
+            cmd::list::run();
             Ok(())
         }
         Command::Gen {
@@ -110,10 +77,10 @@ fn main() -> ExitCode {
             out,
             top,
             force,
-        } => generate(block, sets, board.as_deref(), top.as_deref(), out, *force),
-        Command::Synth(args) => wirespeed::synth::run(args),
-        Command::Sim(SimCommand::Panama(args)) => wirespeed::sim_panama::run(args),
-        Command::Sim(SimCommand::Lightning(args)) => wirespeed::lightning_sim::run(args),
+        } => cmd::gen::run(block, sets, board.as_deref(), top.as_deref(), out, *force),
+        Command::Synth(args) => cmd::synth::run(args),
+        Command::Sim(SimCommand::Panama(args)) => cmd::sim_panama::run(args),
+        Command::Sim(SimCommand::Lightning(args)) => cmd::sim_lightning::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use testbench::panama::pcap::{read_port_pcaps, write_pcapng, CaptureFormat};
 use vcd::{Command as VcdCommand, IdCode, ScopeItem, Value};
-use wirespeed::sim_panama::{PcapIn, PcapInError, PortSpec};
+use wirespeed::cmd::sim_panama::{PcapIn, PcapInError, PortSpec};
 
 /// Runs `wirespeed sim panama <args>`.
 fn panama(args: &[&str]) -> Output {

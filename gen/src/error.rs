@@ -58,6 +58,18 @@ pub enum GenError {
         /// The known boards, comma-separated.
         known: String,
     },
+    /// A design was asked for on a board of a family it does not run on.
+    #[error("{design} runs on {family} boards ({boards}); `{board}` is not one")]
+    WrongFamily {
+        /// The design (`PANAMA`, `Lightning`).
+        design: String,
+        /// The family it needs, as a word (`NetFPGA`, `RFSoC`).
+        family: String,
+        /// The known boards of that family, comma-separated.
+        boards: String,
+        /// The board given.
+        board: String,
+    },
     /// An embedded board description does not parse or is inconsistent.
     #[error("board description `{board}`: {reason}")]
     BoardFile {

@@ -7,7 +7,10 @@
 //!   design and its manifest on disk;
 //! - [`board`]: board descriptions (`constraints/boards/`) and the files for a design on
 //!   a board: timing XDC, Vivado TCL, register maps (Markdown, C header, JSON);
-//! - [`output`]: one design per output folder, written all or nothing ([`write_folder`]).
+//! - [`output`]: one design per output folder, written all or nothing ([`write_folder`]);
+//! - [`toolchain`]: the external tools on generated Verilog (Verilator lint, Icarus
+//!   Verilog, Yosys `synth_xilinx` and its resource report), for `wirespeed synth` and
+//!   the tests.
 
 #![warn(missing_docs)]
 
@@ -15,6 +18,7 @@ pub mod board;
 mod error;
 pub mod manifest;
 pub mod output;
+pub mod toolchain;
 pub mod verilog;
 
 pub use error::GenError;

@@ -7,44 +7,55 @@ use hdl::lightning::config::DatapathConfig;
 use hdl::lightning::decode::ACC_WIDTH_MIN;
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::lightning::top_regs::LOGIT_REGISTER_WIDTH;
+use hdl::lightning::weights::load_weights;
 use std::path::{Path, PathBuf};
-use testbench::lightning::arith::AccWidth;
-use testbench::lightning::closed_loop::hardware_config;
-use testbench::lightning::model_files::{data_dir, load_model};
 
-/// Parameters of the `lightning` block.
-pub(super) const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "board",
-        default: "zcu111",
-        help: "zcu111 | rfsoc4x2 (also `--board`)",
-    },
-    ParamSpec {
-        name: "weights",
-        default: "shipped",
-        help: "shipped (the 64-32-10 digits MLP) or the path of a weights.json",
-    },
-    ParamSpec {
-        name: "acc_width",
-        default: "model",
-        help: "accumulator bits, 13..=32 (model: the weights file's)",
-    },
-    ParamSpec {
-        name: "adc_fifo_depth",
-        default: "16",
-        help: "ADC-to-DAC clock FIFO words, a power of two (4..=1024)",
-    },
-    ParamSpec {
-        name: "command_fifo_depth",
-        default: "16",
-        help: "AXI-Lite-to-DAC command queue entries, a power of two (4..=1024)",
-    },
-];
+/// The shipped digits MLP's weights: a data file that `scripts/train_lightning_mlp.py`
+/// writes with its test set into `testbench/data/lightning/`, read at run time.
+fn shipped_weights() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/lightning/weights.json")
+}
+
+/// The board `gen lightning` targets without `--board`.
+const DEFAULT_BOARD: &str = "zcu111";
+
+/// Parameters of the `lightning` block: defaults from [`TopConfig::default`] and,
+/// for `acc_width`, from the shipped weights file.
+pub(super) fn params() -> Vec<ParamSpec> {
+    let d = TopConfig::default();
+    let shipped_acc = load_weights(&shipped_weights())
+        .ok()
+        .map(|w| w.acc_width.to_string());
+    vec![
+        ParamSpec::value("board", DEFAULT_BOARD, "zcu111 | rfsoc4x2 (also `--board`)"),
+        ParamSpec::value(
+            "weights",
+            "shipped",
+            "shipped (the 64-32-10 digits MLP) or the path of a weights.json",
+        ),
+        ParamSpec::derived(
+            "acc_width",
+            "from the weights file",
+            shipped_acc,
+            "accumulator bits, 13..=32",
+        ),
+        ParamSpec::value(
+            "adc_fifo_depth",
+            d.adc_fifo_depth,
+            "ADC-to-DAC clock FIFO words, a power of two (4..=1024)",
+        ),
+        ParamSpec::value(
+            "command_fifo_depth",
+            d.command_fifo_depth,
+            "AXI-Lite-to-DAC command queue entries, a power of two (4..=1024)",
+        ),
+    ]
+}
 
 /// The weights file the settings name.
 fn weights_path(s: &Settings) -> PathBuf {
     match s.get("weights") {
-        "shipped" => data_dir().join("weights.json"),
+        "shipped" => shipped_weights(),
         p => Path::new(p).to_path_buf(),
     }
 }
@@ -52,13 +63,13 @@ fn weights_path(s: &Settings) -> PathBuf {
 /// The datapath, the top's parameters and the board the settings describe.
 pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Board), CatalogError> {
     let board = Board::named(s.get("board"))?;
-    if board.family != Family::Rfsoc {
-        return Err(CatalogError::BadValue {
+    board
+        .require_family(Family::Rfsoc, "Lightning")
+        .map_err(|e| CatalogError::BadValue {
             param: "board".into(),
             value: board.name.clone(),
-            reason: "Lightning runs on an RFSoC board (zcu111, rfsoc4x2)".into(),
-        });
-    }
+            reason: e.to_string(),
+        })?;
     let adc_samples = board
         .converters
         .iter()
@@ -70,16 +81,16 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
             reason: "the board description has no ADC stream".into(),
         })?;
     let path = weights_path(s);
-    let model = load_model(&path).map_err(|e| CatalogError::BadValue {
+    let model = load_weights(&path).map_err(|e| CatalogError::BadValue {
         param: "weights".into(),
         value: path.display().to_string(),
         reason: e.to_string(),
     })?;
-    let acc = match s.get("acc_width") {
-        "model" => model.acc_width,
-        _ => {
+    let acc = match s.given("acc_width") {
+        None => model.acc_width,
+        Some(_) => {
             let bits = s.u32("acc_width")?;
-            if bits > LOGIT_REGISTER_WIDTH {
+            if !(ACC_WIDTH_MIN..=LOGIT_REGISTER_WIDTH).contains(&bits) {
                 return Err(CatalogError::BadValue {
                     param: "acc_width".into(),
                     value: bits.to_string(),
@@ -88,14 +99,10 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
                     ),
                 });
             }
-            AccWidth::new(bits).map_err(|e| CatalogError::BadValue {
-                param: "acc_width".into(),
-                value: bits.to_string(),
-                reason: e.to_string(),
-            })?
+            bits
         }
     };
-    let cfg = hardware_config(&model.network, acc, 1);
+    let cfg = model.datapath_config(acc, 1);
     let top = TopConfig {
         adc_samples_per_clock: adc_samples,
         adc_fifo_depth: s.u32("adc_fifo_depth")?,
@@ -109,9 +116,18 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
 pub(super) fn build(s: &Settings) -> Result<Generated, CatalogError> {
     let (cfg, top, board) = lightning_config(s)?;
     let (module, map) = lightning_top(&cfg, &top)?;
+    let parameters = [
+        ("acc_width", cfg.acc_width.to_string()),
+        ("adc_fifo_depth", top.adc_fifo_depth.to_string()),
+        ("command_fifo_depth", top.command_fifo_depth.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     Ok(Generated {
         module,
         extra_files: vec![],
+        parameters,
         board: Some(BoardTarget {
             board,
             clocks: vec![

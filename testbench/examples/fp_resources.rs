@@ -5,8 +5,8 @@
 //!
 //! `cargo run --release -p testbench --example fp_resources`
 
+use gen::toolchain;
 use hdl::blocks::fp::{add::MAX_STAGES, fp_add, FpAddConfig, FpFormat};
-use testbench::tools;
 
 fn main() {
     println!("| format | stages | LUT | FF | CARRY | DSP | LUT levels | cell depth (ltp) |");
@@ -23,7 +23,7 @@ fn main() {
             let dir = std::env::temp_dir().join(format!("wirespeed-fp-{}", cfg.module_name()));
             let manifest = gen::Manifest::new(&module, &design);
             gen::write_design(&dir, &design, &manifest).expect("writes");
-            match tools::yosys_synth_xilinx(&[&dir], &design.top, "xcup") {
+            match toolchain::yosys_synth_xilinx(&[&dir], &design.top, "xcup") {
                 Ok(r) => println!(
                     "| {format} | {stages} | {} | {} | {} | {} | {} | {} |",
                     r.luts,

@@ -1,18 +1,18 @@
 //! `testbench`: wirespeed's test bench.
 //!
-//! - [`axil`]: an AXI-Lite master that reads and writes registers on either engine;
-//! - [`tools`]: the external EDA tools as checks — Verilator lint, Icarus Verilog
-//!   compile and simulation, Verilator binaries, Yosys synthesis for Xilinx parts.
+//! - [`axil`]: an AXI-Lite master that reads and writes registers on either engine.
+//!
+//! The external tools (Verilator lint, Icarus Verilog, Yosys) run through
+//! [`gen::toolchain`], which `wirespeed synth` uses too.
 
 pub mod axil;
 pub mod dut;
+pub mod engine;
 pub mod golden;
 pub mod harness;
 pub mod lightning;
-pub mod lut_levels;
 pub mod models;
 pub mod panama;
 pub mod rng;
-pub mod tools;
 pub mod verilator;
 pub mod waveform;

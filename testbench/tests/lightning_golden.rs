@@ -394,3 +394,18 @@ fn malformed_files_are_named_with_the_reason() {
     assert!(matches!(e, ModelFileError::Io { .. }));
     assert!(e.to_string().contains("weights.json: cannot read"), "{e}");
 }
+
+#[test]
+fn the_generator_reads_the_weights_file_as_the_golden_model_does() {
+    use hdl::lightning::weights::load_weights;
+    use testbench::lightning::closed_loop::hardware_config;
+    let w = workload();
+    let file = load_weights(&data_dir().join("weights.json")).expect("shipped weights");
+    assert_eq!(file.acc_width, w.model.acc_width.bits());
+    for cores in [1, 2] {
+        assert_eq!(
+            file.datapath_config(file.acc_width, cores),
+            hardware_config(&w.model.network, w.model.acc_width, cores)
+        );
+    }
+}

@@ -95,6 +95,7 @@ fn assert_counters(o: &Outcome) {
 fn sume(format: FpFormat) -> PanamaConfig {
     PanamaConfig {
         format,
+        fifo_depth: 4,
         ..PanamaConfig::new(256, &SUME_PORTS)
     }
 }

@@ -188,9 +188,13 @@ fn result_order(golden: &GoldenConfig, outputs: &[Observed]) -> Vec<usize> {
         .collect()
 }
 
-/// A SUME-style instance (four ports) of `width` bits with the PANAMA defaults.
+/// A SUME-style instance (four ports) of `width` bits with the PANAMA defaults
+/// and 4 packets per buffer.
 fn instance(width: u32) -> PanamaConfig {
-    PanamaConfig::new(width, &SUME_PORTS)
+    PanamaConfig {
+        fifo_depth: 4,
+        ..PanamaConfig::new(width, &SUME_PORTS)
+    }
 }
 
 /// `cfg`'s golden configuration with slot 0 for job [`JOB`] (tree 0) over

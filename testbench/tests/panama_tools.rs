@@ -8,10 +8,10 @@
 
 mod verilog_common;
 
+use gen::toolchain;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::top::panama_top;
 use testbench::panama::config::{PLUS_PORTS, SUME_PORTS};
-use testbench::tools;
 use verilog_common::{check_tools, write_temp};
 
 fn board_variant(name: &str, cfg: &PanamaConfig, family: &str) {
@@ -19,7 +19,7 @@ fn board_variant(name: &str, cfg: &PanamaConfig, family: &str) {
     assert!(map.registers.len() > 20);
     check_tools(&top, false);
     let (dir, design) = write_temp(&top);
-    let r = tools::yosys_synth_xilinx_hierarchical(&[dir.path()], &design.top, family)
+    let r = toolchain::yosys_synth_xilinx_hierarchical(&[dir.path()], &design.top, family)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(r.luts > 0 && r.ffs > 0, "{name}: {r:?}");
     assert!(

@@ -13,7 +13,7 @@ use hdl::dsl::AxisConfig;
 use hdl::Module;
 use verilog_common::check_tools;
 
-fn check(m: &Module) -> testbench::tools::SynthReport {
+fn check(m: &Module) -> gen::toolchain::SynthReport {
     assert_eq!(
         gen::emit(m).unwrap(),
         gen::emit(m).unwrap(),

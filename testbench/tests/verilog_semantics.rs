@@ -447,7 +447,7 @@ fn memories_and_registers_match_rust_in_icarus() {
     std::fs::write(&tb_path, tb).expect("write tb");
     let mut sources = files_in(dir.path(), &design);
     sources.push(tb_path);
-    let out = testbench::tools::iverilog_run(&sources, "tb").unwrap_or_else(|e| panic!("{e}"));
+    let out = gen::toolchain::iverilog_run(&sources, "tb").unwrap_or_else(|e| panic!("{e}"));
     let got = parse_rows(&out, 2);
     let want = seq_model(&cycles);
     let inputs: Vec<Vec<u128>> = cycles.iter().map(|c| c.to_vec()).collect();

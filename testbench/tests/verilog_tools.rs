@@ -94,7 +94,7 @@ fn lint_warnings_are_errors_with_verilators_text() {
         "module bad (input wire [7:0] a, output wire y);\n    assign y = a[0];\nendmodule\n",
     )
     .expect("write");
-    let err = testbench::tools::verilator_lint(&[&path], "bad").expect_err("unused bits");
+    let err = gen::toolchain::verilator_lint(&[&path], "bad").expect_err("unused bits");
     let text = err.to_string();
     assert!(text.contains("UNUSEDSIGNAL"), "{text}");
 }

@@ -39,8 +39,8 @@ pub use catalog::{board_names, boards};
 pub use python::{register_map_python, PythonHost};
 pub use regmap::{register_map_c_header, register_map_json, register_map_markdown};
 pub use spec::{
-    Board, BoardClock, BoardPort, Converter, ConverterKind, Family, PortKind, TuserField,
-    TuserLayout,
+    fp_adder_stages, Board, BoardClock, BoardPort, Converter, ConverterKind, Family, PortKind,
+    TuserField, TuserLayout, FP_ADDER_5_STAGES_MAX_MHZ,
 };
 pub use tcl::vivado_tcl;
 pub use write::{board_files, register_map_files, write_board_design};

@@ -1,7 +1,25 @@
 //! What a board description says: part, clocks by role, datapath width, port numbering,
 //! tuser layout and data converters. Parsed with serde from `constraints/boards/*.json`.
 
+use crate::GenError;
 use serde::{Deserialize, Serialize};
+
+/// Datapath clock (MHz) up to which a floating-point adder needs 5 register
+/// stages; faster clocks need 7 (see [`fp_adder_stages`]).
+pub const FP_ADDER_5_STAGES_MAX_MHZ: f64 = 250.0;
+
+/// Register stages (`stages` of `hdl::blocks::fp::FpAddConfig`) an fp adder
+/// needs at a datapath clock of `mhz`: 5 up to [`FP_ADDER_5_STAGES_MAX_MHZ`]
+/// (4.0 ns: at most 7 LUT levels in fp32, with routing margin), else 7 (5 LUT
+/// levels; 340 MHz is 2.94 ns). The README's "Recommended depth" gives the
+/// Yosys LUT levels per depth this rule comes from.
+pub fn fp_adder_stages(mhz: f64) -> u32 {
+    if mhz <= FP_ADDER_5_STAGES_MAX_MHZ {
+        5
+    } else {
+        7
+    }
+}
 
 /// The kind of board, which decides what a design for it looks like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -11,6 +29,16 @@ pub enum Family {
     Netfpga,
     /// A Xilinx RFSoC board: DAC/ADC sample streams.
     Rfsoc,
+}
+
+impl Family {
+    /// The family's name in prose (`NetFPGA`, `RFSoC`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Netfpga => "NetFPGA",
+            Family::Rfsoc => "RFSoC",
+        }
+    }
 }
 
 /// One clock of a board, named by the role it plays for a design.
@@ -161,6 +189,62 @@ impl Board {
         self.clocks.iter().find(|c| c.role == role)
     }
 
+    /// One-hot codes of the board's ports of `kind`, in file order (NetFPGA:
+    /// the 8-bit codes tuser carries; checked to fit when the file is read).
+    pub fn codes_of(&self, kind: PortKind) -> Vec<u8> {
+        self.ports
+            .iter()
+            .filter(|p| p.kind == kind)
+            .filter_map(|p| u8::try_from(p.one_hot).ok())
+            .collect()
+    }
+
+    /// One-hot codes of the Ethernet ports, in file order (SUME: 0x01, 0x04, 0x10,
+    /// 0x40; PLUS: 0x01, 0x04).
+    pub fn ethernet_codes(&self) -> Vec<u8> {
+        self.codes_of(PortKind::Ethernet)
+    }
+
+    /// One-hot codes of the host DMA queues, in file order (SUME: 0x02, 0x08,
+    /// 0x20, 0x80; PLUS: 0x02, 0x08).
+    pub fn dma_codes(&self) -> Vec<u8> {
+        self.codes_of(PortKind::Dma)
+    }
+
+    /// Every port code, the Ethernet ports first, then the DMA queues: the order
+    /// a design numbers its ports in.
+    pub fn port_codes(&self) -> Vec<u8> {
+        let mut codes = self.ethernet_codes();
+        codes.extend(self.dma_codes());
+        codes
+    }
+
+    /// Register stages per fp adder at this board's `datapath` clock
+    /// ([`fp_adder_stages`]); `None` if the board has no datapath clock.
+    pub fn fp_adder_stages(&self) -> Option<u32> {
+        self.clock("datapath").map(|c| fp_adder_stages(c.mhz))
+    }
+
+    /// `Ok` if the board is of `family`; else an error naming `design`, the board
+    /// and the boards of that family.
+    pub fn require_family(&self, family: Family, design: &str) -> Result<(), GenError> {
+        if self.family == family {
+            return Ok(());
+        }
+        let boards = super::boards()?
+            .into_iter()
+            .filter(|b| b.family == family)
+            .map(|b| b.name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(GenError::WrongFamily {
+            design: design.to_string(),
+            family: family.title().to_string(),
+            boards,
+            board: self.name.clone(),
+        })
+    }
+
     /// The board's clock roles, in file order.
     pub fn roles(&self) -> Vec<&str> {
         self.clocks.iter().map(|c| c.role.as_str()).collect()
@@ -185,9 +269,9 @@ impl Board {
             return Some("data_width is 0".into());
         }
         for (i, p) in self.ports.iter().enumerate() {
-            if !p.one_hot.is_power_of_two() {
+            if !p.one_hot.is_power_of_two() || p.one_hot > 0x80 {
                 return Some(format!(
-                    "port `{}` code {:#x} is not one-hot",
+                    "port `{}` code {:#x} is not one-hot (one bit of 8)",
                     p.name, p.one_hot
                 ));
             }

@@ -40,6 +40,16 @@ pub struct CountActionConfig {
     pub count_width: u32,
 }
 
+impl Default for CountActionConfig {
+    /// 16 event strobes per cycle, a 16-bit count.
+    fn default() -> Self {
+        CountActionConfig {
+            events: 16,
+            count_width: 16,
+        }
+    }
+}
+
 /// Generates `count_action_e{events}_w{count_width}`.
 ///
 /// Ports: `clk`, `rst` (active high); inputs `events[events]`, `enable`, `clear`,

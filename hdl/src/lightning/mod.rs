@@ -15,6 +15,8 @@
 //! - [`datapath`]: the whole datapath on 1–8 photonic cores (memories, streamer,
 //!   per-core detector and decode, the cores' join, count-action control plane,
 //!   counters, failure reasons);
+//! - [`weights`]: the weights file (`weights.json`) the generator reads, and the
+//!   datapath configuration it makes;
 //! - [`top`]: the board top: RF Data Converter AXI-Stream ports, DAC/ADC/AXI-Lite
 //!   clock domains, and the AXI-Lite register map ([`top_regs`]).
 
@@ -27,3 +29,4 @@ pub mod preamble_detector;
 pub mod streamer;
 pub mod top;
 pub mod top_regs;
+pub mod weights;

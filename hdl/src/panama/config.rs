@@ -21,6 +21,12 @@ pub const DEFAULT_FULL_WAIT: u32 = 4096;
 /// 2.9 ms at 340 MHz).
 pub const DEFAULT_SLOT_TIMEOUT: u32 = 1_000_000;
 
+/// Packets per (slot, port) buffer by default: the depth `wirespeed gen panama`
+/// has always generated (`panama_w256_n4_s4_d8_…`) and the README's resource
+/// figures and shared-cluster deployment assume; a worker may run this many
+/// packets ahead of its job before the input waits `full_wait`.
+pub const DEFAULT_FIFO_DEPTH: u32 = 8;
+
 /// Cycles of pipeline between the dispatcher moving a beat and the input taking
 /// the next (landing read, parser stage and skid buffer), with margin.
 pub const STALL_PIPELINE_CYCLES: u64 = 8;
@@ -78,7 +84,7 @@ pub fn netfpga_host_routes(port_codes: &[u8]) -> Vec<(u8, u8)> {
 
 impl PanamaConfig {
     /// An instance for `data_width` over `port_codes` with the defaults: 4 slots,
-    /// 4 packets per buffer, 1024-byte payloads, fp32 with subnormals, 5 adder
+    /// [`DEFAULT_FIFO_DEPTH`] packets per buffer, 1024-byte payloads, fp32 with subnormals, 5 adder
     /// stages, 4 result banks, 9600-byte frames, [`DEFAULT_FULL_WAIT`],
     /// [`DEFAULT_SLOT_TIMEOUT`] and NetFPGA's host routes
     /// ([`netfpga_host_routes`]).
@@ -87,7 +93,7 @@ impl PanamaConfig {
             data_width,
             port_codes: port_codes.to_vec(),
             slots: 4,
-            fifo_depth: 4,
+            fifo_depth: DEFAULT_FIFO_DEPTH,
             max_payload_bytes: 1024,
             format: FpFormat::Fp32,
             ftz: false,

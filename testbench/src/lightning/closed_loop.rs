@@ -7,6 +7,7 @@
 //! through the differential harness (its `Step` implements [`Pins`]).
 
 use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::weights::{LayerWeights, NetworkWeights};
 
 use std::sync::Arc;
 
@@ -21,27 +22,27 @@ use crate::dut::{Dut, DutError};
 use crate::harness::Step;
 
 /// The generator configuration of `network` with an `acc_width`-bit accumulator
-/// on `cores` photonic cores.
+/// on `cores` photonic cores ([`NetworkWeights::datapath_config`], the generator's
+/// own reading of a weights file).
 pub fn hardware_config(network: &Network, acc_width: AccWidth, cores: u32) -> HwConfig {
-    let mut layers = vec![network.inputs() as u32];
-    layers.extend(network.layers().iter().map(|l| l.outputs() as u32));
-    HwConfig {
-        layers,
-        acc_width: acc_width.bits(),
-        shifts: network.layers().iter().map(|l| l.shift()).collect(),
-        weights: network
+    let weights = NetworkWeights {
+        layers: network
             .layers()
             .iter()
-            .map(|l| {
-                l.weights()
+            .map(|l| LayerWeights {
+                inputs: l.inputs(),
+                outputs: l.outputs(),
+                shift: l.shift(),
+                weights: l
+                    .weights()
                     .iter()
-                    .flat_map(|row| row.iter().map(|w| w.signed()))
-                    .collect()
+                    .map(|row| row.iter().map(|w| w.signed()).collect())
+                    .collect(),
             })
             .collect(),
-        cores,
-        weight_source: WeightSource::Memory,
-    }
+        acc_width: acc_width.bits(),
+    };
+    weights.datapath_config(acc_width.bits(), cores)
 }
 
 /// What the driver needs to know of a generated datapath's ports.

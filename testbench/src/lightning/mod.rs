@@ -14,6 +14,8 @@
 //!   shift) between the DAC outputs and the ADC input;
 //! - [`closed_loop`]: a generated datapath on any engine in a closed loop with
 //!   a [`link::PhotonicLink`], one image at a time;
+//! - [`test_set`]: a workload's test images through the closed loop on one
+//!   engine or both, with and without noise, checked against the golden model;
 //! - [`top_bench`]: the board top (`hdl::lightning::top`) driven only through
 //!   AXI-Lite, with the link between its DAC and ADC streams.
 
@@ -23,4 +25,5 @@ pub mod golden;
 pub mod link;
 pub mod model_files;
 pub mod photonic;
+pub mod test_set;
 pub mod top_bench;

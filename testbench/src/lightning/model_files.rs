@@ -14,14 +14,17 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use hdl::lightning::weights::{
+    as_array, as_usize, check_format, field, load_weights, read_json, WeightsFileError,
+};
 use thiserror::Error;
 
 use super::arith::AccWidth;
 use super::golden::{GoldenError, Layer, Network};
 
-/// The `format` string of the JSON files.
-pub const FORMAT: &str = "wirespeed-lightning-mlp-v1";
+/// The `format` string of the JSON files (defined with the weights file's reader,
+/// [`hdl::lightning::weights`]).
+pub use hdl::lightning::weights::FORMAT;
 /// Magic of `test_images.bin`.
 pub const IMAGES_MAGIC: &[u8; 8] = b"LTNGIMG1";
 /// Magic of `test_labels.bin`.
@@ -64,6 +67,18 @@ pub enum ModelFileError {
     },
 }
 
+impl From<WeightsFileError> for ModelFileError {
+    fn from(e: WeightsFileError) -> Self {
+        match e {
+            WeightsFileError::Io { path, source } => ModelFileError::Io { path, source },
+            WeightsFileError::Json { path, source } => ModelFileError::Json { path, source },
+            WeightsFileError::Malformed { path, reason } => {
+                ModelFileError::Malformed { path, reason }
+            }
+        }
+    }
+}
+
 fn malformed(path: &Path, reason: impl Into<String>) -> ModelFileError {
     ModelFileError::Malformed {
         path: path.to_path_buf(),
@@ -73,14 +88,6 @@ fn malformed(path: &Path, reason: impl Into<String>) -> ModelFileError {
 
 fn read(path: &Path) -> Result<Vec<u8>, ModelFileError> {
     std::fs::read(path).map_err(|source| ModelFileError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-fn read_json(path: &Path) -> Result<Value, ModelFileError> {
-    let bytes = read(path)?;
-    serde_json::from_slice(&bytes).map_err(|source| ModelFileError::Json {
         path: path.to_path_buf(),
         source,
     })
@@ -132,119 +139,21 @@ pub struct Workload {
     pub reference: Reference,
 }
 
-fn field<'a>(
-    path: &Path,
-    obj: &'a Value,
-    key: &str,
-    ctx: &str,
-) -> Result<&'a Value, ModelFileError> {
-    obj.get(key)
-        .ok_or_else(|| malformed(path, format!("{ctx}: missing field `{key}`")))
-}
-
-fn as_u64(path: &Path, v: &Value, ctx: &str) -> Result<u64, ModelFileError> {
-    v.as_u64().ok_or_else(|| {
-        malformed(
-            path,
-            format!("{ctx}: expected a non-negative integer, found {v}"),
-        )
-    })
-}
-
-fn as_usize(path: &Path, v: &Value, ctx: &str) -> Result<usize, ModelFileError> {
-    let n = as_u64(path, v, ctx)?;
-    usize::try_from(n).map_err(|_| malformed(path, format!("{ctx}: {n} is too large")))
-}
-
-fn as_array<'a>(path: &Path, v: &'a Value, ctx: &str) -> Result<&'a Vec<Value>, ModelFileError> {
-    v.as_array()
-        .ok_or_else(|| malformed(path, format!("{ctx}: expected an array")))
-}
-
-fn check_format(path: &Path, root: &Value) -> Result<(), ModelFileError> {
-    let format = field(path, root, "format", "top level")?;
-    if format.as_str() != Some(FORMAT) {
-        return Err(malformed(
-            path,
-            format!("format is {format}, expected \"{FORMAT}\""),
-        ));
-    }
-    Ok(())
-}
-
-/// Reads `weights.json`.
+/// Reads `weights.json` ([`load_weights`]) as a golden-model network.
 pub fn load_model(path: &Path) -> Result<ModelFile, ModelFileError> {
-    let root = read_json(path)?;
-    check_format(path, &root)?;
-    let bits = as_u64(
-        path,
-        field(path, &root, "acc_width", "top level")?,
-        "acc_width",
-    )?;
-    let acc_width = u32::try_from(bits)
-        .ok()
-        .and_then(|b| AccWidth::new(b).ok())
-        .ok_or_else(|| {
-            malformed(
-                path,
-                format!("acc_width {bits} is not a valid accumulator width"),
-            )
-        })?;
-    let mut layers = Vec::new();
-    for (li, layer) in as_array(path, field(path, &root, "layers", "top level")?, "layers")?
-        .iter()
-        .enumerate()
-    {
-        let ctx = format!("layers[{li}]");
-        let inputs = as_usize(path, field(path, layer, "inputs", &ctx)?, &ctx)?;
-        let outputs = as_usize(path, field(path, layer, "outputs", &ctx)?, &ctx)?;
-        let shift = as_u64(path, field(path, layer, "shift", &ctx)?, &ctx)?;
-        let shift = u32::try_from(shift)
-            .map_err(|_| malformed(path, format!("{ctx}: shift {shift} is too large")))?;
-        let rows = as_array(path, field(path, layer, "weights", &ctx)?, &ctx)?;
-        if rows.len() != outputs {
-            return Err(malformed(
-                path,
-                format!(
-                    "{ctx}: {} weight rows, but outputs is {outputs}",
-                    rows.len()
-                ),
-            ));
-        }
-        let mut weights = Vec::with_capacity(outputs);
-        for (r, row) in rows.iter().enumerate() {
-            let rctx = format!("{ctx}.weights[{r}]");
-            let row = as_array(path, row, &rctx)?;
-            if row.len() != inputs {
-                return Err(malformed(
-                    path,
-                    format!("{rctx}: {} weights, but inputs is {inputs}", row.len()),
-                ));
-            }
-            let row = row
-                .iter()
-                .enumerate()
-                .map(|(c, w)| {
-                    w.as_i64()
-                        .and_then(|w| i32::try_from(w).ok())
-                        .ok_or_else(|| {
-                            malformed(path, format!("{rctx}[{c}]: expected an integer, found {w}"))
-                        })
-                })
-                .collect::<Result<Vec<i32>, _>>()?;
-            weights.push(row);
-        }
-        let layer =
-            Layer::from_signed(&weights, shift).map_err(|source| ModelFileError::Network {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        layers.push(layer);
-    }
-    let network = Network::new(layers).map_err(|source| ModelFileError::Network {
+    let weights = load_weights(path)?;
+    let acc_width = AccWidth::new(weights.acc_width).map_err(|e| malformed(path, e.to_string()))?;
+    let network = |source| ModelFileError::Network {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let layers = weights
+        .layers
+        .iter()
+        .map(|l| Layer::from_signed(&l.weights, l.shift))
+        .collect::<Result<Vec<Layer>, GoldenError>>()
+        .map_err(network)?;
+    let network = Network::new(layers).map_err(network)?;
     Ok(ModelFile { network, acc_width })
 }
 

@@ -22,12 +22,15 @@ use super::session::{wire_spans, Sent, Session};
 use super::system::Shape;
 use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
 use crate::dut::Dut;
+use crate::engine::{DomainClock, Engine, Progress};
 use crate::rng::derived;
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
+use hdl::panama::core::panama_core;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// The chaos run's `full_wait`: short, so drops on full buffers happen often.
 pub const CHAOS_FULL_WAIT: u32 = 256;
@@ -502,4 +505,65 @@ pub fn run(
     out.beats_in = session.beats_in();
     out.digest = session.digest();
     Ok(out)
+}
+
+/// One engine's chaos run.
+pub struct EngineChaos {
+    /// The engine.
+    pub engine: Engine,
+    /// What the run saw.
+    pub outcome: ChaosOutcome,
+    /// Simulation time, building excluded.
+    pub wall: Duration,
+    /// Time to build the engine's model.
+    pub build: Duration,
+}
+
+/// Runs `chaos` on the core of `cfg` on every engine of `engine` (clock periods
+/// from `clocks`); an error if a run fails or the engines disagree (frames,
+/// cycles, counters). `progress` sees the frames done.
+pub fn run_engines(
+    cfg: &PanamaConfig,
+    clocks: &[DomainClock],
+    chaos: &ChaosConfig,
+    engine: Engine,
+    progress: &mut dyn FnMut(Progress),
+) -> anyhow::Result<Vec<EngineChaos>> {
+    let module = panama_core(cfg)?;
+    let mut runs: Vec<EngineChaos> = vec![];
+    for &e in engine.engines() {
+        let (mut dut, build) = e.build(&module, false, clocks)?;
+        progress(Progress::Start {
+            engine: e,
+            total: chaos.frames as u64,
+        });
+        let started = Instant::now();
+        let outcome = run(dut.as_mut(), cfg, chaos, |done| {
+            progress(Progress::At(done as u64))
+        })
+        .map_err(|e| anyhow::anyhow!("chaos run: {e}"))?;
+        progress(Progress::Done);
+        runs.push(EngineChaos {
+            engine: e,
+            outcome,
+            wall: started.elapsed(),
+            build,
+        });
+    }
+    let first = &runs[0];
+    for other in &runs[1..] {
+        let (a, b) = (&first.outcome, &other.outcome);
+        if a.digest != b.digest || a.cycles != b.cycles || a.counters != b.counters {
+            anyhow::bail!(
+                "{:?} differs from {:?}: {} vs {} cycles, counters {:?} vs {:?}",
+                other.engine,
+                first.engine,
+                b.cycles,
+                a.cycles,
+                b.counters,
+                a.counters
+            );
+        }
+    }
+    Ok(runs)
 }

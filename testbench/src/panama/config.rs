@@ -5,12 +5,24 @@ use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::{
     netfpga_host_routes, DEFAULT_FULL_WAIT, DEFAULT_MAX_FRAME_BYTES, DEFAULT_SLOT_TIMEOUT,
 };
+use std::sync::LazyLock;
 use thiserror::Error;
 
-/// One-hot tuser codes of NetFPGA-SUME's four 10G ports, in port-index order.
-pub const SUME_PORTS: [u8; 4] = [0x01, 0x04, 0x10, 0x40];
-/// One-hot tuser codes of NetFPGA-PLUS's two CMAC ports, in port-index order.
-pub const PLUS_PORTS: [u8; 2] = [0x01, 0x04];
+/// The Ethernet port codes of the embedded board `name` (`gen::board`).
+fn ethernet_codes(name: &str) -> Vec<u8> {
+    // The descriptions are compiled in and checked by gen's tests: only a bug in
+    // them fails here.
+    gen::board::Board::named(name)
+        .map(|b| b.ethernet_codes())
+        .unwrap_or_else(|e| panic!("embedded board description: {e}"))
+}
+
+/// One-hot tuser codes of NetFPGA-SUME's four 10G ports, in port-index order
+/// (0x01, 0x04, 0x10, 0x40: `constraints/boards/netfpga-sume.json`).
+pub static SUME_PORTS: LazyLock<Vec<u8>> = LazyLock::new(|| ethernet_codes("netfpga-sume"));
+/// One-hot tuser codes of NetFPGA-PLUS's two CMAC ports, in port-index order
+/// (0x01, 0x04: `constraints/boards/netfpga-plus-au250.json`).
+pub static PLUS_PORTS: LazyLock<Vec<u8>> = LazyLock::new(|| ethernet_codes("netfpga-plus-au250"));
 /// This model's default `agg_udp_port` (0x5041, "PA"); a proposal for the register's
 /// reset value, which the spec leaves open.
 pub const DEFAULT_AGG_UDP_PORT: u16 = 0x5041;

@@ -15,7 +15,10 @@
 //! - [`invariants`]: the checks that hold whatever the timing (drops on full
 //!   buffers, stale-slot flushes); [`session`]: batches of frames through a running
 //!   accelerator, each drained and checked by them; [`chaos`]: the hostile-traffic
-//!   run.
+//!   run;
+//! - [`measure`]: a measured run on one engine or both (`wirespeed sim panama`):
+//!   throughput, latencies, counters, pcap output, and the verdict against the
+//!   golden model or the invariants.
 //!
 //! # The contract
 //!
@@ -127,6 +130,7 @@ pub mod frame;
 pub mod golden;
 pub mod header;
 pub mod invariants;
+pub mod measure;
 pub mod payload;
 pub mod pcap;
 pub mod result;

@@ -4,13 +4,13 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+use gen::toolchain;
 use gen::verilog::Design;
 use gen::{emit, write_design, Manifest};
 use hdl::dsl::bits_for;
 use hdl::{Bits, Module, ModuleBuilder, ResetPolarity, Signal};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use testbench::tools;
 
 /// Emits `m`, writes it (with its manifest) into a fresh temporary directory.
 pub fn write_temp(m: &Module) -> (tempfile::TempDir, Design) {
@@ -27,19 +27,19 @@ pub fn write_temp(m: &Module) -> (tempfile::TempDir, Design) {
 /// Verilator `-Wall` lint (and a full Verilation, for scheduling warnings such as
 /// UNOPTFLAT) and `iverilog -g2005` on `m`'s Verilog; also Yosys
 /// `synth_xilinx -family xcup` when `synth` (returning its report).
-pub fn check_tools(m: &Module, synth: bool) -> Option<tools::SynthReport> {
+pub fn check_tools(m: &Module, synth: bool) -> Option<toolchain::SynthReport> {
     let (dir, design) = write_temp(m);
-    if let Err(e) = tools::verilator_lint(&[dir.path()], &design.top) {
+    if let Err(e) = toolchain::verilator_lint(&[dir.path()], &design.top) {
         panic!("{e}\n\n{}", dump(&design));
     }
-    if let Err(e) = tools::verilator_verilate(&[dir.path()], &design.top) {
+    if let Err(e) = toolchain::verilator_verilate(&[dir.path()], &design.top) {
         panic!("{e}\n\n{}", dump(&design));
     }
-    if let Err(e) = tools::iverilog_compile(&[dir.path()], &design.top) {
+    if let Err(e) = toolchain::iverilog_compile(&[dir.path()], &design.top) {
         panic!("{e}\n\n{}", dump(&design));
     }
     synth.then(|| {
-        tools::yosys_synth_xilinx(&[dir.path()], &design.top, "xcup")
+        toolchain::yosys_synth_xilinx(&[dir.path()], &design.top, "xcup")
             .unwrap_or_else(|e| panic!("{e}"))
     })
 }
@@ -386,8 +386,8 @@ pub fn run_comb(m: &Module, vectors: &[Vec<u128>], engine: Engine) -> Vec<Vec<u1
         .chain([tb_path])
         .collect();
     let stdout = match engine {
-        Engine::Icarus => testbench::tools::iverilog_run(&sources, "tb"),
-        Engine::Verilator => testbench::tools::verilator_run(&sources, "tb"),
+        Engine::Icarus => gen::toolchain::iverilog_run(&sources, "tb"),
+        Engine::Verilator => gen::toolchain::verilator_run(&sources, "tb"),
     }
     .unwrap_or_else(|e| panic!("{e}"));
     parse_rows(&stdout, outs.len())

@@ -32,6 +32,17 @@ pub struct FpAddConfig {
     pub ftz: bool,
 }
 
+impl Default for FpAddConfig {
+    /// fp32 with subnormals, 3 pipeline registers.
+    fn default() -> Self {
+        FpAddConfig {
+            format: FpFormat::Fp32,
+            stages: 3,
+            ftz: false,
+        }
+    }
+}
+
 impl FpAddConfig {
     /// The module name this configuration generates.
     pub fn module_name(&self) -> String {

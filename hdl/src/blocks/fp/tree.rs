@@ -17,6 +17,17 @@ pub struct FpTreeConfig {
     pub adder: FpAddConfig,
 }
 
+impl Default for FpTreeConfig {
+    /// 4 operands × 16 lanes of the default adder ([`FpAddConfig::default`]).
+    fn default() -> Self {
+        FpTreeConfig {
+            inputs: 4,
+            lanes: 16,
+            adder: FpAddConfig::default(),
+        }
+    }
+}
+
 impl FpTreeConfig {
     /// Number of adder levels: ⌈log2(inputs)⌉.
     pub fn levels(&self) -> u32 {

@@ -2,25 +2,14 @@
 //! `testbench::panama::chaos` on the native simulator and/or Verilator, with its
 //! tallies and invariants printed; an error if any invariant fails.
 
-use crate::engine::{speed_line, DomainClock, Engine};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::panama_core;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::time::{Duration, Instant};
-use testbench::panama::chaos::{run as chaos_run, ChaosConfig, ChaosOutcome};
-
-/// One engine's chaos run.
-struct EngineRun {
-    engine: Engine,
-    outcome: ChaosOutcome,
-    wall: Duration,
-    build: Duration,
-}
+use testbench::engine::{speed_line, DomainClock, Engine};
+use testbench::panama::chaos::{run_engines, ChaosConfig, EngineChaos};
 
 /// Runs `chaos` on `cfg` with every engine of `engine` (clock periods from
-/// `clocks`), prints the report and
-/// fails if an invariant fails or the engines disagree.
+/// `clocks`), prints the report and fails if an invariant fails or the engines
+/// disagree.
 pub fn run(
     cfg: &PanamaConfig,
     board: &str,
@@ -29,44 +18,11 @@ pub fn run(
     chaos: &ChaosConfig,
     engine: Engine,
 ) -> Result<()> {
-    let module = panama_core(cfg)?;
-    let mut runs = vec![];
-    for &e in engine.engines() {
-        let (mut dut, build) = e.build(&module, false, clocks)?;
-        let bar = ProgressBar::new(chaos.frames as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {elapsed}  {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar.set_message(format!("{e:?}"));
-        let started = Instant::now();
-        let outcome = chaos_run(dut.as_mut(), cfg, chaos, |done| {
-            bar.set_position(done as u64)
-        })
-        .map_err(|e| anyhow!("chaos run: {e}"))?;
-        bar.finish_and_clear();
-        runs.push(EngineRun {
-            engine: e,
-            outcome,
-            wall: started.elapsed(),
-            build,
-        });
-    }
+    let mut bar = None;
+    let runs = run_engines(cfg, clocks, chaos, engine, &mut |p| {
+        super::show_progress(&mut bar, p, "frames")
+    })?;
     let first = &runs[0];
-    for other in &runs[1..] {
-        let (a, b) = (&first.outcome, &other.outcome);
-        if a.digest != b.digest || a.cycles != b.cycles || a.counters != b.counters {
-            bail!(
-                "{:?} differs from {:?}: {} vs {} cycles, counters {:?} vs {:?}",
-                other.engine,
-                first.engine,
-                b.cycles,
-                a.cycles,
-                b.counters,
-                a.counters
-            );
-        }
-    }
     print_report(cfg, board, mhz, chaos, first);
     if let [native, verilator] = &runs[..] {
         println!(
@@ -94,7 +50,8 @@ pub fn run(
     }
 }
 
-fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, r: &EngineRun) {
+/// The run's tallies, drops, invariants and counter balance.
+fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, r: &EngineChaos) {
     let o = &r.outcome;
     let rep = &o.report;
     let c = &o.counters;

@@ -1,5 +1,8 @@
-//! External EDA tools as checks: Verilator lint (`-Wall`), Icarus Verilog compile and
-//! simulation, Verilator-built simulation binaries and Yosys synthesis for Xilinx parts.
+//! The external EDA tools on generated Verilog: Verilator lint (`-Wall`), Icarus
+//! Verilog compile and simulation, Verilator-built simulation binaries and Yosys
+//! synthesis for Xilinx parts with its report ([`SynthReport`], [`lut_levels`]).
+//! `wirespeed synth` and the tests run them alike; a cancel flag
+//! ([`set_cancel_flag`]) stops a running tool.
 //!
 //! Every tool runs in a fresh temporary directory that is removed afterwards. A tool that
 //! is not installed is an error whose message says how to install it; warnings of
@@ -14,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+pub mod lut_levels;
 
 /// The command that installs every tool used here (Debian/Ubuntu).
 pub const INSTALL_HINT: &str = "apt-get install -y verilator iverilog yosys";
@@ -389,7 +394,7 @@ pub struct SynthReport {
     /// between ports, flip-flops, shift registers, RAMs and DSPs (`ltp`), if reported.
     pub logic_depth: Option<u64>,
     /// LUT levels: LUTs on the longest combinational path (carry chains and MUXFx count
-    /// 0), see [`crate::lut_levels`], if the netlist could be read.
+    /// 0), see [`lut_levels`], if the netlist could be read.
     pub lut_levels: Option<u64>,
     /// Yosys' `Warning:` lines.
     pub warnings: Vec<String>,
@@ -529,7 +534,7 @@ fn synth_xilinx<P: AsRef<Path>>(
             .and_then(|rest| rest.split(')').next().and_then(|n| n.trim().parse().ok()));
     }
     if let Ok(netlist) = std::fs::read_to_string(dir.path().join("netlist.json")) {
-        report.lut_levels = crate::lut_levels::lut_levels(&netlist, top).ok();
+        report.lut_levels = lut_levels::lut_levels(&netlist, top).ok();
     }
     if let Ok(log) = std::fs::read_to_string(dir.path().join("yosys.log")) {
         report.warnings = log

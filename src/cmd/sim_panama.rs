@@ -2,31 +2,21 @@
 //! simulator (or Verilator), at the board's clock, with throughput, latency and
 //! counters, every output checked against the golden model.
 
+use super::EngineArg;
 use crate::catalog;
-use crate::engine::{board_clocks, speed_line, DomainClock, Engine};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::panama_core;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
+use testbench::engine::{board_clocks, speed_line, DomainClock};
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
-use testbench::panama::counters::Counters;
-use testbench::panama::frame::{classify, Class};
-use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
-use testbench::panama::invariants::{self, RunRecord};
-use testbench::panama::pcap::{
-    read_pcapng, read_port_captures, write_pcap, CaptureFormat, Stamped,
-};
+use testbench::panama::golden::InFrame;
+use testbench::panama::measure::{measure, slots_from, stats, MeasureOptions, Throughput, Verdict};
+use testbench::panama::pcap::{read_pcapng, read_port_captures, CaptureFormat};
 use testbench::panama::scenario::Scenario;
-use testbench::panama::system::{
-    check, golden_config, read_counters, run as run_system, split_outputs, Observed, Outputs,
-    RunEnd, StreamDriver, Traffic,
-};
+use testbench::panama::system::{golden_config, RunEnd};
 use testbench::panama::traffic::background_frame;
 use testbench::rng::seeded;
 
@@ -108,8 +98,8 @@ pub struct PanamaArgs {
     #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT)]
     slot_timeout: u32,
     /// Simulation engine.
-    #[arg(long, value_enum, default_value_t = Engine::Native)]
-    engine: Engine,
+    #[arg(long, value_enum, default_value_t = EngineArg::Native)]
+    engine: EngineArg,
 }
 
 /// Which port a `--pcap-in` file's frames enter on.
@@ -222,16 +212,7 @@ pub fn read_pcap_inputs(inputs: &[PcapIn], port_codes: &[u8]) -> Result<Vec<InFr
     Ok(read_port_captures(&files)?)
 }
 
-/// min / median / p99 / max of `v` (sorted in place), or None when empty.
-fn stats(v: &mut [u64]) -> Option<(u64, u64, u64, u64)> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_unstable();
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    Some((v[0], at(0.5), at(0.99), v[v.len() - 1]))
-}
-
+/// One line of latency statistics.
 fn print_stats(what: &str, mut v: Vec<u64>) {
     match stats(&mut v) {
         Some((min, med, p99, max)) => println!(
@@ -240,86 +221,6 @@ fn print_stats(what: &str, mut v: Vec<u64>) {
         ),
         None => println!("  {what:<22} (none)"),
     }
-}
-
-/// Slots for every (job, tree) of the aggregation packets in `frames`.
-fn slots_from(
-    frames: &[InFrame],
-    cfg: &PanamaConfig,
-    agg_udp_port: u16,
-) -> Result<Vec<SlotConfig>> {
-    let mut jobs: BTreeMap<(u16, u8), u8> = BTreeMap::new();
-    for f in frames {
-        if let Class::Aggregation(p) =
-            classify(&f.bytes, agg_udp_port, cfg.max_payload_bytes as usize)
-        {
-            let port = cfg
-                .port_codes
-                .iter()
-                .position(|&c| c == f.src)
-                .ok_or_else(|| {
-                    anyhow!(
-                        "a frame comes from port code {:#04x}, which the instance does not have",
-                        f.src
-                    )
-                })?;
-            *jobs.entry((p.header.job_id, p.header.tree_id)).or_default() |= 1 << port;
-        }
-    }
-    if jobs.len() > cfg.slots as usize {
-        bail!(
-            "the pcap has {} (job, tree) pairs but the instance has {} slots (--set slots=N)",
-            jobs.len(),
-            cfg.slots
-        );
-    }
-    Ok(jobs
-        .into_iter()
-        .map(|((job_id, tree_id), ports)| SlotConfig {
-            enable: true,
-            job_id,
-            tree_id,
-            ports,
-        })
-        .collect())
-}
-
-/// Latency of bypass frames (first input beat → first output beat) and of
-/// aggregations (last input beat of the last packet → first result beat).
-fn latencies(golden: &GoldenOutcome, d: &StreamDriver, outputs: Outputs) -> (Vec<u64>, Vec<u64>) {
-    let mut bypass: BTreeMap<u8, VecDeque<&Observed>> = outputs
-        .bypass
-        .into_iter()
-        .map(|(k, v)| (k, VecDeque::from(v)))
-        .collect();
-    let mut results: BTreeMap<(usize, u8), VecDeque<&Observed>> = outputs
-        .results
-        .into_iter()
-        .map(|(k, v)| (k, VecDeque::from(v)))
-        .collect();
-    let bypass_lat = golden
-        .bypass
-        .iter()
-        .filter_map(|f| {
-            let o = bypass.get_mut(&f.dst)?.pop_front()?;
-            Some(o.first_cycle - d.first_accepted[f.input]?)
-        })
-        .collect();
-    let agg_lat = golden
-        .aggregations
-        .iter()
-        .filter_map(|a| {
-            let last_in = a.inputs.iter().filter_map(|&i| d.last_accepted[i]).max()?;
-            let first_out = a
-                .results
-                .iter()
-                .filter_map(|f| results.get_mut(&(a.slot, f.dst))?.pop_front())
-                .map(|o| o.first_cycle)
-                .min()?;
-            Some(first_out.saturating_sub(last_in))
-        })
-        .collect();
-    (bypass_lat, agg_lat)
 }
 
 /// Runs `wirespeed sim panama`.
@@ -368,13 +269,13 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             slot_timeout: args.slot_timeout,
             ..ChaosConfig::new(args.frames, args.seed)
         };
-        return crate::sim_chaos::run(
+        return super::sim_chaos::run(
             &cfg,
             &board.name,
             mhz,
             &panama_clocks(&board)?,
             &chaos,
-            args.engine,
+            args.engine.into(),
         );
     }
     let mut rng = seeded("wirespeed sim panama", args.seed);
@@ -436,7 +337,8 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
     run_frames(args, &cfg, &board, mhz, golden_cfg, frames, rng)
 }
 
-/// Runs `frames` through the accelerator and reports (the second half of [`run`]).
+/// Runs `frames` through the accelerator ([`measure`]) and prints the report (the
+/// second half of [`run`]).
 fn run_frames(
     args: &PanamaArgs,
     cfg: &PanamaConfig,
@@ -446,267 +348,102 @@ fn run_frames(
     frames: Vec<InFrame>,
     rng: impl rand::Rng + Clone,
 ) -> Result<()> {
-    let golden = golden_run(&golden_cfg, &frames)?;
-    let expected = golden.frames_out();
-
-    let module = panama_core(cfg)?;
-    let beats: u64 = frames
-        .iter()
-        .map(|f| f.bytes.len().div_ceil(cfg.beat_bytes() as usize).max(1) as u64)
-        .sum();
-    let bound = 50 * beats + 20_000;
-    let job = Job {
-        module: &module,
-        golden_cfg: &golden_cfg,
-        frames: &frames,
-        data_width: cfg.data_width,
-        expected: golden.overflow_at.is_none().then_some(expected),
-        beats,
-        bound,
+    let options = MeasureOptions {
+        engine: args.engine.into(),
+        load: args.load,
+        back_pressure: args.back_pressure.unwrap_or(0.0),
+        vcd: args.vcd.clone(),
     };
     let clocks = panama_clocks(board)?;
-    let mut runs = Vec::new();
-    for &engine in args.engine.engines() {
-        // Every engine sees the same random draws (traffic timing, back-pressure).
-        let run = simulate(args, &job, engine, &clocks, rng.clone())?;
-        runs.push((engine, run));
-    }
-    let (_, first) = &runs[0];
-    for (engine, other) in &runs[1..] {
-        if other.driver.outputs != first.driver.outputs || other.cycles != first.cycles {
-            bail!(
-                "{engine:?} differs from {:?}: {} vs {} frames out in {} vs {} cycles",
-                runs[0].0,
-                other.driver.outputs.len(),
-                first.driver.outputs.len(),
-                other.cycles,
-                first.cycles
-            );
-        }
-    }
-    let Run {
-        driver,
-        cycles,
-        end,
-        wall,
-        counters,
-        ..
-    } = &runs[0].1;
-    let (cycles, end, wall) = (*cycles, *end, *wall);
-
-    let raw_gbps = f64::from(cfg.data_width) * mhz / 1000.0;
-    let bytes_in: usize = frames
-        .iter()
-        .zip(&driver.last_accepted)
-        .filter(|(_, t)| t.is_some())
-        .map(|(f, _)| f.bytes.len())
-        .sum();
-    let bytes_out: usize = driver.outputs.iter().map(|o| o.bytes.len()).sum();
-    let (first, last) = driver.input_span();
-    let span_in = (last - first + 1) as f64;
-    let (out_first, out_last) = driver.output_span();
-    let span_out = (out_last.saturating_sub(out_first) + 1) as f64;
-    let gbps = |bytes: usize, span: f64| bytes as f64 * 8.0 / (span / mhz) / 1000.0;
-    let accepted = driver.accepted_beats() as f64;
+    let mut bar = None;
+    let m = measure(cfg, &clocks, golden_cfg, frames, &options, rng, &mut |p| {
+        super::show_progress(&mut bar, p, "input beats")
+    })?;
+    let run = m.run();
     println!(
-        "PANAMA on {} ({}, {}-bit, {mhz} MHz, raw {raw_gbps:.1} Gb/s), {} ports, {} slots, {}{}, engine {:?}",
-        board.name, board.part, cfg.data_width, cfg.ports(), cfg.slots, cfg.format.name(), if cfg.ftz { " ftz" } else { "" }, args.engine
+        "PANAMA on {} ({}, {}-bit, {mhz} MHz, raw {:.1} Gb/s), {} ports, {} slots, {}{}, engine {:?}",
+        board.name, board.part, cfg.data_width, f64::from(cfg.data_width) * mhz / 1000.0, cfg.ports(), cfg.slots, cfg.format.name(), if cfg.ftz { " ftz" } else { "" }, args.engine
     );
     println!(
-        "  traffic: {} frames ({} aggregation results expected, {} bypass), {beats} beats; load {:.2}, back-pressure {:.2}",
-        frames.len(),
-        expected - golden.bypass.len(),
-        golden.bypass.len(),
+        "  traffic: {} frames ({} aggregation results expected, {} bypass), {} beats; load {:.2}, back-pressure {:.2}",
+        m.frames.len(),
+        m.expected - m.golden.bypass.len(),
+        m.golden.bypass.len(),
+        m.beats,
         args.load,
-        args.back_pressure.unwrap_or(0.0)
+        options.back_pressure
     );
     println!(
-        "  simulated {cycles} cycles ({:.1} µs at {mhz} MHz) in {:.2} s: {:.0} cycles/s",
-        cycles as f64 / mhz,
-        wall.as_secs_f64(),
-        cycles as f64 / wall.as_secs_f64().max(1e-9)
+        "  simulated {} cycles ({:.1} µs at {mhz} MHz) in {:.2} s: {:.0} cycles/s",
+        run.cycles,
+        run.cycles as f64 / mhz,
+        run.wall.as_secs_f64(),
+        run.cycles as f64 / run.wall.as_secs_f64().max(1e-9)
     );
-    if let [(_, native), (_, verilator)] = &runs[..] {
+    if let [native, verilator] = &m.runs[..] {
         println!(
             "  {} (the same frames out at the same cycles)",
             speed_line(
-                cycles,
+                run.cycles,
                 (native.wall, native.build),
                 (verilator.wall, verilator.build)
             )
         );
     }
-    println!(
-        "  offered   {:>7.1} Gb/s ({:>5.1} % of raw)",
-        raw_gbps * args.load,
-        100.0 * args.load
-    );
-    println!(
-        "  input     {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
-        gbps(bytes_in, span_in),
-        100.0 * accepted / span_in,
-        driver.accepted_beats(),
-        span_in
-    );
-    println!(
-        "  output    {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
-        gbps(bytes_out, span_out),
-        100.0 * driver.output_beats as f64 / span_out,
-        driver.output_beats,
-        span_out
-    );
-    let outputs = split_outputs(&golden_cfg, &driver.outputs);
-    let (bypass_lat, agg_lat) = latencies(&golden, driver, outputs);
+    print_throughput(&m.throughput(cfg.data_width, mhz), args.load);
+    let (bypass_lat, agg_lat) = m.latencies();
     print_stats("bypass latency", bypass_lat);
     print_stats("aggregation latency", agg_lat);
-    let line: Vec<String> = counters.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    let line: Vec<String> = run
+        .counters
+        .iter()
+        .map(|(n, v)| format!("{n} {v}"))
+        .collect();
     println!("  counters: {}", line.join(", "));
-
     if let Some(dir) = &args.pcap_out {
-        std::fs::create_dir_all(dir).with_context(|| format!("--pcap-out {}", dir.display()))?;
-        for (i, &code) in cfg.port_codes.iter().enumerate() {
-            let stamped: Vec<Stamped> = driver
-                .outputs
-                .iter()
-                .filter(|o| o.dst & code != 0)
-                .map(|o| Stamped {
-                    time: Duration::from_nanos((o.first_cycle as f64 * 1000.0 / mhz) as u64),
-                    bytes: o.bytes.clone(),
-                })
-                .collect();
-            let path = dir.join(format!("port{i}.pcap"));
-            write_pcap(&path, &stamped)?;
+        for (path, count, code) in m.write_pcaps(dir, &cfg.port_codes, mhz)? {
             println!(
-                "  wrote {} ({} frames to port code {code:#04x})",
-                path.display(),
-                stamped.len()
+                "  wrote {} ({count} frames to port code {code:#04x})",
+                path.display()
             );
         }
     }
-    if let Some(i) = golden.overflow_at {
-        // From frame i on, drops on full buffers depend on timing: check the
-        // invariants instead of the frame-for-frame model.
-        let (report, _) = invariants::check(
-            &golden_cfg,
-            &RunRecord {
-                wire: &frames,
-                observed: &driver.outputs,
-                counters: Counters::from_named(counters),
-                drained: false,
-                longest_stall: driver.longest_stall,
-                stall_bound: cfg.input_stall_bound(golden_cfg.full_wait),
-            },
-        )?;
-        let violations = report.violations();
-        if !violations.is_empty() {
-            bail!("invariants fail: {}", violations.join("; "));
-        }
-        println!(
-            "  a worker ran more than fifo_depth packets ahead at frame {i}: drops on full buffers \
+    match m.verdict(cfg)? {
+        Verdict::Invariants { at, report } => println!(
+            "  a worker ran more than fifo_depth packets ahead at frame {at}: drops on full buffers \
              depend on timing; invariants hold ({} bypass frames out unaltered, {} results exact \
              sums, counters balance, longest input stall {} ≤ {} cycles)",
             report.bypass_out, report.results_out, report.longest_stall.0, report.longest_stall.1
-        );
-    } else {
-        let s = check(&golden_cfg, &golden, &driver.outputs)
-            .map_err(|e| anyhow!("output differs from the golden model: {e}"))?;
-        println!(
+        ),
+        Verdict::Golden(s) => println!(
             "  golden model: {} bypass and {} result frames identical",
             s.bypass_frames, s.result_frames
-        );
+        ),
     }
-    if end == RunEnd::Timeout {
-        bail!("the run did not finish in {bound} cycles");
+    if run.end == RunEnd::Timeout {
+        bail!("the run did not finish in {} cycles", m.bound);
     }
     Ok(())
+}
+
+/// The offered, input and output rates.
+fn print_throughput(t: &Throughput, load: f64) {
+    println!(
+        "  offered   {:>7.1} Gb/s ({:>5.1} % of raw)",
+        t.raw_gbps * load,
+        100.0 * load
+    );
+    println!(
+        "  input     {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
+        t.input_gbps, t.input_percent, t.input_beats, t.input_span
+    );
+    println!(
+        "  output    {:>7.1} Gb/s ({:>5.1} % of raw; {} beats in {} cycles)",
+        t.output_gbps, t.output_percent, t.output_beats, t.output_span
+    );
 }
 
 /// The core's one clock domain `clk` at the board's datapath clock.
 fn panama_clocks(board: &gen::board::Board) -> Result<Vec<DomainClock>> {
     board_clocks(board, &[("clk", "datapath")])
-}
-
-/// What every engine runs: the design, the traffic and the bounds.
-struct Job<'a> {
-    module: &'a hdl::Module,
-    golden_cfg: &'a GoldenConfig,
-    frames: &'a [InFrame],
-    data_width: u32,
-    expected: Option<usize>,
-    beats: u64,
-    bound: u64,
-}
-
-/// One engine's run.
-struct Run {
-    driver: StreamDriver,
-    cycles: u64,
-    end: RunEnd,
-    /// Simulation time, building excluded.
-    wall: Duration,
-    /// Time to build the engine's model (native compile; Verilator build or cache load).
-    build: Duration,
-    counters: Vec<(&'static str, u64)>,
-}
-
-/// Runs the job on `engine` with a progress bar.
-fn simulate(
-    args: &PanamaArgs,
-    job: &Job,
-    engine: Engine,
-    clocks: &[DomainClock],
-    mut rng: impl rand::Rng,
-) -> Result<Run> {
-    let (mut dut, build) = engine.build(job.module, args.vcd.is_some(), clocks)?;
-    let vcd = match (&args.vcd, engine) {
-        (Some(path), Engine::Verilator) if args.engine == Engine::Both => {
-            Some(path.with_extension("verilator.vcd"))
-        }
-        (Some(path), _) => Some(path.clone()),
-        (None, _) => None,
-    };
-    if let Some(path) = &vcd {
-        dut.trace_open(path)?;
-    }
-    let bar = ProgressBar::new(job.beats);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} input beats  {elapsed}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_message(format!("{engine:?}"));
-    let traffic = Traffic {
-        p_valid: args.load,
-        p_ready: 1.0 - args.back_pressure.unwrap_or(0.0),
-    };
-    let started = std::time::Instant::now();
-    let (driver, cycles, end) = run_system(
-        dut.as_mut(),
-        job.golden_cfg,
-        job.frames,
-        job.data_width,
-        traffic,
-        &mut rng,
-        job.expected,
-        5_000,
-        job.bound,
-        |_, cycle| {
-            if cycle % 4096 == 0 {
-                bar.set_position(cycle.min(job.beats));
-            }
-        },
-    );
-    bar.finish_and_clear();
-    let wall = started.elapsed();
-    if vcd.is_some() {
-        dut.trace_close()?;
-    }
-    let counters = read_counters(dut.as_mut());
-    Ok(Run {
-        driver,
-        cycles,
-        end,
-        wall,
-        build,
-        counters,
-    })
 }

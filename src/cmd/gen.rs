@@ -6,6 +6,31 @@ use anyhow::{anyhow, bail, Result};
 use hdl::Module;
 use std::path::{Path, PathBuf};
 
+/// Runs `wirespeed gen`: generates `block` into `out` (see [`generate`]) and prints
+/// what was written.
+pub fn run(
+    block: &str,
+    sets: &[String],
+    board: Option<&str>,
+    top: Option<&str>,
+    out: &Path,
+    force: bool,
+) -> Result<()> {
+    eprintln!("generating `{block}` into {}", out.display());
+    let w = generate(block, sets, board, top, out, force)?;
+    println!(
+        "wrote {} ({}, top `{}`) to {}",
+        block,
+        crate::plural(w.verilog_files, "Verilog file"),
+        w.top,
+        out.display()
+    );
+    for path in w.paths {
+        println!("  {}", path.display());
+    }
+    Ok(())
+}
+
 /// What [`generate`] wrote.
 pub struct Written {
     /// The top module.
@@ -52,7 +77,7 @@ pub fn generate(
     let design = gen::emit(&module)?;
     interrupt::check()?;
     let mut manifest = gen::Manifest::new(&module, &design).with_parameter("block", block);
-    for (k, v) in settings.as_map() {
+    for (k, v) in &generated.parameters {
         manifest = manifest.with_parameter(k, v);
     }
     let mut files = generated.extra_files.clone();

@@ -1,14 +1,15 @@
-//! The `--engine` option of the `sim` commands: which simulator runs the design.
+//! Which simulator runs a design (`wirespeed sim --engine`): the native simulator,
+//! Verilator, or both on the same stimulus; and the board clocks a design's clock
+//! domains run at.
 
+use crate::dut::{Dut, NativeDut, VerilatorDut};
+use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
-use clap::ValueEnum;
 use gen::board::Board;
 use std::time::{Duration, Instant};
-use testbench::dut::{Dut, NativeDut, VerilatorDut};
-use testbench::verilator::BuildOptions;
 
 /// Which engine runs the design.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
     /// wirespeed's own simulator.
     Native,
@@ -64,6 +65,22 @@ impl Engine {
         }
         Ok((dut, started.elapsed()))
     }
+}
+
+/// Where a run on an engine is, for a progress display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// `engine` starts a run of `total` steps (input beats, frames).
+    Start {
+        /// The engine.
+        engine: Engine,
+        /// Steps of the whole run.
+        total: u64,
+    },
+    /// Steps done so far.
+    At(u64),
+    /// The engine finished.
+    Done,
 }
 
 /// A clock domain of a simulated design and its period, from a board clock role.

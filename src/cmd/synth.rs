@@ -10,10 +10,10 @@
 
 use crate::{catalog, interrupt};
 use anyhow::{Context, Result};
+use gen::toolchain::{self, SynthReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
-use testbench::tools::{self, SynthReport};
 
 /// Arguments of `wirespeed synth`.
 #[derive(clap::Args, Debug)]
@@ -80,9 +80,9 @@ pub fn run(args: &SynthArgs) -> Result<()> {
         None
     };
     let report = if args.flatten {
-        tools::yosys_synth_xilinx(&[dir.path()], &design.top, family)
+        toolchain::yosys_synth_xilinx(&[dir.path()], &design.top, family)
     } else {
-        tools::yosys_synth_xilinx_hierarchical(&[dir.path()], &design.top, family)
+        toolchain::yosys_synth_xilinx_hierarchical(&[dir.path()], &design.top, family)
     };
     if let Some(bar) = spinner {
         bar.finish_and_clear();

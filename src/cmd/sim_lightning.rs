@@ -6,20 +6,13 @@
 
 use std::path::PathBuf;
 
-use crate::engine::{board_clocks, speed_line, Engine};
-use anyhow::{bail, Context, Result};
+use super::EngineArg;
+use anyhow::{bail, Result};
 use clap::Args;
-use hdl::lightning::datapath::{datapath, fail_reason_text};
-use std::time::Instant;
-use testbench::dut::Dut;
-use testbench::lightning::arith::{argmax, OpticalLoss};
-use testbench::lightning::closed_loop::{
-    hardware_config, run_image, LoopControls, LoopRun, PortShape,
-};
-use testbench::lightning::golden::{infer, DatapathConfig};
-use testbench::lightning::link::PhotonicLink;
+use testbench::engine::{board_clocks, speed_line};
 use testbench::lightning::model_files::{data_dir, load_workload};
-use testbench::lightning::photonic::{NoisyCore, TESTBED_SIGMA};
+use testbench::lightning::photonic::TESTBED_SIGMA;
+use testbench::lightning::test_set::{TestSet, TestSetOptions};
 
 /// The ZCU111 fabric clock of Lightning's build, MHz.
 pub const BOARD_CLOCK_MHZ: f64 = 253.44;
@@ -60,64 +53,8 @@ pub struct LightningArgs {
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<PathBuf>,
     /// Simulation engine (`both`: the same images on each, results must agree).
-    #[arg(long, value_enum, default_value_t = Engine::Native)]
-    pub engine: Engine,
-}
-
-/// One pass over the test set with photonic noise `sigma`.
-struct Pass {
-    runs: Vec<LoopRun>,
-    correct: usize,
-}
-
-fn pass(
-    dut: &mut dyn Dut,
-    images: &[Vec<u8>],
-    labels: &[u8],
-    shape: PortShape,
-    sigma: f64,
-    args: &LightningArgs,
-) -> Result<Pass> {
-    let mut links: Vec<_> = (0..u64::from(args.cores))
-        .map(|c| {
-            PhotonicLink::new(
-                NoisyCore::new(sigma, 1.0, args.seed.wrapping_add(c)),
-                args.latency,
-                args.shift,
-            )
-        })
-        .collect();
-    let controls = LoopControls::default();
-    let mut runs = Vec::new();
-    let mut correct = 0;
-    for (i, (image, &label)) in images.iter().zip(labels).enumerate() {
-        let vcd = args.vcd.as_deref().filter(|_| i == 0 && sigma == 0.0);
-        if let Some(path) = vcd {
-            dut.trace_open(path)
-                .with_context(|| format!("{}: cannot write the VCD", path.display()))?;
-        }
-        let run = run_image(dut, &mut links, image, shape.clone(), &controls)?;
-        if vcd.is_some() {
-            dut.trace_close()?;
-        }
-        if run.failed {
-            bail!(
-                "image {i}: the datapath failed after {} cycles: {} (fail_reason {})",
-                run.cycles,
-                fail_reason_text(run.fail_reason),
-                run.fail_reason
-            );
-        }
-        if !run.done {
-            bail!(
-                "image {i}: the datapath did not finish in {} cycles",
-                run.cycles
-            );
-        }
-        correct += usize::from(argmax(&run.logits) == Some(usize::from(label)));
-        runs.push(run);
-    }
-    Ok(Pass { runs, correct })
+    #[arg(long, value_enum, default_value_t = EngineArg::Native)]
+    pub engine: EngineArg,
 }
 
 fn percent(correct: usize, total: usize) -> f64 {
@@ -142,11 +79,15 @@ pub fn run(args: &LightningArgs) -> Result<()> {
             dir.display()
         );
     }
-    let images = &workload.test.images[..n];
-    let labels = &workload.test.labels[..n];
-    let hw = hardware_config(net, acc, args.cores);
-    let module = datapath(&hw)?;
-    let ports = PortShape::of(&hw);
+    let options = TestSetOptions {
+        cores: args.cores,
+        latency: args.latency,
+        shift: args.shift,
+        seed: args.seed,
+        vcd: args.vcd.clone(),
+        engine: args.engine.into(),
+    };
+    let test_set = TestSet::new(&workload, n, options)?;
     println!(
         "Lightning datapath, {} (acc {} bits), {n} test images from {}",
         shape(net.layers().iter().map(|l| l.outputs()), net.inputs()),
@@ -157,61 +98,31 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         "photonic cores: {}, each latency {} cycles, shift {} samples",
         args.cores, args.latency, args.shift
     );
-
     let board = gen::board::Board::named(BOARD)?;
     let clocks = board_clocks(&board, CLOCK_ROLES)?;
-    let mut results = Vec::new();
-    for (k, &engine) in args.engine.engines().iter().enumerate() {
-        let (mut dut, build) = engine.build(&module, args.vcd.is_some(), &clocks)?;
-        dut.reset(2);
-        // A second engine's VCD goes beside the first's.
-        let mut engine_args = args.clone();
-        if k > 0 {
-            engine_args.vcd = args.vcd.as_ref().map(|p| p.with_extension("verilator.vcd"));
-        }
-        let started = Instant::now();
-        let exact = pass(
-            dut.as_mut(),
-            images,
-            labels,
-            ports.clone(),
-            0.0,
-            &engine_args,
-        )?;
-        let noisy = pass(
-            dut.as_mut(),
-            images,
-            labels,
-            ports.clone(),
-            TESTBED_SIGMA,
-            &engine_args,
-        )?;
-        results.push((exact, noisy, started.elapsed(), build));
-    }
-    if let [(exact, noisy, wall, build), (v_exact, v_noisy, v_wall, v_build)] = &results[..] {
-        if exact.runs != v_exact.runs || noisy.runs != v_noisy.runs {
-            bail!("Verilator's logits, cycles or timelines differ from the native simulator's");
-        }
-        let cycles: u64 = exact.runs.iter().chain(&noisy.runs).map(|r| r.cycles).sum();
+    let run = test_set.run(&clocks)?;
+    if let [native, verilator] = &run.engines[..] {
+        let cycles: u64 = native
+            .exact
+            .runs
+            .iter()
+            .chain(&native.noisy.runs)
+            .map(|r| r.cycles)
+            .sum();
         println!(
             "{} (logits, cycles and timelines of {} runs)",
-            speed_line(cycles, (*wall, *build), (*v_wall, *v_build)),
+            speed_line(
+                cycles,
+                (native.wall, native.build),
+                (verilator.wall, verilator.build)
+            ),
             2 * n
         );
     }
-    let Some((exact, noisy, _, _)) = results.into_iter().next() else {
+    let Some(first) = run.engines.first() else {
         bail!("no engine ran");
     };
-    let golden_cfg = DatapathConfig {
-        acc_width: acc,
-        optical_loss: OpticalLoss::UNITY,
-    };
-    let mut mismatches = 0;
-    for (image, run) in images.iter().zip(&exact.runs) {
-        let g = infer(net, image, &golden_cfg)?;
-        mismatches += usize::from(g.logits != run.logits);
-    }
-
+    let (exact, noisy, mismatches) = (&first.exact, &first.noisy, run.mismatches);
     println!(
         "accuracy, noise 0:        {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",
         percent(exact.correct, n),

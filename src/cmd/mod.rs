@@ -1,0 +1,62 @@
+//! The subcommands of `wirespeed`, one file each: they parse their options, call
+//! the crates (the catalog, `gen`, `testbench`) and print.
+
+pub mod gen;
+pub mod list;
+pub mod sim_chaos;
+pub mod sim_lightning;
+pub mod sim_panama;
+pub mod synth;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use testbench::engine::{Engine, Progress};
+
+/// The `--engine` option of the `sim` commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// wirespeed's own simulator.
+    Native,
+    /// Verilator on the emitted Verilog.
+    Verilator,
+    /// Both, one after the other on the same stimulus: the results must be
+    /// identical; reports both speeds and their ratio.
+    Both,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(arg: EngineArg) -> Engine {
+        match arg {
+            EngineArg::Native => Engine::Native,
+            EngineArg::Verilator => Engine::Verilator,
+            EngineArg::Both => Engine::Both,
+        }
+    }
+}
+
+/// Shows a run's progress as a bar on stderr, one per engine; `unit` names the
+/// steps (`input beats`, `frames`).
+pub fn show_progress(bar: &mut Option<ProgressBar>, p: Progress, unit: &str) {
+    match p {
+        Progress::Start { engine, total } => {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}}  {{msg}}"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.set_message(format!("{engine:?}"));
+            *bar = Some(b);
+        }
+        Progress::At(n) => {
+            if let Some(b) = bar {
+                b.set_position(n);
+            }
+        }
+        Progress::Done => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! A workload's test images through the generated Lightning datapath in a closed
+//! loop with the photonic-core model (`wirespeed sim lightning`): each image once
+//! without noise and once with the testbed's noise, on one engine or both (which
+//! must agree on logits, cycles and timelines), with the noise-free logits
+//! compared to the golden model.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use hdl::lightning::datapath::{datapath, fail_reason_text};
+
+use super::arith::{argmax, OpticalLoss};
+use super::closed_loop::{hardware_config, run_image, LoopControls, LoopRun, PortShape};
+use super::golden::{infer, DatapathConfig};
+use super::link::PhotonicLink;
+use super::model_files::Workload;
+use super::photonic::{NoisyCore, TESTBED_SIGMA};
+use crate::dut::Dut;
+use crate::engine::{DomainClock, Engine};
+
+/// How the test set runs.
+#[derive(Clone, Debug)]
+pub struct TestSetOptions {
+    /// Photonic cores (1–8; at most the smallest layer's outputs).
+    pub cores: u32,
+    /// Photonic latency in whole fabric cycles.
+    pub latency: usize,
+    /// Photonic intra-cycle sample shift (0–15).
+    pub shift: usize,
+    /// Seed of the photonic noise (core c draws from seed + c).
+    pub seed: u64,
+    /// A VCD of the first image's noise-free run; with [`Engine::Both`],
+    /// Verilator's goes beside it as `<name>.verilator.vcd`.
+    pub vcd: Option<PathBuf>,
+    /// The engine(s) to run.
+    pub engine: Engine,
+}
+
+/// One pass over the images with one noise level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pass {
+    /// Each image's run.
+    pub runs: Vec<LoopRun>,
+    /// Images whose largest logit is the label.
+    pub correct: usize,
+}
+
+/// One engine's two passes (noise 0, then [`TESTBED_SIGMA`]).
+pub struct EnginePasses {
+    /// The engine.
+    pub engine: Engine,
+    /// Without noise.
+    pub exact: Pass,
+    /// With the testbed's noise.
+    pub noisy: Pass,
+    /// Simulation time of both passes, building excluded.
+    pub wall: Duration,
+    /// Time to build the engine's model.
+    pub build: Duration,
+}
+
+/// The test set's runs on every engine.
+pub struct TestSetRun {
+    /// Per engine, native first (every engine's runs are the same).
+    pub engines: Vec<EnginePasses>,
+    /// Images whose noise-free logits differ from the golden model's.
+    pub mismatches: usize,
+}
+
+/// The first `n` test images of a workload and the datapath they run on.
+pub struct TestSet<'a> {
+    workload: &'a Workload,
+    n: usize,
+    options: TestSetOptions,
+    module: hdl::Module,
+    ports: PortShape,
+}
+
+impl<'a> TestSet<'a> {
+    /// Generates the datapath of `workload`'s network for `options` (an error
+    /// names a bad parameter, e.g. too many cores); `n` is at most the test
+    /// set's size.
+    pub fn new(workload: &'a Workload, n: usize, options: TestSetOptions) -> Result<Self> {
+        let available = workload.test.images.len();
+        if n > available {
+            bail!("{n} images asked for, the test set has {available}");
+        }
+        let hw = hardware_config(
+            &workload.model.network,
+            workload.model.acc_width,
+            options.cores,
+        );
+        let module = datapath(&hw)?;
+        Ok(TestSet {
+            workload,
+            n,
+            options,
+            module,
+            ports: PortShape::of(&hw),
+        })
+    }
+
+    /// Runs the images on every engine of the options (clock periods from
+    /// `clocks`); an error if an image fails or does not finish, or the engines
+    /// disagree.
+    pub fn run(&self, clocks: &[DomainClock]) -> Result<TestSetRun> {
+        let options = &self.options;
+        let images = &self.workload.test.images[..self.n];
+        let labels = &self.workload.test.labels[..self.n];
+        let mut engines = Vec::new();
+        for (k, &engine) in options.engine.engines().iter().enumerate() {
+            let (mut dut, build) = engine.build(&self.module, options.vcd.is_some(), clocks)?;
+            dut.reset(2);
+            // A second engine's VCD goes beside the first's.
+            let vcd = match &options.vcd {
+                Some(p) if k > 0 => Some(p.with_extension("verilator.vcd")),
+                other => other.clone(),
+            };
+            let started = Instant::now();
+            let mut pass_with = |sigma| {
+                let set = (images, labels);
+                pass(
+                    dut.as_mut(),
+                    set,
+                    &self.ports,
+                    sigma,
+                    options,
+                    vcd.as_deref(),
+                )
+            };
+            let exact = pass_with(0.0)?;
+            let noisy = pass_with(TESTBED_SIGMA)?;
+            engines.push(EnginePasses {
+                engine,
+                exact,
+                noisy,
+                wall: started.elapsed(),
+                build,
+            });
+        }
+        if let [native, verilator] = &engines[..] {
+            if native.exact.runs != verilator.exact.runs
+                || native.noisy.runs != verilator.noisy.runs
+            {
+                bail!("Verilator's logits, cycles or timelines differ from the native simulator's");
+            }
+        }
+        let Some(first) = engines.first() else {
+            bail!("no engine ran");
+        };
+        let golden_cfg = DatapathConfig {
+            acc_width: self.workload.model.acc_width,
+            optical_loss: OpticalLoss::UNITY,
+        };
+        let mut mismatches = 0;
+        for (image, run) in images.iter().zip(&first.exact.runs) {
+            let g = infer(&self.workload.model.network, image, &golden_cfg)?;
+            mismatches += usize::from(g.logits != run.logits);
+        }
+        Ok(TestSetRun {
+            engines,
+            mismatches,
+        })
+    }
+}
+
+/// One pass over (`images`, `labels`) with photonic noise `sigma`; image 0's
+/// noise-free run is traced into `vcd`.
+fn pass(
+    dut: &mut dyn Dut,
+    (images, labels): (&[Vec<u8>], &[u8]),
+    shape: &PortShape,
+    sigma: f64,
+    options: &TestSetOptions,
+    vcd: Option<&Path>,
+) -> Result<Pass> {
+    let mut links: Vec<_> = (0..u64::from(options.cores))
+        .map(|c| {
+            PhotonicLink::new(
+                NoisyCore::new(sigma, 1.0, options.seed.wrapping_add(c)),
+                options.latency,
+                options.shift,
+            )
+        })
+        .collect();
+    let controls = LoopControls::default();
+    let mut runs = Vec::new();
+    let mut correct = 0;
+    for (i, (image, &label)) in images.iter().zip(labels).enumerate() {
+        let vcd = vcd.filter(|_| i == 0 && sigma == 0.0);
+        if let Some(path) = vcd {
+            dut.trace_open(path)
+                .with_context(|| format!("{}: cannot write the VCD", path.display()))?;
+        }
+        let run = run_image(dut, &mut links, image, shape.clone(), &controls)?;
+        if vcd.is_some() {
+            dut.trace_close()?;
+        }
+        if run.failed {
+            bail!(
+                "image {i}: the datapath failed after {} cycles: {} (fail_reason {})",
+                run.cycles,
+                fail_reason_text(run.fail_reason),
+                run.fail_reason
+            );
+        }
+        if !run.done {
+            bail!(
+                "image {i}: the datapath did not finish in {} cycles",
+                run.cycles
+            );
+        }
+        correct += usize::from(argmax(&run.logits) == Some(usize::from(label)));
+        runs.push(run);
+    }
+    Ok(Pass { runs, correct })
+}
