@@ -41,6 +41,15 @@ fn a_chaos_run_refuses_options_it_does_not_take() {
 }
 
 #[test]
+fn chaos_options_without_chaos_are_refused_not_ignored() {
+    for option in ["--frames", "--full-wait", "--slot-timeout"] {
+        let (ok, err) = wirespeed(&["sim", "panama", option, "100"]);
+        assert!(!ok, "{option} without --chaos was accepted");
+        assert!(err.contains("--chaos") && err.contains(option), "{err}");
+    }
+}
+
+#[test]
 fn a_parameter_given_twice_is_an_error() {
     let (ok, err) = wirespeed(&[
         "sim",

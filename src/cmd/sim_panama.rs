@@ -89,13 +89,13 @@ pub struct PanamaArgs {
     #[arg(long)]
     chaos: bool,
     /// With --chaos: frames to send.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, requires = "chaos")]
     frames: usize,
     /// With --chaos: the `full_wait` register (cycles; short, so drops happen).
-    #[arg(long, default_value_t = CHAOS_FULL_WAIT)]
+    #[arg(long, default_value_t = CHAOS_FULL_WAIT, requires = "chaos")]
     full_wait: u32,
     /// With --chaos: the `slot_timeout` register (cycles; short, so flushes happen).
-    #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT)]
+    #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT, requires = "chaos")]
     slot_timeout: u32,
     /// Simulation engine.
     #[arg(long, value_enum, default_value_t = EngineArg::Native)]
