@@ -110,7 +110,7 @@
 //! `start` to the first cycle with `locked`.
 //!
 //! Run-time controls are input ports (a register file can drive them):
-//! `optical_loss` (Q8.8), `preamble_length`, `timeout`, `dac{j}_delay`,
+//! `optical_loss{c}` (Q8.8, per core), `preamble_length`, `timeout`, `dac{j}_delay`,
 //! `dac{j}_shift` (j in 0..2C). Per-layer targets and shifts are generator
 //! constants.
 
@@ -203,7 +203,7 @@ pub fn logit_index_width(cfg: &DatapathConfig) -> u32 {
 /// Generates `lightning_datapath` for `cfg` (validated first).
 ///
 /// Ports (C = `cores`): `clk`, `rst` (active high); inputs `start`,
-/// `optical_loss[16]`, `preamble_length[8]`, `timeout[16]`, `dac{j}_delay[6]` and
+/// `optical_loss{c}[16]` for c in 0..C, `preamble_length[8]`, `timeout[16]`, `dac{j}_delay[6]` and
 /// `dac{j}_shift[4]` for j in 0..2C, `adc{c}_tvalid` and `adc{c}_tdata[256]` for c in
 /// 0..C, `load_valid`, `load_addr[bank bits]`, `load_data[128]`, with streamed
 /// weights `w{c}_tvalid`, `w{c}_tdata[144]` (and output `w{c}_tready`); outputs
@@ -239,7 +239,6 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let mut m = ModuleBuilder::new("lightning_datapath");
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
     let start = m.input("start", 1);
-    let loss = m.input("optical_loss", LOSS_WIDTH);
     let preamble_length = m.input("preamble_length", PREAMBLE_LENGTH_WIDTH);
     let timeout = m.input("timeout", TIMEOUT_WIDTH);
     let zero = m.lit(0, 1);
@@ -506,6 +505,7 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         m.connect(dec, "in_valid", in_valid);
         m.connect(dec, "in_data", data);
         m.connect(dec, "signs", sign_word);
+        let loss = m.input(&format!("optical_loss{c}"), LOSS_WIDTH);
         m.connect(dec, "optical_loss", loss);
         m.connect(dec, "cycles_per_output", cpo);
         m.connect(dec, "shift", shift);

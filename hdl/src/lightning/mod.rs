@@ -22,6 +22,7 @@
 
 pub mod align;
 pub mod bus;
+pub mod calibrate;
 pub mod config;
 pub mod datapath;
 pub mod decode;

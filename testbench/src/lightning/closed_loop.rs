@@ -279,7 +279,9 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     /// Observes the outputs of this cycle and sets the inputs for the next edge.
     pub fn cycle(&mut self, pins: &mut dyn Pins) {
         let c = &self.controls;
-        pins.write("optical_loss", &[u64::from(c.optical_loss.0)]);
+        for core in 0..self.shape.cores {
+            pins.write(&format!("optical_loss{core}"), &[u64::from(c.optical_loss.0)]);
+        }
         pins.write("preamble_length", &[u64::from(c.preamble_length)]);
         pins.write("timeout", &[u64::from(c.timeout)]);
         for j in 0..2 * self.shape.cores {
