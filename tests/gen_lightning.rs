@@ -31,7 +31,7 @@ fn both_boards_get_their_clocks_and_adc_format() {
         ("rfsoc4x2", 128, ["1.628", "1.808", "10.000"]),
     ] {
         let g = build(&[&format!("board={board}")]).unwrap_or_else(|e| panic!("{board}: {e}"));
-        assert_eq!(port_width(&g, "s_axis_adc_tdata"), adc_bits, "{board}");
+        assert_eq!(port_width(&g, "s_axis_adc0_tdata"), adc_bits, "{board}");
         assert_eq!(port_width(&g, "m_axis_dac0_tdata"), 256, "{board}");
         assert_eq!(port_width(&g, "m_axis_dac1_tdata"), 256, "{board}");
         let t = g.board.as_ref().expect("board target");

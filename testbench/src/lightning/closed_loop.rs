@@ -280,7 +280,10 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     pub fn cycle(&mut self, pins: &mut dyn Pins) {
         let c = &self.controls;
         for core in 0..self.shape.cores {
-            pins.write(&format!("optical_loss{core}"), &[u64::from(c.optical_loss.0)]);
+            pins.write(
+                &format!("optical_loss{core}"),
+                &[u64::from(c.optical_loss.0)],
+            );
         }
         pins.write("preamble_length", &[u64::from(c.preamble_length)]);
         pins.write("timeout", &[u64::from(c.timeout)]);

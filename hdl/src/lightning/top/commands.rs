@@ -129,7 +129,12 @@ pub(super) fn command_queue(
     let mut lsb = 0;
     let mut latched = Vec::new();
     for c in controls {
-        let q = m.reg_init(d.dac, &format!("{}_q", c.name()), c.width(), u64::from(c.reset()));
+        let q = m.reg_init(
+            d.dac,
+            &format!("{}_q", c.name()),
+            c.width(),
+            u64::from(c.reset()),
+        );
         let v = m.slice(payload, lsb, c.width());
         lsb += c.width();
         m.set_next(q, v);

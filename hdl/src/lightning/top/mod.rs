@@ -74,8 +74,8 @@ mod status;
 
 use super::config::DatapathConfig;
 use super::datapath::datapath;
-pub use super::top_regs::{registers, Control, TopConfig};
 use super::top_regs::ADDR_WIDTH;
+pub use super::top_regs::{registers, Control, TopConfig};
 use crate::blocks::axil_regfile::{axil_regfile, RegFileSpec, RegisterMap};
 use crate::blocks::cdc::cross_pulse;
 use crate::dsl::{Domain, Instance, ModuleBuilder};
@@ -159,8 +159,9 @@ pub fn lightning_top(
         clear_axil,
     )?;
     let streamed = cfg.weight_source == super::config::WeightSource::Stream;
-    let (cal, dac_stall) =
-        cores::dac_domain(&mut m, &doms, d, cfg.cores, streamed, &cmds, &adc.words, clear_dac)?;
+    let (cal, dac_stall) = cores::dac_domain(
+        &mut m, &doms, d, cfg.cores, streamed, &cmds, &adc.words, clear_dac,
+    )?;
     let dp_busy = m.instance_output(d, "busy");
     let any_busy = m.or(dp_busy, cal.busy);
     let all_idle = m.not(any_busy);

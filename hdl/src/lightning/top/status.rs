@@ -175,7 +175,14 @@ fn inference_fields(
             .ok_or_else(|| missing(&format!("measurement `{name}`")))?;
         snap.push((name.to_string(), v));
     }
-    snap.extend(logit_registers(m, dac, s.cfg, logit_valid, logit_index, logit_data));
+    snap.extend(logit_registers(
+        m,
+        dac,
+        s.cfg,
+        logit_valid,
+        logit_index,
+        logit_data,
+    ));
     Ok(snap)
 }
 
