@@ -233,7 +233,13 @@ pub fn lightning_top(
         let v = m.slice(cmd_payload, lsb, width);
         m.set_next(q, v);
         m.set_enable(q, take_start);
-        m.connect(d, name, q);
+        // The datapath's loss input is per core; this top has one core.
+        let port = if name == "optical_loss" {
+            "optical_loss0"
+        } else {
+            name
+        };
+        m.connect(d, port, q);
     }
     m.connect(d, "start", start_q);
     m.connect(d, "load_valid", take_load);

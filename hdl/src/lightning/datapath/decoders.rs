@@ -1,10 +1,12 @@
 //! Decode: one [`decode`](crate::lightning::decode::decode) instance per core on
-//! its accepted words, all in lock-step.
+//! its accepted words, all in lock-step, each with its own loss compensation
+//! input `optical_loss{c}`.
 
 use super::join::Accepted;
 use super::sequencer::Sequencer;
 use super::Common;
 use crate::dsl::{ModuleBuilder, Signal};
+use crate::lightning::decode::LOSS_WIDTH;
 
 /// What the decoders are made from.
 pub(super) struct DecodersIn<'a> {
@@ -14,8 +16,6 @@ pub(super) struct DecodersIn<'a> {
     pub seq: &'a Sequencer,
     /// The accepted words.
     pub accepted: &'a Accepted,
-    /// The `optical_loss` input.
-    pub loss: Signal,
 }
 
 /// The cores' emitted neurons.
@@ -37,12 +37,13 @@ pub(super) fn decoders(m: &mut ModuleBuilder, input: &DecodersIn) -> Decoded {
     let mut accs = Vec::new();
     let mut acts = Vec::new();
     for (c, (&sign_word, &data)) in acc.signs.iter().zip(&acc.buses).enumerate() {
+        let loss = m.input(&format!("optical_loss{c}"), LOSS_WIDTH);
         let dec = m.instance(&format!("u_decode{c}"), &x.units.decode);
         m.bind_domain(dec, "clk", clk);
         m.connect(dec, "in_valid", acc.in_valid);
         m.connect(dec, "in_data", data);
         m.connect(dec, "signs", sign_word);
-        m.connect(dec, "optical_loss", input.loss);
+        m.connect(dec, "optical_loss", loss);
         m.connect(dec, "cycles_per_output", seq.constants.cpo);
         m.connect(dec, "shift", seq.constants.shift);
         m.connect(dec, "clear", seq.go);

@@ -122,9 +122,9 @@
 //! sequencer's transitions, and `counters`.
 //!
 //! Run-time controls are input ports (a register file can drive them):
-//! `optical_loss` (Q8.8), `preamble_length`, `timeout`, `dac{j}_delay`,
-//! `dac{j}_shift` (j in 0..2C). Per-layer targets and shifts are generator
-//! constants.
+//! `optical_loss{c}` (Q8.8, core *c*'s loss compensation, c in 0..C),
+//! `preamble_length`, `timeout`, `dac{j}_delay`, `dac{j}_shift` (j in 0..2C).
+//! Per-layer targets and shifts are generator constants.
 
 mod adc_window;
 mod counters;
@@ -138,7 +138,7 @@ mod writeback;
 
 use super::bus::{PREAMBLE_LENGTH_WIDTH, SAMPLES};
 use super::config::DatapathConfig;
-use super::decode::{decode, DecodeConfig, LOSS_WIDTH};
+use super::decode::{decode, DecodeConfig};
 use super::preamble_detector::{preamble_detector, PreambleDetectorConfig, TIMEOUT_WIDTH};
 use super::streamer::core_streamer;
 use crate::blocks::count_action::{count_action, CountActionConfig};
@@ -236,9 +236,9 @@ pub fn logit_index_width(cfg: &DatapathConfig) -> u32 {
 /// Generates `lightning_datapath` for `cfg` (validated first).
 ///
 /// Ports (C = `cores`): `clk`, `rst` (active high); inputs `start`,
-/// `optical_loss[16]`, `preamble_length[8]`, `timeout[16]`, `dac{j}_delay[6]` and
-/// `dac{j}_shift[4]` for j in 0..2C, `adc{c}_tvalid` and `adc{c}_tdata[256]` for c in
-/// 0..C, `load_valid`, `load_addr[bank bits]`, `load_data[128]`, with streamed
+/// `preamble_length[8]`, `timeout[16]`, `dac{j}_delay[6]` and `dac{j}_shift[4]`
+/// for j in 0..2C, `adc{c}_tvalid`, `adc{c}_tdata[256]` and `optical_loss{c}[16]`
+/// for c in 0..C, `load_valid`, `load_addr[bank bits]`, `load_data[128]`, with streamed
 /// weights `w{c}_tvalid`, `w{c}_tdata[144]` (and output `w{c}_tready`); outputs
 /// `dac{j}_tvalid`, `dac{j}_tdata[256]`, `fire`, `busy`, `done`, `failed`,
 /// `fail_reason[3]`, `locked`, `core_locked[C]`, `layer`, `logit_valid[C]`,
@@ -253,7 +253,6 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     let m = &mut b;
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
     let start = m.input("start", 1);
-    let loss = m.input("optical_loss", LOSS_WIDTH);
     let preamble_length = m.input("preamble_length", PREAMBLE_LENGTH_WIDTH);
     let timeout = m.input("timeout", TIMEOUT_WIDTH);
     let x = &Common {
@@ -300,7 +299,6 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             common: x,
             seq,
             accepted,
-            loss,
         },
     );
     let rounds = &rounds(
