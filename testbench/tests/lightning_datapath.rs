@@ -240,6 +240,43 @@ fn random_networks_cores_latencies_and_shifts_are_bit_exact_natively() {
 }
 
 #[test]
+fn each_core_compensates_with_its_own_loss_register() {
+    // One weight layer, so core c's logits (neurons o with o mod 3 = c) are the
+    // golden model's with core c's loss register alone.
+    let mut rng = seeded("lightning datapath per-core loss", 9151);
+    let net = random_network(&mut rng, &[40, 9]);
+    let acc = AccWidth::new(24).unwrap();
+    let losses = [OpticalLoss::UNITY, OpticalLoss(0x0180), OpticalLoss(0x00A0)];
+    let b = build(&net, acc, 3);
+    let image = random_image(&mut rng, 40);
+    let per_loss: Vec<Vec<i64>> = losses
+        .iter()
+        .map(|&optical_loss| {
+            let cfg = DatapathConfig {
+                acc_width: acc,
+                optical_loss,
+            };
+            infer(&net, &image, &cfg).unwrap().logits
+        })
+        .collect();
+    assert_ne!(
+        per_loss[0], per_loss[1],
+        "degenerate: loss 1.5 changes nothing"
+    );
+    assert_ne!(
+        per_loss[0], per_loss[2],
+        "degenerate: loss 0.625 changes nothing"
+    );
+    let expected: Vec<i64> = (0..9).map(|o| per_loss[o % 3][o]).collect();
+    let controls = LoopControls {
+        optical_loss: losses.to_vec(),
+        ..LoopControls::default()
+    };
+    let run = native_run(&b, &image, &[(10, 3), (12, 5), (9, 0)], &controls);
+    assert_exact(&run, &expected, "per-core loss");
+}
+
+#[test]
 fn alignment_every_shift_and_several_latencies_lock_and_are_exact() {
     let mut rng = seeded("lightning datapath alignment", 9201);
     let net = random_network(&mut rng, &[32, 16, 10]);

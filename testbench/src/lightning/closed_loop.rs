@@ -135,8 +135,9 @@ impl Pins for DutPins<'_> {
 /// The run-time controls of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopControls {
-    /// The `optical_loss` register.
-    pub optical_loss: OpticalLoss,
+    /// Core *c*'s loss compensation register (`optical_loss{c}`); missing
+    /// entries are 1.0 ([`OpticalLoss::UNITY`]).
+    pub optical_loss: Vec<OpticalLoss>,
     /// Preamble cycles per layer.
     pub preamble_length: u32,
     /// Detector timeout (cycles after a layer starts).
@@ -161,7 +162,7 @@ impl Default for LoopControls {
     /// Lossless, 10-cycle preambles, a 2000-cycle timeout, no DAC alignment.
     fn default() -> Self {
         LoopControls {
-            optical_loss: OpticalLoss::UNITY,
+            optical_loss: Vec::new(),
             preamble_length: 10,
             timeout: 2000,
             dac_delay: Vec::new(),
@@ -280,10 +281,8 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     pub fn cycle(&mut self, pins: &mut dyn Pins) {
         let c = &self.controls;
         for core in 0..self.shape.cores {
-            pins.write(
-                &format!("optical_loss{core}"),
-                &[u64::from(c.optical_loss.0)],
-            );
+            let loss = c.optical_loss.get(core).copied().unwrap_or_default();
+            pins.write(&format!("optical_loss{core}"), &[u64::from(loss.0)]);
         }
         pins.write("preamble_length", &[u64::from(c.preamble_length)]);
         pins.write("timeout", &[u64::from(c.timeout)]);

@@ -1,0 +1,125 @@
+//! The DAC side: the *issue* and *activation* count-action units, the activation
+//! buffer's read, the weight source, and the synchronized streamer that fires all
+//! DACs together (with the `dac{j}_delay`/`dac{j}_shift` inputs and the
+//! `dac{j}_tvalid`/`dac{j}_tdata` outputs).
+
+use super::sequencer::Sequencer;
+use super::weights::{weight_memories, weight_streams, Weights, WeightsIn};
+use super::{count_unit, fit, to_samples, Common, BYTE_WORD_WIDTH};
+use crate::dsl::{Instance, Memory, ModuleBuilder, Signal};
+use crate::lightning::bus::{DELAY_WIDTH, SHIFT_WIDTH};
+use crate::lightning::config::WeightSource;
+
+/// What the DAC side is made from.
+pub(super) struct DacSideIn<'a> {
+    /// What every stage shares.
+    pub common: &'a Common<'a>,
+    /// The sequencer.
+    pub seq: &'a Sequencer,
+    /// The `preamble_length` input.
+    pub preamble_length: Signal,
+}
+
+/// The DAC side's signals the later stages use.
+pub(super) struct DacSide {
+    /// The streamer fired a data beat on every DAC.
+    pub fire: Signal,
+    /// `dac0_tvalid` (preamble or data).
+    pub dac0_valid: Signal,
+    /// The streamer instance (its `preamble_active` output).
+    pub streamer: Instance,
+    /// The activation buffer (two banks).
+    pub act_mem: Memory,
+    /// The weight source.
+    pub weights: Weights,
+}
+
+/// Issues one beat per cycle while the layer owes beats and every source has a
+/// word; reads the activation and weight words; streams them.
+pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
+    let x = input.common;
+    let (cfg, sh, units, clk, seq) = (x.cfg, x.sh, x.units, x.clk, input.seq);
+    let k = &seq.constants;
+    let fire = m.wire("sync_fire", 1);
+    let beat_valid = m.reg(clk, "beat_valid_q", 1);
+    let issue_done = m.wire("issue_done", 1);
+    let not_issue_done = m.not(issue_done);
+    let not_beat = m.not(beat_valid);
+    let room = m.or(not_beat, fire);
+    // Streamed weights: every core's one-word buffer must hold a word.
+    let weights_ready = m.wire("weights_ready", 1);
+    let issue = m.and_all(&[seq.running, not_issue_done, room, weights_ready]);
+    let issue = m.named("issue", issue);
+    let issue_u = count_unit(
+        m,
+        &units.unit,
+        "u_issue",
+        clk,
+        issue,
+        seq.go,
+        x.one,
+        k.beats,
+    );
+    let d = m.instance_output(issue_u, "done");
+    m.assign(issue_done, d);
+    let act_u = count_unit(m, &units.unit, "u_act", clk, issue, seq.go, x.zero, k.cpo);
+    let act_index = m.instance_output(act_u, "count");
+    let act_index = fit(m, act_index, sh.bank);
+    let not_fire = m.not(fire);
+    let held = m.and(beat_valid, not_fire);
+    let pending = m.or(issue, held);
+    let beat_next = m.and(seq.busy, pending);
+    m.set_next(beat_valid, beat_next);
+
+    let w_in = WeightsIn {
+        cfg,
+        sh,
+        clk,
+        issue,
+        start_ok: seq.start_ok,
+    };
+    let weights = match cfg.weight_source {
+        WeightSource::Stream => weight_streams(m, &w_in),
+        WeightSource::Memory => weight_memories(m, &w_in),
+    };
+    m.assign(weights_ready, weights.ready);
+
+    let act_mem = m.memory("activations", BYTE_WORD_WIDTH, 2 << sh.bank, None);
+    let act_addr = m.concat(&[k.parity, act_index]);
+    let act_word = m.mem_read(act_mem, clk, "act_word", act_addr, Some(issue));
+    let act_bus = to_samples(m, act_word);
+
+    let st = m.instance("u_streamer", &units.streamer);
+    m.bind_domain(st, "clk", clk);
+    m.connect(st, "start", seq.go);
+    m.connect(st, "preamble_length", input.preamble_length);
+    for j in 0..2 * cfg.cores {
+        let data = if j % 2 == 0 {
+            act_bus
+        } else {
+            weights.buses[(j / 2) as usize]
+        };
+        m.connect(st, &format!("s{j}_tvalid"), beat_valid);
+        m.connect(st, &format!("s{j}_tdata"), data);
+        let delay = m.input(&format!("dac{j}_delay"), DELAY_WIDTH);
+        let shift_in = m.input(&format!("dac{j}_shift"), SHIFT_WIDTH);
+        m.connect(st, &format!("dac{j}_delay"), delay);
+        m.connect(st, &format!("dac{j}_shift"), shift_in);
+    }
+    let st_fire = m.instance_output(st, "fire");
+    m.assign(fire, st_fire);
+    let dac0_valid = m.instance_output(st, "dac0_tvalid");
+    for j in 0..2 * cfg.cores {
+        let v = m.instance_output(st, &format!("dac{j}_tvalid"));
+        let data = m.instance_output(st, &format!("dac{j}_tdata"));
+        m.output(&format!("dac{j}_tvalid"), v);
+        m.output(&format!("dac{j}_tdata"), data);
+    }
+    DacSide {
+        fire,
+        dac0_valid,
+        streamer: st,
+        act_mem,
+        weights,
+    }
+}

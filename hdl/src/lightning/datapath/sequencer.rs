@@ -1,0 +1,141 @@
+//! The sequencer: the layer index and its per-layer constants, the busy/go/done
+//! state, and its transitions (next layer, done, a failure ends the inference).
+
+use super::{Common, FAIL_REASON_WIDTH};
+use crate::dsl::{ModuleBuilder, Signal};
+use crate::lightning::decode::NORM_SHIFT_WIDTH;
+
+/// What the sequencer's state is made from.
+pub(super) struct SequencerIn<'a> {
+    /// What every stage shares.
+    pub common: &'a Common<'a>,
+    /// The `start` input.
+    pub start: Signal,
+}
+
+/// Generator constants of the current layer, selected by the layer index.
+pub(super) struct LayerConstants {
+    /// Cycles (beats) per output neuron.
+    pub cpo: Signal,
+    /// DAC beats of the layer.
+    pub beats: Signal,
+    /// Rounds of the layer.
+    pub rounds: Signal,
+    /// Output neurons of the layer.
+    pub outputs: Signal,
+    /// Normalization shift of the layer.
+    pub shift: Signal,
+    /// The layer is the last one.
+    pub is_last: Signal,
+    /// Bit 0 of the layer index: the activation bank the layer reads.
+    pub parity: Signal,
+}
+
+/// The sequencer's registers and the strobes derived from them.
+pub(super) struct Sequencer {
+    /// The layer index register.
+    pub layer: Signal,
+    /// The current layer's constants.
+    pub constants: LayerConstants,
+    /// An inference runs.
+    pub busy: Signal,
+    /// First cycle of a layer.
+    pub go: Signal,
+    /// The `done` status register.
+    pub done: Signal,
+    /// The `failed` status register.
+    pub failed: Signal,
+    /// The `fail_reason` register.
+    pub fail_reason: Signal,
+    /// Not `busy`.
+    pub not_busy: Signal,
+    /// `start` accepted (while idle).
+    pub start_ok: Signal,
+    /// Not `go`.
+    pub not_go: Signal,
+    /// Busy and not in a `go` cycle.
+    pub running: Signal,
+}
+
+/// The layer index, its constants and the sequencer state registers.
+pub(super) fn sequencer(m: &mut ModuleBuilder, input: &SequencerIn) -> Sequencer {
+    let x = input.common;
+    let (cfg, sh, clk) = (x.cfg, x.sh, x.clk);
+    let n = cfg.weight_layers();
+    let layer = m.reg(clk, "layer_q", sh.layer);
+    let per_layer = |m: &mut ModuleBuilder, width: u32, f: &dyn Fn(usize) -> u64| {
+        let values: Vec<Signal> = (0..n).map(|l| m.lit(f(l), width)).collect();
+        m.index(layer, &values)
+    };
+    let constants = LayerConstants {
+        cpo: per_layer(m, sh.count, &|l| u64::from(cfg.cycles_per_output(l))),
+        beats: per_layer(m, sh.count, &|l| u64::from(cfg.beats(l))),
+        rounds: per_layer(m, sh.count, &|l| u64::from(cfg.rounds(l))),
+        outputs: per_layer(m, sh.count, &|l| u64::from(cfg.layers[l + 1])),
+        shift: per_layer(m, NORM_SHIFT_WIDTH, &|l| u64::from(cfg.shifts[l])),
+        is_last: per_layer(m, 1, &|l| u64::from(l + 1 == n)),
+        parity: m.bit(layer, 0),
+    };
+    let busy = m.reg(clk, "busy_q", 1);
+    let go = m.reg(clk, "go_q", 1);
+    let done = m.reg(clk, "done_q", 1);
+    let failed = m.reg(clk, "failed_q", 1);
+    let fail_reason = m.reg(clk, "fail_reason_q", FAIL_REASON_WIDTH);
+    let not_busy = m.not(busy);
+    let start_ok = m.and(input.start, not_busy);
+    let not_go = m.not(go);
+    let running = m.and(busy, not_go);
+    Sequencer {
+        layer,
+        constants,
+        busy,
+        go,
+        done,
+        failed,
+        fail_reason,
+        not_busy,
+        start_ok,
+        not_go,
+        running,
+    }
+}
+
+/// What moves the sequencer on.
+pub(super) struct AdvanceIn<'a> {
+    /// The sequencer.
+    pub seq: &'a Sequencer,
+    /// The last layer's last round was written back.
+    pub finish: Signal,
+    /// A failure ends the inference now.
+    pub abort: Signal,
+    /// A layer's last round was written back.
+    pub layer_end: Signal,
+    /// The current layer is a hidden one.
+    pub hidden: Signal,
+}
+
+/// The transitions: a new inference on `start`, the next layer after a hidden
+/// layer's end, `done` after the last layer or a failure.
+pub(super) fn advance(m: &mut ModuleBuilder, input: &AdvanceIn) {
+    let s = input.seq;
+    let ends = m.or(input.finish, input.abort);
+    let not_ends = m.not(ends);
+    let stays = m.and(s.busy, not_ends);
+    let busy_next = m.or(s.start_ok, stays);
+    m.set_next(s.busy, busy_next);
+    let more = m.and_all(&[input.layer_end, input.hidden, s.busy]);
+    let go_next = m.or(s.start_ok, more);
+    m.set_next(s.go, go_next);
+    let l_inc = m.add_const_wrap(s.layer, 1);
+    let l_kept = m.mux(more, l_inc, s.layer);
+    let l_zero = m.zeros(s.layer.width());
+    let l_next = m.mux(s.start_ok, l_zero, l_kept);
+    m.set_next(s.layer, l_next);
+    let done_or = m.or(s.done, ends);
+    let not_start = m.not(s.start_ok);
+    let done_next = m.and(not_start, done_or);
+    m.set_next(s.done, done_next);
+    let failed_or = m.or(s.failed, input.abort);
+    let failed_next = m.and(not_start, failed_or);
+    m.set_next(s.failed, failed_next);
+}

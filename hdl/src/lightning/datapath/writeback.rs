@@ -1,0 +1,170 @@
+//! Write-back: the *round* unit and the neuron indices of a round, and for hidden
+//! layers the 16-byte collector with its *lane* unit that writes the next
+//! layer's activation words; also the image-load port of the activation buffer.
+
+use super::decoders::Decoded;
+use super::sequencer::Sequencer;
+use super::{count_unit, Common, BYTE_WORD_WIDTH};
+use crate::dsl::{bits_for, Memory, ModuleBuilder, Signal};
+use crate::lightning::bus::SAMPLES;
+
+/// What the round bookkeeping is made from.
+pub(super) struct RoundsIn<'a> {
+    /// What every stage shares.
+    pub common: &'a Common<'a>,
+    /// The sequencer.
+    pub seq: &'a Sequencer,
+    /// The emitted neurons.
+    pub decoded: &'a Decoded,
+}
+
+/// The rounds of a layer.
+pub(super) struct Rounds {
+    /// The layer's last round is emitted in this cycle.
+    pub last_round: Signal,
+    /// The cycle after the last round (registered).
+    pub layer_end: Signal,
+    /// Per core, the index of its neuron in the current round.
+    pub indices: Vec<Signal>,
+    /// Per core, that neuron exists (is below the layer's outputs).
+    pub exists: Vec<Signal>,
+}
+
+/// Counts rounds and names each core's neuron of the round.
+pub(super) fn rounds(m: &mut ModuleBuilder, input: &RoundsIn) -> Rounds {
+    let x = input.common;
+    let (sh, clk, seq, cores) = (x.sh, x.clk, input.seq, x.cfg.cores);
+    let k = &seq.constants;
+    let out_valid = input.decoded.out_valid;
+    let unit = &x.units.unit;
+    let round_u = count_unit(m, unit, "u_round", clk, out_valid, seq.go, x.one, k.rounds);
+    let last_round = m.instance_output(round_u, "action");
+    let round = m.instance_output(round_u, "count");
+    let layer_end = m.register(clk, "layer_end_q", last_round);
+
+    // Neuron round * cores + c of core c exists if it is below the outputs.
+    let index_w = sh.count + bits_for(cores);
+    let round_x = m.zext(round, index_w);
+    let cores_lit = m.lit(u64::from(cores), index_w);
+    let base = m.mul(round_x, cores_lit);
+    let base = m.truncate(base, index_w);
+    let outputs_x = m.zext(k.outputs, index_w);
+    let mut indices = Vec::new();
+    let mut exists = Vec::new();
+    for c in 0..cores {
+        let idx = m.add_const_wrap(base, u64::from(c));
+        exists.push(m.lt(idx, outputs_x));
+        indices.push(m.truncate(idx, sh.count));
+    }
+    Rounds {
+        last_round,
+        layer_end,
+        indices,
+        exists,
+    }
+}
+
+/// What the hidden layers' write-back is made from.
+pub(super) struct CollectorIn<'a> {
+    /// What every stage shares.
+    pub common: &'a Common<'a>,
+    /// The sequencer.
+    pub seq: &'a Sequencer,
+    /// The emitted neurons.
+    pub decoded: &'a Decoded,
+    /// The round bookkeeping.
+    pub rounds: &'a Rounds,
+    /// The activation buffer.
+    pub act_mem: Memory,
+}
+
+/// The write-back's signals the sequencer uses.
+pub(super) struct WriteBack {
+    /// The current layer is a hidden one.
+    pub hidden: Signal,
+}
+
+/// Hidden neurons: C bytes per round into a 16-byte collector; a lane unit
+/// (count-action, C events per round, target 16) tracks the byte position and
+/// fires when a word is full, the excess carrying over into the next word. The
+/// activation buffer's write port takes these words while busy and the image
+/// load (`load_valid`, `load_addr`, `load_data`) while idle.
+pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack {
+    let x = input.common;
+    let (sh, clk, seq, cores) = (x.sh, x.clk, input.seq, x.cfg.cores);
+    let k = &seq.constants;
+    let out_valid = input.decoded.out_valid;
+    let hidden = m.not(k.is_last);
+    let wr_ev = m.and(out_valid, hidden);
+    let sixteen = m.lit(u64::from(SAMPLES), sh.count);
+    let lane_events = m.replicate(wr_ev, cores);
+    let lane_unit = &x.units.lane_unit;
+    let lane_u = count_unit(
+        m,
+        lane_unit,
+        "u_lane",
+        clk,
+        lane_events,
+        seq.go,
+        x.zero,
+        sixteen,
+    );
+    let lane = m.instance_output(lane_u, "count");
+    let full = m.instance_output(lane_u, "action");
+    let lane = m.truncate(lane, 4);
+    let zero_byte = m.zeros(8);
+    let bytes: Vec<Signal> = input
+        .decoded
+        .acts
+        .iter()
+        .zip(&input.rounds.exists)
+        .map(|(&act, &e)| m.mux(e, act, zero_byte))
+        .collect();
+    let round_bytes = m.join_lanes(&bytes);
+    let wide = 2 * BYTE_WORD_WIDTH;
+    let round_wide = m.zext(round_bytes, wide);
+    let three = m.zeros(3);
+    let bit_pos = m.concat(&[lane, three]);
+    let placed = m.shl_by(round_wide, bit_pos);
+    let placed_low = m.truncate(placed, BYTE_WORD_WIDTH);
+    let placed_high = m.slice(placed, BYTE_WORD_WIDTH, BYTE_WORD_WIDTH);
+    let collector = m.reg(clk, "collector_q", BYTE_WORD_WIDTH);
+    let merged = m.or(collector, placed_low);
+    let flush = m.or(full, input.rounds.last_round);
+    let write_round = m.and(wr_ev, flush);
+    // A last round that spills past a word boundary writes its tail next cycle.
+    let lane5 = m.zext(lane, 5);
+    let end_lane = m.add_const_wrap(lane5, u64::from(cores));
+    let word_end = m.lit(u64::from(SAMPLES), 5);
+    let spills = m.gt(end_lane, word_end);
+    let tail = m.reg(clk, "tail_q", 1);
+    let tail_next = m.and_all(&[wr_ev, input.rounds.last_round, spills]);
+    m.set_next(tail, tail_next);
+    let write = m.or(write_round, tail);
+    let empty = m.zeros(BYTE_WORD_WIDTH);
+    let after_write = m.mux(full, placed_high, empty);
+    let kept = m.mux(wr_ev, merged, collector);
+    let kept = m.mux(write_round, after_write, kept);
+    let coll_next = m.mux(seq.go, empty, kept);
+    m.set_next(collector, coll_next);
+    let word_index = m.reg(clk, "write_index_q", sh.bank);
+    let wi_inc = m.add_const_wrap(word_index, 1);
+    let wi_kept = m.mux(write, wi_inc, word_index);
+    let wi_zero = m.zeros(sh.bank);
+    let wi_next = m.mux(seq.go, wi_zero, wi_kept);
+    m.set_next(word_index, wi_next);
+    let other = m.not(k.parity);
+    let hidden_addr = m.concat(&[other, word_index]);
+    let hidden_data = m.mux(tail, collector, merged);
+
+    let load_valid = m.input("load_valid", 1);
+    let load_addr = m.input("load_addr", sh.bank);
+    let load_data = m.input("load_data", BYTE_WORD_WIDTH);
+    let load_full_addr = m.concat(&[x.zero, load_addr]);
+    let load_en = m.and(load_valid, seq.not_busy);
+    let wa = m.mux(seq.busy, hidden_addr, load_full_addr);
+    let wd = m.mux(seq.busy, hidden_data, load_data);
+    let we = m.mux(seq.busy, write, load_en);
+    m.mem_write(input.act_mem, clk, wa, wd, we);
+    WriteBack { hidden }
+}
