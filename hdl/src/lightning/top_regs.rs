@@ -251,7 +251,13 @@ impl Control {
 
     /// One line for the register map.
     pub fn description(self) -> String {
-        let role = |j: u32| if j % 2 == 0 { "activations" } else { "weights" };
+        let role = |j: u32| {
+            if j.is_multiple_of(2) {
+                "activations"
+            } else {
+                "weights"
+            }
+        };
         let what = match self {
             Control::PreambleLength => "preamble cycles per layer".to_string(),
             Control::Timeout => "cycles after a layer starts without a preamble lock (calibrating: without light) before the run fails".to_string(),

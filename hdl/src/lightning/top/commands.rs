@@ -46,18 +46,32 @@ pub(super) struct Commands {
     pub controls: Vec<(Control, Signal)>,
 }
 
+/// The queue's shape.
+#[derive(Clone, Copy)]
+pub(super) struct QueueShape {
+    /// Photonic cores (how many controls a snapshot holds).
+    pub cores: u32,
+    /// Width of an image word's index.
+    pub addr_width: u32,
+    /// Entries of the asynchronous FIFO.
+    pub depth: u32,
+}
+
 /// Builds the queue between register file `regs` and a DAC domain that takes a
 /// command while `idle`; `clear_axil` clears the drop counter.
 pub(super) fn command_queue(
     m: &mut ModuleBuilder,
     d: &Domains,
     regs: Instance,
-    cores: u32,
-    addr_width: u32,
-    depth: u32,
+    shape: &QueueShape,
     idle: Signal,
     clear_axil: Signal,
 ) -> Result<Commands, HdlError> {
+    let QueueShape {
+        cores,
+        addr_width,
+        depth,
+    } = *shape;
     let controls = Control::all(cores);
     let start_w = m.instance_output(regs, "start_clear");
     let cal_w = m.instance_output(regs, "calibrate_clear");

@@ -3,6 +3,7 @@
 //! streams.
 
 use super::super::calibrate::calibrator;
+use super::super::config::{DatapathConfig, WeightSource};
 use super::super::datapath::WEIGHT_STREAM_WIDTH;
 use super::super::top_regs::Control;
 use super::adc::AdcWords;
@@ -42,8 +43,7 @@ pub(super) fn dac_domain(
     m: &mut ModuleBuilder,
     doms: &Domains,
     d: Instance,
-    cores: u32,
-    streamed: bool,
+    cfg: &DatapathConfig,
     cmds: &Commands,
     adc: &[AdcWords],
     clear_dac: Signal,
@@ -56,8 +56,8 @@ pub(super) fn dac_domain(
     m.connect(d, "load_addr", cmds.load_addr);
     m.connect(d, "load_data", cmds.load_data);
     let dp_busy = m.instance_output(d, "busy");
-    if streamed {
-        weight_streams(m, d, cores, dp_busy);
+    if cfg.weight_source == WeightSource::Stream {
+        weight_streams(m, d, cfg.cores, dp_busy);
     }
     let timeout = cmds
         .controls

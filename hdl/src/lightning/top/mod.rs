@@ -152,16 +152,15 @@ pub fn lightning_top(
         &mut m,
         &doms,
         r,
-        cfg.cores,
-        addr_w,
-        top.command_fifo_depth,
+        &commands::QueueShape {
+            cores: cfg.cores,
+            addr_width: addr_w,
+            depth: top.command_fifo_depth,
+        },
         idle,
         clear_axil,
     )?;
-    let streamed = cfg.weight_source == super::config::WeightSource::Stream;
-    let (cal, dac_stall) = cores::dac_domain(
-        &mut m, &doms, d, cfg.cores, streamed, &cmds, &adc.words, clear_dac,
-    )?;
+    let (cal, dac_stall) = cores::dac_domain(&mut m, &doms, d, cfg, &cmds, &adc.words, clear_dac)?;
     let dp_busy = m.instance_output(d, "busy");
     let any_busy = m.or(dp_busy, cal.busy);
     let all_idle = m.not(any_busy);
