@@ -92,9 +92,13 @@ fn bad_settings_name_the_parameter() {
         ("acc_width=wide", "acc_width"),
         ("adc_fifo_depth=6", "adc_fifo_depth"),
         ("command_fifo_depth=2048", "command_fifo_depth"),
-        ("cores=2", "cores"),
+        ("cores=5", "cores"),
+        ("cores=0", "cores"),
+        ("board=rfsoc4x2 cores=2", "rfsoc4x2"),
+        ("weight_source=dram", "weight_source"),
     ] {
-        match build(&[set]) {
+        let sets: Vec<&str> = set.split(' ').collect();
+        match build(&sets) {
             Ok(_) => panic!("`{set}` was accepted"),
             Err(e) => {
                 let text = e.to_string();
