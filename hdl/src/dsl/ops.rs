@@ -151,6 +151,30 @@ impl ModuleBuilder {
         self.fold("or_all", values, Self::or)
     }
 
+    /// The sum of equal-width `values` modulo 2^w, as a balanced tree of
+    /// [`add_wrap`](Self::add_wrap)s pairing (0,1), (2,3), … at each level (an odd
+    /// value passes to the next level). The caller sizes `w` for the sum; no
+    /// operands is a width error.
+    #[track_caller]
+    pub fn add_tree_wrap(&mut self, values: &[Signal]) -> Signal {
+        if values.is_empty() {
+            self.width_error("add_tree_wrap", "no operands".into());
+            return self.poison(1);
+        }
+        let mut level = values.to_vec();
+        while level.len() > 1 {
+            level = level
+                .chunks(2)
+                .map(|pair| match *pair {
+                    [a, b] => self.add_wrap(a, b),
+                    [a] => a,
+                    _ => unreachable!("chunks(2) yields one or two values"),
+                })
+                .collect();
+        }
+        level[0]
+    }
+
     #[track_caller]
     fn fold(
         &mut self,

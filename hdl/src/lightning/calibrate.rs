@@ -335,8 +335,11 @@ struct Light {
     sum: Signal,
     /// The arrivals are further apart than [`MAX_SKEW`] (at the end of phase 1).
     skew_too_large: Signal,
-    /// Signed weight arrival − activation arrival.
-    skew: Signal,
+    /// The weight modulator's light arrives first (weight arrival < activation
+    /// arrival).
+    weight_first: Signal,
+    /// |weight arrival − activation arrival| (samples).
+    skew_magnitude: Signal,
 }
 
 /// Numbers the ADC words of the search, finds the first lit sample, sums the
@@ -350,10 +353,9 @@ fn watch_adc(
 ) -> Light {
     let search = fsm.is(m, State::Search);
     let measure = fsm.is(m, State::Measure);
-    let first_search = m.eq_const(fsm.count, 0);
-    let search_start = m.and(search, first_search);
-    let first_measure = m.eq_const(fsm.count, 0);
-    let measure_start = m.and(measure, first_measure);
+    let first_cycle = m.eq_const(fsm.count, 0);
+    let search_start = m.and(search, first_cycle);
+    let measure_start = m.and(measure, first_cycle);
 
     // The word number since the search began (valid words only).
     let words = m.reg(clk, "words_q", ARRIVAL_WIDTH - 4);
@@ -409,7 +411,7 @@ fn watch_adc(
     let at_last = m.eq(t_now, last);
     let measured = m.and(meas_valid, at_last);
     let wide: Vec<Signal> = samples.iter().map(|&s| m.zext(s, SUM_WIDTH)).collect();
-    let word_sum = sum_tree(m, &wide);
+    let word_sum = m.add_tree_wrap(&wide);
     let sum = m.reg(clk, "level_sum_q", SUM_WIDTH);
     let added = m.add_wrap(sum, word_sum);
     let s_kept = m.mux(add, added, sum);
@@ -421,8 +423,8 @@ fn watch_adc(
     let a1x = m.zext(a1, SKEW_WIDTH);
     let skew = m.sub_wrap(a1x, a0x);
     let neg = m.sub_wrap(a0x, a1x);
-    let negative = m.msb(skew);
-    let magnitude = m.mux(negative, neg, skew);
+    let weight_first = m.msb(skew);
+    let magnitude = m.mux(weight_first, neg, skew);
     let reach = m.lit(u64::from(MAX_SKEW), SKEW_WIDTH);
     let beyond = m.gt(magnitude, reach);
     let second_done = m.and(measured, fsm.phase);
@@ -433,24 +435,9 @@ fn watch_adc(
         arrival: [a0, a1],
         sum,
         skew_too_large,
-        skew,
+        weight_first,
+        skew_magnitude: magnitude,
     }
-}
-
-/// A balanced tree of wrapping adders (the callers size the width for the sum).
-fn sum_tree(m: &mut ModuleBuilder, values: &[Signal]) -> Signal {
-    let mut level = values.to_vec();
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [a, b] => m.add_wrap(*a, *b),
-                [a] => *a,
-                _ => unreachable!("chunks(2) yields one or two values"),
-            })
-            .collect();
-    }
-    level[0]
 }
 
 /// The settings derived at the end of the run.
@@ -503,14 +490,9 @@ fn derive_settings(m: &mut ModuleBuilder, clk: Domain, fsm: &Fsm, light: &Light)
     let gain = m.mux(over, all, low);
 
     // The earlier modulator's DAC waits |skew| samples.
-    let negative = m.msb(light.skew);
-    let neg = {
-        let zero = m.zeros(light.skew.width());
-        m.sub_wrap(zero, light.skew)
-    };
-    let magnitude = m.mux(negative, neg, light.skew);
-    let shift = m.truncate(magnitude, SHIFT_WIDTH);
-    let delay = m.slice(magnitude, SHIFT_WIDTH, DELAY_WIDTH);
+    let negative = light.weight_first;
+    let shift = m.truncate(light.skew_magnitude, SHIFT_WIDTH);
+    let delay = m.slice(light.skew_magnitude, SHIFT_WIDTH, DELAY_WIDTH);
     let zero_d = m.zeros(DELAY_WIDTH);
     let zero_s = m.zeros(SHIFT_WIDTH);
     // Weight later (skew ≥ 0): delay the activations; else the weights.

@@ -130,7 +130,7 @@ pub fn decode(cfg: &DecodeConfig) -> Result<Module, HdlError> {
         let negative = m.bit(signs1, i as u32);
         terms.push(m.mux(negative, neg, p));
     }
-    let sum = signed_tree(&mut m, &terms);
+    let sum = m.add_tree_wrap(&terms);
     let v2 = m.register(clk, "s2_valid", v1);
     let v2 = m.and(v2, not_clear);
     let sum2 = m.reg_no_reset(clk, "s2_sum", LANE_SUM_WIDTH);
@@ -184,26 +184,6 @@ fn compensated_product(m: &mut ModuleBuilder, sample: Signal, loss: Signal) -> S
     let product = m.slice(shifted, 7, 8);
     let max = m.ones(8);
     m.mux(over, max, product)
-}
-
-/// A balanced tree of wrapping adders over equal-width signed values (the sum
-/// must fit the width, which the callers ensure).
-fn signed_tree(m: &mut ModuleBuilder, values: &[Signal]) -> Signal {
-    let mut level = values.to_vec();
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [a, b] => m.add_wrap(*a, *b),
-                [a] => *a,
-                _ => m.zeros(LANE_SUM_WIDTH),
-            })
-            .collect();
-    }
-    level
-        .first()
-        .copied()
-        .unwrap_or_else(|| m.zeros(LANE_SUM_WIDTH))
 }
 
 /// Clamps a signed `w + 1`-bit value into `w` bits signed.
