@@ -6,7 +6,7 @@
 //! apart; the shipped MLP on its test images; a LeNet-300-100-shaped network's
 //! cycle count per number of cores.
 
-use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::datapath;
 use hdl::lightning::datapath::{
     FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, SIGN_FIFO_DEPTH,
@@ -110,6 +110,7 @@ fn bad_parameters_are_errors() {
         weights: vec![vec![1; 60]],
         cores: 1,
         weight_source: WeightSource::Memory,
+        arith: Arith::Wirespeed,
     };
     assert!(datapath(&good).is_ok());
     assert!(datapath(&HwConfig {

@@ -6,7 +6,7 @@
 //! same code drives a single [`Dut`] ([`run_image`]) or both engines in lockstep
 //! through the differential harness (its `Step` implements [`Pins`]).
 
-use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::weights::{LayerWeights, NetworkWeights};
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::arith::{pack_bus, unpack_bus, AccWidth, OpticalLoss};
+use super::arith::{pack_bus, unpack_bus, AccWidth, Contract, OpticalLoss};
 use super::golden::Network;
 use super::link::{PhotonicLink, Word};
 use super::photonic::PhotonicCore;
@@ -25,6 +25,29 @@ use crate::harness::Step;
 /// on `cores` photonic cores ([`NetworkWeights::datapath_config`], the generator's
 /// own reading of a weights file).
 pub fn hardware_config(network: &Network, acc_width: AccWidth, cores: u32) -> HwConfig {
+    hardware_config_as(network, acc_width, cores, Contract::Wirespeed)
+}
+
+/// [`hardware_config`] under an arithmetic contract: the released RTL's uses
+/// its 16-bit accumulator whatever `acc_width` says.
+pub fn hardware_config_as(
+    network: &Network,
+    acc_width: AccWidth,
+    cores: u32,
+    contract: Contract,
+) -> HwConfig {
+    let (acc_width, arith) = match contract {
+        Contract::Wirespeed => (acc_width, Arith::Wirespeed),
+        Contract::ReleasedRtl => (AccWidth::RELEASED_RTL, Arith::ReleasedRtl),
+    };
+    HwConfig {
+        arith,
+        ..network_config(network, acc_width, cores)
+    }
+}
+
+/// The generator's reading of `network` as a weights file.
+fn network_config(network: &Network, acc_width: AccWidth, cores: u32) -> HwConfig {
     let weights = NetworkWeights {
         layers: network
             .layers()
@@ -57,6 +80,9 @@ pub struct PortShape {
     /// Streamed weights: per core, the `w{c}_tdata` words in order (3 × 64 bits:
     /// 128 magnitude bits, then 16 sign bits); `None` for memory weights.
     pub weight_stream: Option<Arc<Vec<Vec<[u64; 3]>>>>,
+    /// The `optical_loss{c}` value that leaves samples unchanged under the
+    /// design's contract (Q8.8 1.0, or the released RTL's gain 1).
+    pub unity_loss: u16,
 }
 
 impl PortShape {
@@ -66,6 +92,7 @@ impl PortShape {
             cores: cfg.cores as usize,
             acc_width: cfg.acc_width,
             index_width: hdl::lightning::datapath::logit_index_width(cfg),
+            unity_loss: cfg.arith.unity_loss(),
             weight_stream: (cfg.weight_source == WeightSource::Stream).then(|| {
                 Arc::new(
                     (0..cfg.cores)
@@ -135,8 +162,9 @@ impl Pins for DutPins<'_> {
 /// The run-time controls of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopControls {
-    /// Core *c*'s loss compensation register (`optical_loss{c}`); missing
-    /// entries are 1.0 ([`OpticalLoss::UNITY`]).
+    /// Core *c*'s loss compensation register (`optical_loss{c}`, raw: Q8.8
+    /// under wirespeed's contract, an integer gain under the released RTL's);
+    /// missing entries leave samples unchanged ([`PortShape::unity_loss`]).
     pub optical_loss: Vec<OpticalLoss>,
     /// Preamble cycles per layer.
     pub preamble_length: u32,
@@ -281,8 +309,11 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     pub fn cycle(&mut self, pins: &mut dyn Pins) {
         let c = &self.controls;
         for core in 0..self.shape.cores {
-            let loss = c.optical_loss.get(core).copied().unwrap_or_default();
-            pins.write(&format!("optical_loss{core}"), &[u64::from(loss.0)]);
+            let loss = c
+                .optical_loss
+                .get(core)
+                .map_or(self.shape.unity_loss, |l| l.0);
+            pins.write(&format!("optical_loss{core}"), &[u64::from(loss)]);
         }
         pins.write("preamble_length", &[u64::from(c.preamble_length)]);
         pins.write("timeout", &[u64::from(c.timeout)]);

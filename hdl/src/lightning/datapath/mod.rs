@@ -109,6 +109,16 @@
 //! to the first cycle with `dac0_tvalid`; `window_open_cycle` = cycles from
 //! `start` to the first cycle with `locked`.
 //!
+//! # Arithmetic contracts
+//!
+//! `cfg.arith` selects the decode, the detectors' mean and the normalization
+//! ([`Arith`]). With [`Arith::ReleasedRtl`] the activation buffer holds 16-bit
+//! values (the image's bytes zero-extended, then each hidden neuron's ReLU
+//! output); the `normalize` stage tracks each hidden layer's largest value and
+//! shifts the next layer's words as they are read; weight sign bits are
+//! 1 = positive; the per-layer `shifts` are unused; the `optical_loss{c}`
+//! registers are integer gains (1 = unchanged).
+//!
 //! # Stages
 //!
 //! [`datapath`] only wires stages, each a function from a typed input struct to
@@ -118,7 +128,7 @@
 //! `adc_window` (per core: detector, skip, sign FIFO, take unit, watchdog),
 //! `join` (skew buffers, accept unit, signs), `decoders` (one decode per core),
 //! `writeback` (round unit, neuron indices, the hidden layers' collector and
-//! the image-load port), `failures` (conditions, then `fail_reason`), the
+//! the image-load port), `normalize` (released RTL only: the layer maximum), `failures` (conditions, then `fail_reason`), the
 //! sequencer's transitions, and `counters`.
 //!
 //! Run-time controls are input ports (a register file can drive them):
@@ -132,14 +142,17 @@ mod dac_side;
 mod decoders;
 mod failures;
 mod join;
+mod normalize;
 mod sequencer;
 mod weights;
 mod writeback;
 
 use super::bus::{PREAMBLE_LENGTH_WIDTH, SAMPLES};
-use super::config::DatapathConfig;
+use super::config::{Arith, DatapathConfig};
 use super::decode::{decode, DecodeConfig};
-use super::preamble_detector::{preamble_detector, PreambleDetectorConfig, TIMEOUT_WIDTH};
+use super::preamble_detector::{
+    preamble_detector, PreambleDetectorConfig, PreambleMean, TIMEOUT_WIDTH,
+};
 use super::streamer::core_streamer;
 use crate::blocks::count_action::{count_action, CountActionConfig};
 use crate::dsl::{bits_for, Domain, Instance, ModuleBuilder, Signal};
@@ -152,6 +165,7 @@ use decoders::Decoded;
 use decoders::{decoders, DecodersIn};
 use failures::{failures, record_reason, FailuresIn};
 use join::{join, JoinIn};
+use normalize::{track_layer_max, TrackIn};
 use sequencer::Sequencer;
 use sequencer::{advance, sequencer, AdvanceIn, SequencerIn};
 use writeback::{collector, rounds, CollectorIn, Rounds, RoundsIn};
@@ -320,6 +334,19 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             act_mem,
         },
     );
+    if let Some(shift) = dac.norm_shift {
+        let values = &written.values;
+        let (write, last_round) = (written.write_event, rounds.last_round);
+        let track = TrackIn {
+            common: x,
+            seq,
+            shift,
+            values,
+            write,
+            last_round,
+        };
+        track_layer_max(m, &track);
+    }
 
     let finish = m.and(rounds.layer_end, seq.constants.is_last);
     let failed = failures(m, &FailuresIn { seq, adc, accepted });
@@ -375,6 +402,22 @@ struct Common<'a> {
     one: Signal,
 }
 
+impl Common<'_> {
+    /// Width of one value in the activation buffer: 8 (wirespeed) or 16 (the
+    /// released RTL's ReLU outputs, normalized when read).
+    fn value_width(&self) -> u32 {
+        match self.cfg.arith {
+            Arith::Wirespeed => 8,
+            Arith::ReleasedRtl => normalize::VALUE_WIDTH,
+        }
+    }
+
+    /// Width of one activation buffer word: 16 values.
+    fn word_width(&self) -> u32 {
+        SAMPLES * self.value_width()
+    }
+}
+
 /// The submodules the datapath instantiates.
 struct Units {
     /// A one-event count-action unit of the count width.
@@ -404,7 +447,13 @@ impl Units {
                 count_width: sh.count,
             })?,
             streamer: core_streamer(cfg.cores)?,
-            detector: preamble_detector(&PreambleDetectorConfig::default())?,
+            detector: preamble_detector(&PreambleDetectorConfig {
+                mean: match cfg.arith {
+                    Arith::Wirespeed => PreambleMean::Exact,
+                    Arith::ReleasedRtl => PreambleMean::Halving,
+                },
+                ..PreambleDetectorConfig::default()
+            })?,
             watchdog: count_action(&CountActionConfig {
                 events: 1,
                 count_width: TIMEOUT_WIDTH,
@@ -412,6 +461,7 @@ impl Units {
             decode: decode(&DecodeConfig {
                 acc_width: cfg.acc_width,
                 target_width: sh.count,
+                arith: cfg.arith,
             })?,
         })
     }
