@@ -6,6 +6,7 @@
 //! same code drives a single [`Dut`] ([`run_image`]) or both engines in lockstep
 //! through the differential harness (its `Step` implements [`Pins`]).
 
+use hdl::lightning::bus::activation_preamble;
 use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::weights::{LayerWeights, NetworkWeights};
 
@@ -231,6 +232,17 @@ pub struct LoopRun {
     pub dac_start_cycle: u64,
     /// The `window_open_cycle` counter.
     pub window_open_cycle: u64,
+    /// The `busy_dac_cycles` counter.
+    pub busy_dac_cycles: u64,
+    /// The `busy_photonic_cycles` counter.
+    pub busy_photonic_cycles: u64,
+    /// The `busy_decode_cycles` counter.
+    pub busy_decode_cycles: u64,
+    /// The `compute_cycles` counter.
+    pub compute_cycles: u64,
+    /// Cycles in which the bench saw a data word on `dac0` (valid and not the
+    /// all-`0xFFFF` activation preamble), from `start` to `done`.
+    pub observed_dac_beats: u64,
     /// Observed timeline: DAC valid, first/last beat and window per layer, done.
     pub timeline: Vec<Event>,
 }
@@ -410,7 +422,11 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.dac_seen = false;
         }
         let l = self.layer;
-        if one(pins, "dac0_tvalid") == 1 && !self.dac_seen {
+        let dac0_valid = one(pins, "dac0_tvalid") == 1;
+        if dac0_valid && word(&pins.read("dac0_tdata")) != activation_preamble() {
+            self.run.observed_dac_beats += 1;
+        }
+        if dac0_valid && !self.dac_seen {
             self.dac_seen = true;
             self.event(t, format!("layer {l}: DAC valid (preamble)"));
         }
@@ -451,6 +467,10 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.run.cycles = one(pins, "cycles");
             self.run.dac_start_cycle = one(pins, "dac_start_cycle");
             self.run.window_open_cycle = one(pins, "window_open_cycle");
+            self.run.busy_dac_cycles = one(pins, "busy_dac_cycles");
+            self.run.busy_photonic_cycles = one(pins, "busy_photonic_cycles");
+            self.run.busy_decode_cycles = one(pins, "busy_decode_cycles");
+            self.run.compute_cycles = one(pins, "compute_cycles");
         }
     }
 

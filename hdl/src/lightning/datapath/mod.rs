@@ -131,6 +131,19 @@
 //! the image-load port), `normalize` (released RTL only: the layer maximum), `failures` (conditions, then `fail_reason`), the
 //! sequencer's transitions, and `counters`.
 //!
+//! **Busy counters** (32 bits, cleared by an accepted `start`, counting while
+//! `busy`, valid after `done`; like the released RTL's `latency_counter` and
+//! `compute_counter`): `busy_dac_cycles` = cycles in which a data beat fired on
+//! the DACs (`fire`; each appears on `dac{j}_tdata` 3 + `dac{j}_delay` cycles
+//! later), i.e. the layers' beats; `busy_photonic_cycles` = cycles in which
+//! some core has words in flight between DAC and ADC window (data beats fired
+//! in the layer > words that core has taken; the watchdog's condition);
+//! `busy_decode_cycles` = cycles in which the decoders hold an accumulating
+//! neuron (words accepted in the layer > cycles per output × neurons emitted;
+//! all cores decode in lock-step); `compute_cycles` = cycles in which any of
+//! the three holds. `cycles` − `compute_cycles` is the control overhead
+//! (preamble, detector lock, layer turn-around) during which no stage works.
+//!
 //! Run-time controls are input ports (a register file can drive them):
 //! `optical_loss{c}` (Q8.8, core *c*'s loss compensation, c in 0..C),
 //! `preamble_length`, `timeout`, `dac{j}_delay`, `dac{j}_shift` (j in 0..2C).
@@ -159,7 +172,7 @@ use crate::dsl::{bits_for, Domain, Instance, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 use adc_window::{adc_windows, AdcWindowIn, AdcWindows};
 use counters::Counters;
-use counters::{counters, CountersIn};
+use counters::{busy_counters, counters, Busy, BusyIn, CountersIn};
 use dac_side::{dac_side, DacSide, DacSideIn};
 use decoders::Decoded;
 use decoders::{decoders, DecodersIn};
@@ -257,8 +270,9 @@ pub fn logit_index_width(cfg: &DatapathConfig) -> u32 {
 /// `dac{j}_tvalid`, `dac{j}_tdata[256]`, `fire`, `busy`, `done`, `failed`,
 /// `fail_reason[3]`, `locked`, `core_locked[C]`, `layer`, `logit_valid[C]`,
 /// `logit_index[C × index bits]`, `logit_data[C × acc_width]`, `cycles[32]`,
-/// `dac_start_cycle[32]`, `window_open_cycle[32]`. See the module docs for the
-/// behaviour.
+/// `dac_start_cycle[32]`, `window_open_cycle[32]`, `busy_dac_cycles[32]`,
+/// `busy_photonic_cycles[32]`, `busy_decode_cycles[32]`, `compute_cycles[32]`.
+/// See the module docs for the behaviour.
 pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     cfg.validate()?;
     let sh = Shape::of(cfg);
@@ -372,6 +386,19 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             locked,
         },
     );
+    let in_flight = adc.windows.iter().map(|w| w.in_flight).collect();
+    let (fire, accept, emit) = (dac.fire, accepted.accept, decoded.out_valid);
+    let busy = &busy_counters(
+        m,
+        &BusyIn {
+            common: x,
+            seq,
+            fire,
+            in_flight,
+            accept,
+            emit,
+        },
+    );
     outputs(
         m,
         &OutputsIn {
@@ -381,6 +408,7 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             decoded,
             rounds,
             counted,
+            busy,
         },
     );
     b.finish()
@@ -481,6 +509,8 @@ struct OutputsIn<'a> {
     rounds: &'a Rounds,
     /// The counters.
     counted: &'a Counters,
+    /// The busy counters.
+    busy: &'a Busy,
 }
 
 /// The status, logit and counter outputs.
@@ -511,6 +541,10 @@ fn outputs(m: &mut ModuleBuilder, input: &OutputsIn) {
     m.output("cycles", input.counted.cycles);
     m.output("dac_start_cycle", input.counted.dac_start);
     m.output("window_open_cycle", input.counted.window_open);
+    m.output("busy_dac_cycles", input.busy.dac);
+    m.output("busy_photonic_cycles", input.busy.photonic);
+    m.output("busy_decode_cycles", input.busy.decode);
+    m.output("compute_cycles", input.busy.compute);
 }
 
 /// A count-action instance counting `events`, cleared by `clear`.
