@@ -31,7 +31,7 @@ fn both_boards_get_their_clocks_and_adc_format() {
         ("rfsoc4x2", 128, ["1.628", "1.808", "10.000"]),
     ] {
         let g = build(&[&format!("board={board}")]).unwrap_or_else(|e| panic!("{board}: {e}"));
-        assert_eq!(port_width(&g, "s_axis_adc_tdata"), adc_bits, "{board}");
+        assert_eq!(port_width(&g, "s_axis_adc0_tdata"), adc_bits, "{board}");
         assert_eq!(port_width(&g, "m_axis_dac0_tdata"), 256, "{board}");
         assert_eq!(port_width(&g, "m_axis_dac1_tdata"), 256, "{board}");
         let t = g.board.as_ref().expect("board target");
@@ -92,9 +92,13 @@ fn bad_settings_name_the_parameter() {
         ("acc_width=wide", "acc_width"),
         ("adc_fifo_depth=6", "adc_fifo_depth"),
         ("command_fifo_depth=2048", "command_fifo_depth"),
-        ("cores=2", "cores"),
+        ("cores=5", "cores"),
+        ("cores=0", "cores"),
+        ("board=rfsoc4x2 cores=2", "rfsoc4x2"),
+        ("weight_source=dram", "weight_source"),
     ] {
-        match build(&[set]) {
+        let sets: Vec<&str> = set.split(' ').collect();
+        match build(&sets) {
             Ok(_) => panic!("`{set}` was accepted"),
             Err(e) => {
                 let text = e.to_string();

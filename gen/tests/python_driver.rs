@@ -30,6 +30,7 @@ fn map_of(registers: Vec<RegisterSpec>) -> RegisterMap {
                 reset: r.reset,
                 description: r.description,
                 command: r.command,
+                hardware_load: r.hardware_load,
                 fields: r.fields,
             })
             .collect(),

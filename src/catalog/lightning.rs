@@ -3,7 +3,7 @@
 
 use super::{BoardTarget, CatalogError, Generated, ParamSpec, Settings};
 use gen::board::{Board, ClockBinding, ConverterKind, Family};
-use hdl::lightning::config::{Arith, DatapathConfig};
+use hdl::lightning::config::{Arith, DatapathConfig, WeightSource};
 use hdl::lightning::decode::ACC_WIDTH_MIN;
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::lightning::top_regs::LOGIT_REGISTER_WIDTH;
@@ -43,6 +43,16 @@ pub(super) fn params() -> Vec<ParamSpec> {
             "arith",
             Arith::default().name(),
             "wirespeed | released-rtl: the arithmetic contract (released-rtl: 16-bit accumulator)",
+        ),
+        ParamSpec::value(
+            "cores",
+            1,
+            "photonic cores, each two DACs and one ADC: 1..=min(DAC channels / 2, ADC channels) of the board (zcu111: 4, rfsoc4x2: 1)",
+        ),
+        ParamSpec::value(
+            "weight_source",
+            "memory",
+            "memory (on-chip, from the weights file) | stream (one AXI-Stream slave per core for a DMA engine)",
         ),
         ParamSpec::value(
             "adc_fifo_depth",
@@ -115,9 +125,32 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
             bits
         }
     };
-    let cfg = DatapathConfig {
+    let cores = s.u32("cores")?;
+    let limit = board_cores(&board)?;
+    if cores == 0 || cores > limit {
+        return Err(CatalogError::BadValue {
+            param: "cores".into(),
+            value: cores.to_string(),
+            reason: format!(
+                "board {} brings out enough converter channels for 1..={limit} cores (a core needs two DACs and one ADC)",
+                board.name
+            ),
+        });
+    }
+    let mut cfg = DatapathConfig {
         arith,
-        ..model.datapath_config(acc, 1)
+        ..model.datapath_config(acc, cores)
+    };
+    cfg.weight_source = match s.get("weight_source") {
+        "memory" => WeightSource::Memory,
+        "stream" => WeightSource::Stream,
+        other => {
+            return Err(CatalogError::BadValue {
+                param: "weight_source".into(),
+                value: other.into(),
+                reason: "must be `memory` or `stream`".into(),
+            })
+        }
     };
     let top = TopConfig {
         adc_samples_per_clock: adc_samples,
@@ -128,6 +161,20 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
     Ok((cfg, top, board))
 }
 
+/// Cores the board's converters can feed: two DACs and one ADC per core.
+fn board_cores(board: &Board) -> Result<u32, CatalogError> {
+    let channels = |kind| board.converter(kind).map_or(0, |c| c.channels);
+    let cores = (channels(ConverterKind::Dac) / 2).min(channels(ConverterKind::Adc));
+    if cores == 0 {
+        return Err(CatalogError::BadValue {
+            param: "board".into(),
+            value: board.name.clone(),
+            reason: "the board description has no DAC pair and ADC for a photonic core".into(),
+        });
+    }
+    Ok(cores)
+}
+
 /// Builds the Lightning top for the settings' board.
 pub(super) fn build(s: &Settings) -> Result<Generated, CatalogError> {
     let (cfg, top, board) = lightning_config(s)?;
@@ -135,6 +182,15 @@ pub(super) fn build(s: &Settings) -> Result<Generated, CatalogError> {
     let parameters = [
         ("acc_width", cfg.acc_width.to_string()),
         ("arith", cfg.arith.name().to_string()),
+        ("cores", cfg.cores.to_string()),
+        (
+            "weight_source",
+            match cfg.weight_source {
+                WeightSource::Memory => "memory",
+                WeightSource::Stream => "stream",
+            }
+            .to_string(),
+        ),
         ("adc_fifo_depth", top.adc_fifo_depth.to_string()),
         ("command_fifo_depth", top.command_fifo_depth.to_string()),
     ]

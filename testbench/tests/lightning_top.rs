@@ -100,7 +100,7 @@ fn shipped_images(
     let net = &w.model.network;
     start_dut(dut, periods);
     let link = PhotonicLink::new(IdealCore, 10, 3);
-    let mut bench = TopBench::new(dut, link, map, adc_samples).unwrap();
+    let mut bench = TopBench::new(dut, vec![link], map, adc_samples).unwrap();
     bench.idle(8).unwrap();
     for (k, image) in w.test.images.iter().take(n).enumerate() {
         let run = bench.infer(image, net.outputs(), 200).unwrap();
@@ -158,7 +158,13 @@ fn random_network_with_skewed_clocks_native() {
     let mut dut = NativeDut::new(&m).unwrap();
     // Another photonic latency and shift, AXI-Lite at an unrelated period.
     start_dut(&mut dut, (1000, 1000, 3700));
-    let mut bench = TopBench::new(&mut dut, PhotonicLink::new(IdealCore, 7, 11), &map, 16).unwrap();
+    let mut bench = TopBench::new(
+        &mut dut,
+        vec![PhotonicLink::new(IdealCore, 7, 11)],
+        &map,
+        16,
+    )
+    .unwrap();
     for k in 0..4 {
         let image: Vec<u8> = (0..sizes[0]).map(|_| rng.gen()).collect();
         let run = bench.infer(&image, sizes[2], 200).unwrap();
@@ -184,12 +190,18 @@ fn register_map_resets_to_the_closed_loop_defaults_and_describes_the_network() {
     let (m, map) = shipped_top(16);
     let mut dut = NativeDut::new(&m).unwrap();
     start_dut(&mut dut, (1000, 1000, 2531));
-    let mut bench = TopBench::new(&mut dut, PhotonicLink::new(IdealCore, 10, 3), &map, 16).unwrap();
+    let mut bench = TopBench::new(
+        &mut dut,
+        vec![PhotonicLink::new(IdealCore, 10, 3)],
+        &map,
+        16,
+    )
+    .unwrap();
     bench.idle(20).unwrap();
     let mut expected: Vec<(String, u32)> = vec![
         ("id".into(), u32::from_be_bytes(*b"LGHT")),
         ("inputs".into(), net.inputs() as u32),
-        ("optical_loss".into(), 0x0100),
+        ("optical_loss0".into(), 0x0100),
         ("preamble_length".into(), 10),
         ("timeout".into(), 2000),
         ("dac0_delay".into(), 0),
@@ -239,7 +251,13 @@ fn a_failed_run_is_reported_and_the_next_run_uses_the_restored_controls() {
     let (m, map) = shipped_top(16);
     let mut dut = NativeDut::new(&m).unwrap();
     start_dut(&mut dut, (1000, 1000, 2531));
-    let mut bench = TopBench::new(&mut dut, PhotonicLink::new(IdealCore, 10, 3), &map, 16).unwrap();
+    let mut bench = TopBench::new(
+        &mut dut,
+        vec![PhotonicLink::new(IdealCore, 10, 3)],
+        &map,
+        16,
+    )
+    .unwrap();
     let image = &w.test.images[0];
     // 5 cycles are too few to lock on a 10-cycle preamble 13 cycles away.
     bench.write("timeout", 5).unwrap();
@@ -279,7 +297,13 @@ fn adc_fifo_overflow_is_counted_and_flagged_never_silent() {
     let mut dut = NativeDut::new(&m).unwrap();
     // ADC words arrive twice as fast as the DAC clock can take them.
     start_dut(&mut dut, (1000, 500, 2531));
-    let mut bench = TopBench::new(&mut dut, PhotonicLink::new(IdealCore, 10, 3), &map, 16).unwrap();
+    let mut bench = TopBench::new(
+        &mut dut,
+        vec![PhotonicLink::new(IdealCore, 10, 3)],
+        &map,
+        16,
+    )
+    .unwrap();
     bench.idle(100).unwrap();
     let dropped = bench.read("adc_dropped").unwrap();
     assert!(dropped > 0, "no drops counted");
@@ -301,7 +325,13 @@ fn command_queue_overflow_is_counted_and_flagged() {
     let (m, map) = top_for(&cfg, 16, 4);
     let mut dut = NativeDut::new(&m).unwrap();
     start_dut(&mut dut, (1000, 1000, 2531));
-    let mut bench = TopBench::new(&mut dut, PhotonicLink::new(IdealCore, 10, 3), &map, 16).unwrap();
+    let mut bench = TopBench::new(
+        &mut dut,
+        vec![PhotonicLink::new(IdealCore, 10, 3)],
+        &map,
+        16,
+    )
+    .unwrap();
     bench.load_image(&w.test.images[0]).unwrap();
     bench.write("start", 1).unwrap();
     // While the run lasts, commands wait; 12 commits overflow a 4-entry queue.
@@ -366,19 +396,11 @@ fn bad_top_parameters_are_errors_naming_the_parameter() {
         ),
         (
             HwConfig {
-                cores: 2,
+                cores: 9,
                 ..cfg.clone()
             },
             ok.clone(),
             "cores",
-        ),
-        (
-            HwConfig {
-                weight_source: hdl::lightning::config::WeightSource::Stream,
-                ..cfg.clone()
-            },
-            ok.clone(),
-            "weight_source",
         ),
         (
             HwConfig {

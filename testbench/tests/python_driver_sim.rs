@@ -236,7 +236,7 @@ fn lightning_driver_runs_an_inference_over_simulated_axi_lite() {
     }
     dut.reset(4);
     let link = PhotonicLink::new(IdealCore, 10, 3);
-    let mut bench = TopBench::new(&mut dut, link, &map, 16).unwrap_or_else(|e| panic!("{e}"));
+    let mut bench = TopBench::new(&mut dut, vec![link], &map, 16).unwrap_or_else(|e| panic!("{e}"));
     bench.idle(20).unwrap();
     let expected = json!({
         "id": u32::from_be_bytes(*b"LGHT"),

@@ -126,6 +126,9 @@ pub struct Converter {
     pub samples_per_clock: u32,
     /// Bits per sample on the stream.
     pub sample_width: u32,
+    /// Converter channels the board brings out, each its own AXI-Stream (tiles ×
+    /// converters the board's connectors expose).
+    pub channels: u32,
 }
 
 impl Converter {
@@ -184,7 +187,12 @@ impl Board {
         }
     }
 
-    /// The clock with role `role`, if the board has one.
+    /// The board's converter of `kind` (DAC or ADC streams), if it has one.
+    pub fn converter(&self, kind: ConverterKind) -> Option<&Converter> {
+        self.converters.iter().find(|c| c.kind == kind)
+    }
+
+    /// The clock of role `role`, if the board has one.
     pub fn clock(&self, role: &str) -> Option<&BoardClock> {
         self.clocks.iter().find(|c| c.role == role)
     }
@@ -296,6 +304,9 @@ impl Board {
             }
         }
         for c in &self.converters {
+            if c.channels == 0 {
+                return Some(format!("a {:?} converter has 0 channels", c.kind));
+            }
             if self.clock(&c.clock).is_none() {
                 return Some(format!(
                     "a {:?} converter runs on clock `{}`, which the board lacks",

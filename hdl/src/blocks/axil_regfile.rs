@@ -75,6 +75,11 @@ pub struct RegisterSpec {
     /// A clear-on-write register whose write is a command (e.g. `start`) rather than
     /// the clearing of a value: drivers offer it as a method named after the register.
     pub command: bool,
+    /// A read-write register the hardware may also load (e.g. with a calibrated
+    /// value): inputs `<name>_load` and `<name>_load_value` in the AXI-Lite clock
+    /// domain (register files without a separate clock only). A software write in
+    /// the same cycle wins.
+    pub hardware_load: bool,
 }
 
 impl RegisterSpec {
@@ -89,6 +94,7 @@ impl RegisterSpec {
             description: String::new(),
             fields: Vec::new(),
             command: false,
+            hardware_load: false,
         }
     }
 
@@ -103,6 +109,13 @@ impl RegisterSpec {
     /// [`Access::ClearOnWrite`] register can be one.
     pub fn as_command(mut self) -> Self {
         self.command = true;
+        self
+    }
+
+    /// The same register, loadable by the hardware (see
+    /// [`RegisterSpec::hardware_load`]); only a [`Access::ReadWrite`] register can be.
+    pub fn loadable(mut self) -> Self {
+        self.hardware_load = true;
         self
     }
 
@@ -152,6 +165,10 @@ pub struct RegisterEntry {
     /// A write is a command (see [`RegisterSpec::command`]); in JSON only when true.
     #[serde(skip_serializing_if = "is_false")]
     pub command: bool,
+    /// The hardware may load the register (see [`RegisterSpec::hardware_load`]);
+    /// in JSON only when true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub hardware_load: bool,
     /// Named bit fields; in JSON only when there are some.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<FieldSpec>,
@@ -208,6 +225,12 @@ fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
             return p(
                 &r.name,
                 format!("reset value {:#x} does not fit {} bits", r.reset, r.width),
+            );
+        }
+        if r.hardware_load && (r.access != Access::ReadWrite || spec.separate_clock) {
+            return p(
+                &r.name,
+                "only a read-write register of a single-clock register file can be loaded by the hardware".into(),
             );
         }
         if r.command && r.access != Access::ClearOnWrite {
@@ -346,8 +369,17 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
                 let new = m.and(w_data, strb_mask);
                 let merged = m.or(kept, new);
                 let merged = m.truncate(merged, r.width);
-                m.set_next(q, merged);
-                m.set_enable(q, wr);
+                if r.hardware_load {
+                    let load = m.input(&format!("{}_load", r.name), 1);
+                    let value = m.input(&format!("{}_load_value", r.name), r.width);
+                    let next = m.mux(wr, merged, value);
+                    let en = m.or(wr, load);
+                    m.set_next(q, next);
+                    m.set_enable(q, en);
+                } else {
+                    m.set_next(q, merged);
+                    m.set_enable(q, wr);
+                }
                 let out = match core {
                     Some(core) => to_core(&mut m, axil, core, r, q)?,
                     None => q,
@@ -390,6 +422,7 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
             reset: r.reset,
             description: r.description.clone(),
             command: r.command,
+            hardware_load: r.hardware_load,
             fields: r.fields.clone(),
         });
     }

@@ -9,7 +9,9 @@
 //!
 //! A word is **accepted** in cycle *c* when `in_valid` = 1; `in_data` carries its
 //! 16 ADC samples and `signs` bit *i* the weight sign of lane *i* (1 = subtract).
-//! Per lane: `s' = min((s · optical_loss + 128) >> 8, 0x7FFF)`, product = `s'[14:7]`,
+//! Per lane: `s' = (s · optical_loss + 128) >> 8`, product = `min((s' + 64) >> 7, 255)`
+//! (the compensated sample rounded to the nearest 8-bit value, so a loss register
+//! near `1 / transmission` decodes every product exactly),
 //! term = ±product; the lane sum is the sum of the 16 terms.
 //!
 //! The accepted word's lane sum is added, two cycles later (cycle *c* + 2), to a
@@ -284,10 +286,12 @@ fn integration_window(
     m.named("emit", emit)
 }
 
-/// Bits `[14:7]` of `min((s · loss + 128) >> 8, 0x7FFF)`.
+/// `min((((s · loss + 128) >> 8) + 64) >> 7, 255)`: the compensated sample
+/// rounded to the nearest product (both roundings folded into one constant,
+/// `128 + 64 · 256`).
 fn compensated_product(m: &mut ModuleBuilder, sample: Signal, loss: Signal) -> Signal {
     let scaled = m.mul(sample, loss); // 32 bits
-    let half = m.lit(0x80, 32);
+    let half = m.lit(0x80 + (0x40 << 8), 32);
     let rounded = m.add(scaled, half); // 33 bits
     let shifted = m.slice(rounded, 8, 25);
     let high = m.slice(shifted, 15, 10);

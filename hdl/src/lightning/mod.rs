@@ -17,11 +17,15 @@
 //!   counters, failure reasons);
 //! - [`weights`]: the weights file (`weights.json`) the generator reads, and the
 //!   datapath configuration it makes;
+//! - [`answer`]: the answer a host wants from the logits: the class (argmax)
+//!   and a fixed-point log-softmax with a run-time temperature;
 //! - [`top`]: the board top: RF Data Converter AXI-Stream ports, DAC/ADC/AXI-Lite
 //!   clock domains, and the AXI-Lite register map ([`top_regs`]).
 
 pub mod align;
+pub mod answer;
 pub mod bus;
+pub mod calibrate;
 pub mod config;
 pub mod datapath;
 pub mod decode;

@@ -24,7 +24,11 @@
 //! 2. loss compensation: the 16-bit sample times the `optical_loss` register, a
 //!    Q8.8 factor ([`OpticalLoss::compensate`]: `(s · L + 128) >> 8`, round half
 //!    up, saturating at `0x7FFF`); with `L = 1.0` (`0x0100`) it is the identity;
-//! 3. the 8-bit product is bits `[14:7]` of the compensated sample (truncation);
+//! 3. the 8-bit product is the compensated sample rounded to the nearest multiple
+//!    of 128 ([`decode_adc`]: `min((s' + 64) >> 7, 255)`); on a lossless sample
+//!    `p << 7` that is bits `[14:7]`, and after a loss it makes a gain near
+//!    `1 / transmission` exact for every product (truncation would read some
+//!    products one low whatever the gain);
 //! 4. the weight's sign bit negates it ([`signed_term`]).
 //!
 //! The 16 signed terms are summed ([`lane_sum`], −4064..=4064, 13 bits signed) and
@@ -206,10 +210,10 @@ impl Default for OpticalLoss {
     }
 }
 
-/// Decodes one ADC sample into the 8-bit product: loss compensation, then bits
-/// `[14:7]`.
+/// Decodes one ADC sample into the 8-bit product: loss compensation, then the
+/// nearest 8-bit value, `min((s' + 64) >> 7, 255)` (round half up).
 pub fn decode_adc(sample: u16, loss: OpticalLoss) -> u8 {
-    decode_sample(loss.compensate(sample))
+    ((u32::from(loss.compensate(sample)) + 64) >> VALUE_SHIFT).min(u32::from(VALUE_MAX)) as u8
 }
 
 /// The product with the weight's sign applied: `−p` when `negative`, else `p`.

@@ -29,15 +29,30 @@ pub type Word = [u16; SAMPLES_PER_CYCLE];
 pub struct PhotonicLink<C: PhotonicCore> {
     core: C,
     line: VecDeque<u16>,
+    /// Samples (value, lit) on their way to the activation modulator.
+    act_line: VecDeque<(u16, bool)>,
+    /// Samples (value, lit) on their way to the weight modulator.
+    weight_line: VecDeque<(u16, bool)>,
 }
 
 impl<C: PhotonicCore> PhotonicLink<C> {
     /// A link with `latency` whole cycles and `shift` samples (any `shift`; 16 or
     /// more samples add whole cycles).
     pub fn new(core: C, latency: usize, shift: usize) -> Self {
+        Self::with_skew(core, latency, shift, 0)
+    }
+
+    /// A link whose weight modulator sees its DAC's samples `skew` samples later
+    /// than the activation modulator sees its DAC's (negative: earlier): the
+    /// modulators' path mismatch a calibration measures. A sample of the two
+    /// modulators is lit (and the core called) if either DAC sample was lit.
+    pub fn with_skew(core: C, latency: usize, shift: usize, skew: i64) -> Self {
+        let dark = |n: i64| VecDeque::from(vec![(0, false); n.max(0) as usize]);
         PhotonicLink {
             core,
             line: VecDeque::from(vec![0; SAMPLES_PER_CYCLE * latency + shift]),
+            act_line: dark(-skew),
+            weight_line: dark(skew),
         }
     }
 
@@ -50,7 +65,15 @@ impl<C: PhotonicCore> PhotonicLink<C> {
     /// the ADC word out.
     pub fn step(&mut self, activations: &Word, weights: &Word, lit: bool) -> Word {
         for (a, w) in activations.iter().zip(weights) {
-            let s = if lit { self.core.transmit(*a, *w) } else { 0 };
+            self.act_line.push_back((*a, lit));
+            self.weight_line.push_back((*w, lit));
+            let (a, a_lit) = self.act_line.pop_front().unwrap_or((0, false));
+            let (w, w_lit) = self.weight_line.pop_front().unwrap_or((0, false));
+            let s = if a_lit || w_lit {
+                self.core.transmit(a, w)
+            } else {
+                0
+            };
             self.line.push_back(s);
         }
         std::array::from_fn(|_| self.line.pop_front().unwrap_or(0))

@@ -4,6 +4,8 @@
 //!
 //! - [`arith`]: the arithmetic contract — sample format, loss compensation,
 //!   sign, lane sums, saturating accumulation, ReLU, normalization, timing shape.
+//! - [`answer`]: the class and the fixed-point log-softmax of the logits, bit
+//!   for bit as `hdl::lightning::answer` computes them.
 //! - [`photonic`]: the photonic core as data — product, noise and loss — shared
 //!   with the `sim` peripheral.
 //! - [`golden`]: integer inference of a network, exact or through a noisy core,
@@ -19,6 +21,7 @@
 //! - [`top_bench`]: the board top (`hdl::lightning::top`) driven only through
 //!   AXI-Lite, with the link between its DAC and ADC streams.
 
+pub mod answer;
 pub mod arith;
 pub mod closed_loop;
 pub mod golden;

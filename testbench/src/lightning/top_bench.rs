@@ -3,11 +3,15 @@
 //! between its DAC streams and its ADC stream.
 //!
 //! The bench follows every clock edge of the three domains (`dac`, `adc`,
-//! `axil`). After a DAC edge it reads the two DAC words of the new cycle and
-//! steps the link once (one ADC word per DAC cycle, as the photonic core sees
-//! it); the ADC word is queued as one 16-sample beat or two 8-sample beats
-//! (samples 0–7 first). After an ADC edge it presents the next queued beat (a
-//! dark, all-zero beat if none is queued). With equal DAC and ADC clocks this is
+//! `axil`). After a DAC edge it reads, per core *c*, the two DAC words
+//! (`m_axis_dac{2c}`, `m_axis_dac{2c+1}`) of the new cycle and steps core *c*'s
+//! link once (one ADC word per DAC cycle, as the photonic core sees it); the ADC
+//! word is queued as one 16-sample beat or two 8-sample beats (samples 0–7
+//! first). After an ADC edge it presents each core's next queued beat on
+//! `s_axis_adc{c}` (a dark, all-zero beat if none is queued). With streamed
+//! weights it plays a DMA engine: `s_axis_weights{c}` offers core *c*'s next
+//! weight word whenever it has one, and [`TopBench::infer`] rewinds the streams
+//! for every inference. With equal DAC and ADC clocks this is
 //! exactly the closed loop of [`super::closed_loop`]; with an 8-sample ADC the
 //! ADC clock must run at twice the DAC rate to keep up.
 //!
@@ -79,25 +83,34 @@ pub struct TopRun {
     pub status_after_start: u32,
 }
 
-/// The top, its link and an AXI-Lite master.
+/// The top, one link per core, the weight streams and an AXI-Lite master.
 pub struct TopBench<'a, C: PhotonicCore> {
     dut: &'a mut dyn Dut,
-    link: PhotonicLink<C>,
+    links: Vec<PhotonicLink<C>>,
     map: RegisterMap,
     adc_samples: usize,
     domains: [usize; 3],
-    beats: VecDeque<Vec<u16>>,
+    beats: Vec<VecDeque<Vec<u16>>>,
     axil: AxiLiteMaster,
-    /// When false the ADC presents `tvalid` = 0.
+    /// When false the ADCs present `tvalid` = 0.
     pub adc_enabled: bool,
     axil_cycles: u64,
+    weights: Option<WeightFeed>,
+}
+
+/// The DMA engine the bench plays for streamed weights: per core its words
+/// (`[u64; 3]`: magnitudes low, high, signs) and the next one to offer.
+struct WeightFeed {
+    words: Vec<Vec<[u64; 3]>>,
+    next: Vec<usize>,
 }
 
 impl<'a, C: PhotonicCore> TopBench<'a, C> {
-    /// A bench for a top (already reset) with `adc_samples` samples per ADC beat.
+    /// A bench for a top (already reset) with `adc_samples` samples per ADC beat
+    /// and one link per core (core *c* = `links[c]`).
     pub fn new(
         dut: &'a mut dyn Dut,
-        link: PhotonicLink<C>,
+        links: Vec<PhotonicLink<C>>,
         map: &RegisterMap,
         adc_samples: usize,
     ) -> Result<Self, BenchError> {
@@ -109,22 +122,89 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         };
         let domains = [find(dut, "dac")?, find(dut, "adc")?, find(dut, "axil")?];
         let axil = AxiLiteMaster::new(dut, "s_axi_", "axil")?;
+        let cores = links.len();
         let mut bench = TopBench {
             axil,
             dut,
-            link,
+            links,
             map: map.clone(),
             adc_samples,
             domains,
-            beats: VecDeque::new(),
+            beats: vec![VecDeque::new(); cores],
             adc_enabled: true,
             axil_cycles: 0,
+            weights: None,
         };
-        for i in 0..2 {
-            bench.set(&format!("m_axis_dac{i}_tready"), 1)?;
+        for j in 0..2 * cores {
+            bench.set(&format!("m_axis_dac{j}_tready"), 1)?;
         }
         bench.present_adc()?;
         Ok(bench)
+    }
+
+    /// Plays a DMA engine on `s_axis_weights{c}`: core *c*'s words in order
+    /// (`[u64; 3]`: magnitude bits 0–63, 64–127, then the 16 sign bits), replayed
+    /// from the first word at every [`TopBench::infer`].
+    pub fn feed_weights(&mut self, words: Vec<Vec<[u64; 3]>>) -> Result<(), DutError> {
+        let cores = words.len();
+        self.weights = Some(WeightFeed {
+            words,
+            next: vec![0; cores],
+        });
+        self.offer_weights()
+    }
+
+    /// Presents each core's next weight word (or `tvalid` = 0 when none is left).
+    fn offer_weights(&mut self) -> Result<(), DutError> {
+        let Some(feed) = &self.weights else {
+            return Ok(());
+        };
+        let mut beats = Vec::new();
+        for (c, words) in feed.words.iter().enumerate() {
+            let word = words.get(feed.next[c]).copied();
+            beats.push(word);
+        }
+        for (c, word) in beats.into_iter().enumerate() {
+            let data = word.map_or([0; 4], |[lo, hi, signs]| [lo, hi, signs, 0]);
+            let p = self.dut.port(&format!("s_axis_weights{c}_tdata"))?;
+            self.dut.set(p, &data)?;
+            self.set(
+                &format!("s_axis_weights{c}_tvalid"),
+                u64::from(word.is_some()),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Advances the weight streams whose word the top took at this DAC edge
+    /// (`tvalid` and `tready` were both 1 before the edge).
+    fn take_weights(&mut self, taken: &[bool]) -> Result<(), DutError> {
+        if let Some(feed) = &mut self.weights {
+            for (c, &t) in taken.iter().enumerate() {
+                feed.next[c] += usize::from(t);
+            }
+        }
+        self.offer_weights()
+    }
+
+    /// Which weight streams hand over a word at the next DAC edge.
+    fn weights_handshake(&mut self) -> Result<Vec<bool>, DutError> {
+        let Some(feed) = &self.weights else {
+            return Ok(Vec::new());
+        };
+        let cores = feed.words.len();
+        let mut out = Vec::with_capacity(cores);
+        for c in 0..cores {
+            let valid = self.get1(&format!("s_axis_weights{c}_tvalid"))?;
+            let ready = self.get1(&format!("s_axis_weights{c}_tready"))?;
+            out.push(valid == 1 && ready == 1);
+        }
+        Ok(out)
+    }
+
+    /// The cores' links (e.g. to read their noise state).
+    pub fn links(&self) -> &[PhotonicLink<C>] {
+        &self.links
     }
 
     /// AXI-Lite cycles so far.
@@ -147,33 +227,40 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     }
 
     fn present_adc(&mut self) -> Result<(), DutError> {
-        let beat = self
-            .beats
-            .pop_front()
-            .unwrap_or_else(|| vec![0; self.adc_samples]);
-        let mut words = vec![0u64; self.adc_samples / 4];
-        for (i, s) in beat.iter().enumerate() {
-            words[i / 4] |= u64::from(*s) << (16 * (i % 4));
+        for c in 0..self.beats.len() {
+            let beat = self.beats[c]
+                .pop_front()
+                .unwrap_or_else(|| vec![0; self.adc_samples]);
+            let mut words = vec![0u64; self.adc_samples / 4];
+            for (i, s) in beat.iter().enumerate() {
+                words[i / 4] |= u64::from(*s) << (16 * (i % 4));
+            }
+            let valid = u64::from(self.adc_enabled);
+            let p = self.dut.port(&format!("s_axis_adc{c}_tdata"))?;
+            self.dut.set(p, &words)?;
+            self.set(&format!("s_axis_adc{c}_tvalid"), valid)?;
         }
-        let valid = u64::from(self.adc_enabled);
-        let p = self.dut.port("s_axis_adc_tdata")?;
-        self.dut.set(p, &words)?;
-        self.set("s_axis_adc_tvalid", valid)
+        Ok(())
     }
 
     /// Advances to the next clock edge and plays the link; returns whether the
     /// AXI-Lite clock rose.
     fn edge(&mut self) -> Result<bool, DutError> {
-        let fired = self.dut.step_edge();
         let [dac, adc, axil] = self.domains;
+        let handshakes = self.weights_handshake()?;
+        let fired = self.dut.step_edge();
         if fired.contains(&dac) {
-            let a = word(&self.get("m_axis_dac0_tdata")?);
-            let w = word(&self.get("m_axis_dac1_tdata")?);
-            let lit =
-                self.get1("m_axis_dac0_tvalid")? == 1 || self.get1("m_axis_dac1_tvalid")? == 1;
-            let out = self.link.step(&a, &w, lit);
-            for chunk in out.chunks(self.adc_samples) {
-                self.beats.push_back(chunk.to_vec());
+            self.take_weights(&handshakes)?;
+            for c in 0..self.links.len() {
+                let (ja, jw) = (2 * c, 2 * c + 1);
+                let a = word(&self.get(&format!("m_axis_dac{ja}_tdata"))?);
+                let w = word(&self.get(&format!("m_axis_dac{jw}_tdata"))?);
+                let lit = self.get1(&format!("m_axis_dac{ja}_tvalid"))? == 1
+                    || self.get1(&format!("m_axis_dac{jw}_tvalid"))? == 1;
+                let out = self.links[c].step(&a, &w, lit);
+                for chunk in out.chunks(self.adc_samples) {
+                    self.beats[c].push_back(chunk.to_vec());
+                }
             }
         }
         if fired.contains(&adc) {
@@ -273,6 +360,10 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         max_polls: u64,
     ) -> Result<TopRun, BenchError> {
         self.load_image(image)?;
+        if let Some(feed) = &mut self.weights {
+            feed.next.iter_mut().for_each(|n| *n = 0);
+        }
+        self.offer_weights()?;
         self.write("start", 1)?;
         let status_after_start = self.read("status")?;
         let mut status = status_after_start;
@@ -300,6 +391,75 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         run.dac_start_cycle = self.read("dac_start_cycle")?;
         run.window_open_cycle = self.read("window_open_cycle")?;
         run.photonic_slack = self.read("photonic_slack")?;
+        Ok(run)
+    }
+}
+
+/// What a calibration left in the registers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CalibrationRun {
+    /// `cal_status` after `busy` fell.
+    pub status: u32,
+    /// `cal_cycles`.
+    pub cycles: u32,
+    /// Per core: the control registers after the run, `[optical_loss, act delay,
+    /// act shift, weight delay, weight shift]`.
+    pub settings: Vec<[u32; 5]>,
+    /// Per core: (activation arrival, weight arrival) in samples.
+    pub arrivals: Vec<(u32, u32)>,
+    /// Per core: (level, gain).
+    pub levels: Vec<(u32, u32)>,
+}
+
+impl CalibrationRun {
+    /// True if the run finished without a failure.
+    pub fn succeeded(&self) -> bool {
+        use hdl::lightning::top_regs::cal_status::{DONE, FAILED};
+        self.status & DONE != 0 && self.status & FAILED == 0
+    }
+}
+
+impl<C: PhotonicCore> TopBench<'_, C> {
+    /// Writes `calibrate`, polls `cal_status` until not busy (at most
+    /// `max_polls` reads) and reads the results of `cores` cores.
+    pub fn calibrate(
+        &mut self,
+        cores: usize,
+        max_polls: u64,
+    ) -> Result<CalibrationRun, BenchError> {
+        use hdl::lightning::top_regs::cal_status::BUSY;
+        self.write("calibrate", 1)?;
+        let mut status = self.read("cal_status")?;
+        let mut polls = 1;
+        while status & BUSY != 0 {
+            if polls >= max_polls {
+                return Err(BenchError::Timeout {
+                    what: "calibration (cal_status.busy)".into(),
+                    cycles: self.axil_cycles,
+                });
+            }
+            status = self.read("cal_status")?;
+            polls += 1;
+        }
+        let mut run = CalibrationRun {
+            status,
+            cycles: self.read("cal_cycles")?,
+            ..CalibrationRun::default()
+        };
+        for c in 0..cores {
+            let (ja, jw) = (2 * c, 2 * c + 1);
+            run.settings.push([
+                self.read(&format!("optical_loss{c}"))?,
+                self.read(&format!("dac{ja}_delay"))?,
+                self.read(&format!("dac{ja}_shift"))?,
+                self.read(&format!("dac{jw}_delay"))?,
+                self.read(&format!("dac{jw}_shift"))?,
+            ]);
+            let a = self.read(&format!("cal{c}_arrival"))?;
+            run.arrivals.push((a & 0xFFFF, a >> 16));
+            let l = self.read(&format!("cal{c}_level"))?;
+            run.levels.push((l & 0xFFFF, l >> 16));
+        }
         Ok(run)
     }
 }

@@ -1,0 +1,84 @@
+//! Small stateful helpers of the top: counters, sticky bits, min/max capture.
+
+use super::super::datapath::COUNTER_WIDTH;
+use crate::dsl::{Domain, ModuleBuilder, Signal};
+
+/// A 32-bit counter of `inc`, saturating at all ones, cleared by `clear`.
+pub(super) fn saturating_counter(
+    m: &mut ModuleBuilder,
+    dom: Domain,
+    name: &str,
+    inc: Signal,
+    clear: Signal,
+) -> Signal {
+    let q = m.reg(dom, name, COUNTER_WIDTH);
+    let full = m.reduce_and(q);
+    let room = m.not(full);
+    let step = m.and(inc, room);
+    let next = m.add_const_wrap(q, 1);
+    let kept = m.mux(step, next, q);
+    let zero = m.zeros(COUNTER_WIDTH);
+    let next = m.mux(clear, zero, kept);
+    m.set_next(q, next);
+    q
+}
+
+/// A 32-bit counter of `inc`, wrapping, cleared by `clear`.
+pub(super) fn wrapping_counter(
+    m: &mut ModuleBuilder,
+    dom: Domain,
+    name: &str,
+    inc: Signal,
+    clear: Signal,
+) -> Signal {
+    let q = m.reg(dom, name, COUNTER_WIDTH);
+    let next = m.add_const_wrap(q, 1);
+    let kept = m.mux(inc, next, q);
+    let zero = m.zeros(COUNTER_WIDTH);
+    let next = m.mux(clear, zero, kept);
+    m.set_next(q, next);
+    q
+}
+
+/// A bit set by `set` and held until `clear`.
+pub(super) fn sticky(
+    m: &mut ModuleBuilder,
+    dom: Domain,
+    name: &str,
+    set: Signal,
+    clear: Signal,
+) -> Signal {
+    let q = m.reg(dom, name, 1);
+    let held = m.or(q, set);
+    let not_clear = m.not(clear);
+    let next = m.and(held, not_clear);
+    m.set_next(q, next);
+    q
+}
+
+/// Smallest and largest `cycles` over the `sample` strobes since `clear`
+/// (min resets to all ones, max to 0).
+pub(super) fn latency_range(
+    m: &mut ModuleBuilder,
+    dom: Domain,
+    sample: Signal,
+    cycles: Signal,
+    clear: Signal,
+) -> (Signal, Signal) {
+    let ones = u64::from(u32::MAX);
+    let lo = m.reg_init(dom, "latency_min_q", COUNTER_WIDTH, ones);
+    let hi = m.reg(dom, "latency_max_q", COUNTER_WIDTH);
+    let below = m.lt(cycles, lo);
+    let above = m.gt(cycles, hi);
+    let take_lo = m.and(sample, below);
+    let take_hi = m.and(sample, above);
+    let lo_kept = m.mux(take_lo, cycles, lo);
+    let hi_kept = m.mux(take_hi, cycles, hi);
+    let all_ones = m.ones(COUNTER_WIDTH);
+    let zero = m.zeros(COUNTER_WIDTH);
+    let lo_next = m.mux(clear, all_ones, lo_kept);
+    let hi_next = m.mux(clear, zero, hi_kept);
+    m.set_next(lo, lo_next);
+    m.set_next(hi, hi_next);
+    (lo, hi)
+}

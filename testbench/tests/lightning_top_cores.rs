@@ -1,0 +1,269 @@
+//! The Lightning board top with several photonic cores, with streamed weights,
+//! and its self-calibration, driven only through AXI-Lite and the converter
+//! streams (a link model per core, a DMA engine per weight stream): logits equal
+//! the golden model on native and Verilator; calibration from random wrong
+//! settings (skew, loss) finds the settings the link model implies, computed here
+//! independently of the calibrator, and makes the logits exact again; a dark link
+//! fails the calibration and never hangs.
+//!
+//! `cargo test -p testbench --test lightning_top_cores`
+
+use hdl::blocks::axil_regfile::RegisterMap;
+use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::top::{lightning_top, TopConfig};
+use hdl::Module;
+use rand::Rng;
+use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::lightning::arith::{AccWidth, OpticalLoss};
+use testbench::lightning::closed_loop::{hardware_config, PortShape};
+use testbench::lightning::golden::{infer, DatapathConfig, Network};
+use testbench::lightning::link::PhotonicLink;
+use testbench::lightning::photonic::{IdealCore, NoisyCore};
+use testbench::lightning::top_bench::{TopBench, TopRun};
+use testbench::rng::seeded;
+use testbench::verilator::BuildOptions;
+
+/// Status bits from the documented map.
+const DONE: u32 = 2;
+const FAILED: u32 = 4;
+/// `cal_status` bits and core c's 2-bit reason at 8 + 2c (1 = no light).
+const CAL_DONE: u32 = 2;
+const CAL_FAILED: u32 = 4;
+const CAL_NO_LIGHT: u32 = 1;
+/// A lossless full-scale product's ADC sample, (255 · 255 >> 8) << 7.
+const FULL_SCALE: f64 = 32512.0;
+
+/// Photonic latency (cycles) and intra-cycle shift of every link.
+const LATENCY: usize = 10;
+const SHIFT: usize = 3;
+
+fn golden(net: &Network, image: &[u8], acc: AccWidth) -> Vec<i64> {
+    let cfg = DatapathConfig {
+        acc_width: acc,
+        optical_loss: OpticalLoss::UNITY,
+    };
+    infer(net, image, &cfg).unwrap().logits
+}
+
+fn top(cfg: &HwConfig) -> (Module, RegisterMap) {
+    lightning_top(cfg, &TopConfig::default()).unwrap()
+}
+
+fn start(dut: &mut dyn Dut) {
+    dut.set_clock_period("dac", 1000).unwrap();
+    dut.set_clock_period("adc", 1000).unwrap();
+    dut.set_clock_period("axil", 2531).unwrap();
+    dut.reset(4);
+}
+
+fn network(seed: u64, sizes: &[usize]) -> Network {
+    let mut rng = seeded("lightning_top_cores network", seed);
+    let shifts: Vec<u32> = (1..sizes.len()).map(|_| rng.gen_range(6..=9)).collect();
+    Network::random(sizes, &shifts, &mut rng).unwrap()
+}
+
+fn assert_exact(run: &TopRun, expected: &[i64], what: &str) {
+    assert_eq!(
+        run.status & (DONE | FAILED),
+        DONE,
+        "{what}: status {:#x}",
+        run.status
+    );
+    assert_eq!(run.logits, expected, "{what}: logits");
+}
+
+/// `images` random images through a top of `cores` cores with `source` weights;
+/// returns the cycles per image.
+fn images_through_top(
+    dut: &mut dyn Dut,
+    map: &RegisterMap,
+    hw: &HwConfig,
+    net: &Network,
+    acc: AccWidth,
+    images: usize,
+) -> Vec<u32> {
+    start(dut);
+    let links = (0..hw.cores)
+        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
+        .collect();
+    let mut bench = TopBench::new(dut, links, map, 16).unwrap();
+    if let Some(words) = PortShape::of(hw).weight_stream {
+        bench.feed_weights(words.as_ref().clone()).unwrap();
+    }
+    let mut rng = seeded("lightning_top_cores images", u64::from(hw.cores));
+    let mut cycles = Vec::new();
+    for k in 0..images {
+        let image: Vec<u8> = (0..net.inputs()).map(|_| rng.gen()).collect();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        let what = format!("{} cores, {:?}, image {k}", hw.cores, hw.weight_source);
+        assert_exact(&run, &golden(net, &image, acc), &what);
+        cycles.push(run.cycles);
+    }
+    cycles
+}
+
+fn config(net: &Network, acc: AccWidth, cores: u32, source: WeightSource) -> HwConfig {
+    let mut hw = hardware_config(net, acc, cores);
+    hw.weight_source = source;
+    hw
+}
+
+#[test]
+fn two_and_four_cores_equal_golden_native_and_divide_the_cycles() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(1, &[48, 16, 8]);
+    let mut per_image = Vec::new();
+    for cores in [1, 2, 4] {
+        let hw = config(&net, acc, cores, WeightSource::Memory);
+        let (m, map) = top(&hw);
+        let mut dut = NativeDut::new(&m).unwrap();
+        let cycles = images_through_top(&mut dut, &map, &hw, &net, acc, 2);
+        per_image.push((cores, cycles[0]));
+    }
+    println!("cycles per image through the top (cores, cycles): {per_image:?}");
+    // 16 + 8 neurons of 3 + 1 beats: more cores, fewer cycles.
+    assert!(per_image[1].1 < per_image[0].1 && per_image[2].1 < per_image[1].1);
+}
+
+#[test]
+fn streamed_weights_equal_golden_native_on_one_and_four_cores() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(2, &[40, 12, 8]);
+    for cores in [1, 4] {
+        let hw = config(&net, acc, cores, WeightSource::Stream);
+        let (m, map) = top(&hw);
+        let mut dut = NativeDut::new(&m).unwrap();
+        images_through_top(&mut dut, &map, &hw, &net, acc, 2);
+    }
+}
+
+#[test]
+fn verilator_two_cores_streamed_weights_equal_golden() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(3, &[40, 12, 8]);
+    let hw = config(&net, acc, 2, WeightSource::Stream);
+    let (m, map) = top(&hw);
+    let mut dut = VerilatorDut::new(&m, &BuildOptions::default()).unwrap();
+    images_through_top(&mut dut, &map, &hw, &net, acc, 2);
+}
+
+/// The settings a correct calibration must program for a link whose weight
+/// modulator is `skew` samples late with transmission `t`: the earlier DAC waits
+/// |skew| samples (delay, shift), and the gain is round(256 · full scale / mean
+/// sample), the mean being that of the link model's full-scale sample.
+fn expected_settings(skew: i64, t: f64) -> [u32; 5] {
+    let level = (FULL_SCALE * t).round();
+    let gain = (256.0 * FULL_SCALE / level).round() as u32;
+    let m = skew.unsigned_abs() as u32;
+    let (d, s) = (m / 16, m % 16);
+    if skew >= 0 {
+        [gain, d, s, 0, 0]
+    } else {
+        [gain, 0, 0, d, s]
+    }
+}
+
+/// Calibrates a top of `cores` cores whose links have random skews and losses,
+/// checks the programmed settings and that the next inferences are exact.
+fn calibrate_and_infer(
+    dut: &mut dyn Dut,
+    map: &RegisterMap,
+    net: &Network,
+    acc: AccWidth,
+    cores: u32,
+    seed: u64,
+) {
+    let mut rng = seeded("lightning calibration", seed);
+    let impairments: Vec<(i64, f64)> = (0..cores)
+        .map(|_| (rng.gen_range(-1023..=1023), rng.gen_range(0.5..=1.0)))
+        .collect();
+    start(dut);
+    let links = impairments
+        .iter()
+        .map(|&(skew, t)| PhotonicLink::with_skew(NoisyCore::new(0.0, t, 1), LATENCY, SHIFT, skew))
+        .collect();
+    let mut bench = TopBench::new(dut, links, map, 16).unwrap();
+    let run = bench.calibrate(cores as usize, 5000).unwrap();
+    assert!(run.succeeded(), "cal_status {:#x}", run.status);
+    for (c, &(skew, t)) in impairments.iter().enumerate() {
+        let (a, w) = run.arrivals[c];
+        assert_eq!(i64::from(w) - i64::from(a), skew, "core {c}: measured skew");
+        assert_eq!(
+            run.settings[c],
+            expected_settings(skew, t),
+            "core {c} (skew {skew}, t {t:.3})"
+        );
+    }
+    println!(
+        "{cores} cores calibrated in {} DAC cycles; impairments {impairments:?}; settings {:?}",
+        run.cycles, run.settings
+    );
+    let mut img_rng = seeded("lightning calibration images", seed);
+    for k in 0..2 {
+        let image: Vec<u8> = (0..net.inputs()).map(|_| img_rng.gen()).collect();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_exact(
+            &run,
+            &golden(net, &image, acc),
+            &format!("calibrated image {k}"),
+        );
+    }
+}
+
+#[test]
+fn calibration_from_random_impairments_converges_on_one_and_two_cores_native() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(4, &[40, 12, 8]);
+    for (cores, seeds) in [(1u32, 0..3u64), (2, 10..12)] {
+        let (m, map) = top(&config(&net, acc, cores, WeightSource::Memory));
+        for seed in seeds {
+            let mut dut = NativeDut::new(&m).unwrap();
+            calibrate_and_infer(&mut dut, &map, &net, acc, cores, seed);
+        }
+    }
+}
+
+#[test]
+fn without_calibration_impairments_break_the_logits() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(4, &[40, 12, 8]);
+    let hw = config(&net, acc, 1, WeightSource::Memory);
+    let (m, map) = top(&hw);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start(&mut dut);
+    let link = PhotonicLink::with_skew(NoisyCore::new(0.0, 0.6, 1), LATENCY, SHIFT, 3 * 16 + 5);
+    let mut bench = TopBench::new(&mut dut, vec![link], &map, 16).unwrap();
+    let mut rng = seeded("lightning uncalibrated", 1);
+    let mut exact = 0;
+    for _ in 0..3 {
+        let image: Vec<u8> = (0..net.inputs()).map(|_| rng.gen()).collect();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        let ok = run.status & (DONE | FAILED) == DONE && run.logits == golden(&net, &image, acc);
+        exact += usize::from(ok);
+    }
+    assert_eq!(exact, 0, "an impaired, uncalibrated link gave exact logits");
+}
+
+#[test]
+fn a_dark_link_fails_calibration_and_never_hangs() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(4, &[40, 12, 8]);
+    let hw = config(&net, acc, 2, WeightSource::Memory);
+    let (m, map) = top(&hw);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start(&mut dut);
+    // Core 1 has no light at all.
+    let links = vec![
+        PhotonicLink::new(NoisyCore::new(0.0, 1.0, 1), LATENCY, SHIFT),
+        PhotonicLink::new(NoisyCore::new(0.0, 0.0, 2), LATENCY, SHIFT),
+    ];
+    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+    bench.write("timeout", 300).unwrap();
+    let before = bench.read("dac1_delay").unwrap();
+    let run = bench.calibrate(2, 400).unwrap();
+    assert_eq!(run.status & (CAL_DONE | CAL_FAILED), CAL_DONE | CAL_FAILED);
+    assert_eq!((run.status >> 8) & 3, 0, "core 0 had light");
+    assert_eq!((run.status >> 10) & 3, CAL_NO_LIGHT, "core 1 is dark");
+    assert_eq!(bench.read("dac1_delay").unwrap(), before, "nothing loaded");
+    assert_eq!(run.settings[1][0], 0x0100, "core 1's loss untouched");
+}
