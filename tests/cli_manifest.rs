@@ -93,10 +93,13 @@ fn lightning_records_the_weights_files_accumulator_width() {
             ("board", "zcu111"),
             ("weights", "shipped"),
             ("acc_width", "16"),
+            ("arith", "wirespeed"),
             ("adc_fifo_depth", "16"),
             ("command_fifo_depth", "16"),
         ],
     );
+    let released = parameters(&["lightning", "--set", "arith=released-rtl"]);
+    check(&released, &[("arith", "released-rtl"), ("acc_width", "16")]);
 }
 
 #[test]

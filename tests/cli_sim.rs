@@ -302,3 +302,27 @@ fn lightning_vcds_run_at_the_dac_clock() {
     );
     assert!(stdout.contains("VCD of image 0"), "{stdout}");
 }
+
+#[test]
+fn lightning_released_rtl_contract_runs_and_equals_its_golden_model() {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args([
+            "sim",
+            "lightning",
+            "--arith",
+            "released-rtl",
+            "--images",
+            "2",
+        ])
+        .output()
+        .expect("the wirespeed binary runs");
+    let stdout = ok(&out);
+    assert!(
+        stdout.contains("arithmetic contract: released-rtl"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("logits equal the golden model's on 2/2 images"),
+        "{stdout}"
+    );
+}

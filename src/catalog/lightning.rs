@@ -3,7 +3,7 @@
 
 use super::{BoardTarget, CatalogError, Generated, ParamSpec, Settings};
 use gen::board::{Board, ClockBinding, ConverterKind, Family};
-use hdl::lightning::config::{DatapathConfig, WeightSource};
+use hdl::lightning::config::{Arith, DatapathConfig, WeightSource};
 use hdl::lightning::decode::ACC_WIDTH_MIN;
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::lightning::top_regs::LOGIT_REGISTER_WIDTH;
@@ -38,6 +38,11 @@ pub(super) fn params() -> Vec<ParamSpec> {
             "from the weights file",
             shipped_acc,
             "accumulator bits, 13..=32",
+        ),
+        ParamSpec::value(
+            "arith",
+            Arith::default().name(),
+            "wirespeed | released-rtl: the arithmetic contract (released-rtl: 16-bit accumulator)",
         ),
         ParamSpec::value(
             "cores",
@@ -96,8 +101,16 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
         value: path.display().to_string(),
         reason: e.to_string(),
     })?;
+    let arith = Arith::ALL
+        .into_iter()
+        .find(|a| a.name() == s.get("arith"))
+        .ok_or_else(|| CatalogError::BadValue {
+            param: "arith".into(),
+            value: s.get("arith").to_string(),
+            reason: "not a contract: give wirespeed or released-rtl".into(),
+        })?;
     let acc = match s.given("acc_width") {
-        None => model.acc_width,
+        None => arith.fixed_acc_width().unwrap_or(model.acc_width),
         Some(_) => {
             let bits = s.u32("acc_width")?;
             if !(ACC_WIDTH_MIN..=LOGIT_REGISTER_WIDTH).contains(&bits) {
@@ -124,7 +137,10 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
             ),
         });
     }
-    let mut cfg = model.datapath_config(acc, cores);
+    let mut cfg = DatapathConfig {
+        arith,
+        ..model.datapath_config(acc, cores)
+    };
     cfg.weight_source = match s.get("weight_source") {
         "memory" => WeightSource::Memory,
         "stream" => WeightSource::Stream,
@@ -165,6 +181,7 @@ pub(super) fn build(s: &Settings) -> Result<Generated, CatalogError> {
     let (module, map) = lightning_top(&cfg, &top)?;
     let parameters = [
         ("acc_width", cfg.acc_width.to_string()),
+        ("arith", cfg.arith.name().to_string()),
         ("cores", cfg.cores.to_string()),
         (
             "weight_source",

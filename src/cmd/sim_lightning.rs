@@ -10,6 +10,7 @@ use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
 use testbench::engine::{board_clocks, speed_line};
+use testbench::lightning::arith::Contract;
 use testbench::lightning::model_files::{data_dir, load_workload};
 use testbench::lightning::photonic::TESTBED_SIGMA;
 use testbench::lightning::test_set::{TestSet, TestSetOptions};
@@ -55,6 +56,29 @@ pub struct LightningArgs {
     /// Simulation engine (`both`: the same images on each, results must agree).
     #[arg(long, value_enum, default_value_t = EngineArg::Native)]
     pub engine: EngineArg,
+    /// Arithmetic contract of the datapath and the golden model: wirespeed's, or
+    /// the authors' released RTL's (16-bit wrapping accumulator, per-layer
+    /// data-dependent normalization).
+    #[arg(long, value_enum, default_value_t = ArithArg::Wirespeed)]
+    pub arith: ArithArg,
+}
+
+/// The arithmetic contract on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithArg {
+    /// wirespeed's contract (saturating accumulator, fixed per-layer shifts).
+    Wirespeed,
+    /// The authors' released RTL's contract.
+    ReleasedRtl,
+}
+
+impl From<ArithArg> for Contract {
+    fn from(arg: ArithArg) -> Contract {
+        match arg {
+            ArithArg::Wirespeed => Contract::Wirespeed,
+            ArithArg::ReleasedRtl => Contract::ReleasedRtl,
+        }
+    }
 }
 
 fn percent(correct: usize, total: usize) -> f64 {
@@ -86,6 +110,7 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         seed: args.seed,
         vcd: args.vcd.clone(),
         engine: args.engine.into(),
+        arith: args.arith.into(),
     };
     let test_set = TestSet::new(&workload, n, options)?;
     println!(
@@ -94,6 +119,9 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         acc.bits(),
         dir.display()
     );
+    if args.arith == ArithArg::ReleasedRtl {
+        println!("arithmetic contract: released-rtl (16-bit wrapping accumulator)");
+    }
     println!(
         "photonic cores: {}, each latency {} cycles, shift {} samples",
         args.cores, args.latency, args.shift

@@ -318,7 +318,11 @@ fn bad_parameters_are_errors() {
         assert!(e.to_string().contains("dacs"), "{e}");
     }
     for timeout_width in [0, 33] {
-        let e = preamble_detector(&PreambleDetectorConfig { timeout_width }).unwrap_err();
+        let e = preamble_detector(&PreambleDetectorConfig {
+            timeout_width,
+            ..PreambleDetectorConfig::default()
+        })
+        .unwrap_err();
         assert!(e.to_string().contains("timeout_width"), "{e}");
     }
     for dacs in 1..=8 {

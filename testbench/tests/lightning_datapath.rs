@@ -6,11 +6,12 @@
 //! apart; the shipped MLP on its test images; a LeNet-300-100-shaped network's
 //! cycle count per number of cores.
 
-use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::datapath;
 use hdl::lightning::datapath::{
     FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, SIGN_FIFO_DEPTH,
 };
+use hdl::lightning::decode::DECODE_LATENCY;
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
@@ -110,6 +111,7 @@ fn bad_parameters_are_errors() {
         weights: vec![vec![1; 60]],
         cores: 1,
         weight_source: WeightSource::Memory,
+        arith: Arith::Wirespeed,
     };
     assert!(datapath(&good).is_ok());
     assert!(datapath(&HwConfig {
@@ -274,6 +276,77 @@ fn each_core_compensates_with_its_own_loss_register() {
     };
     let run = native_run(&b, &image, &[(10, 3), (12, 5), (9, 0)], &controls);
     assert_exact(&run, &expected, "per-core loss");
+}
+
+#[test]
+fn busy_counters_match_the_observed_port_activity() {
+    // Independent expectations: the beats from the network's shape (⌈outputs / C⌉
+    // × ⌈inputs / 16⌉ per layer) and the data words the bench sees on `dac0`;
+    // decode holds a neuron from the cycle after its layer's first accepted word
+    // (registered count) until its last neuron leaves, DECODE_LATENCY cycles
+    // after that word reaches decode (one register after the accept); a longer
+    // photonic path adds its extra latency to every layer's words in flight.
+    let mut rng = seeded("lightning datapath busy counters", 9901);
+    let sizes = [40usize, 12, 5];
+    let net = random_network(&mut rng, &sizes);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, sizes[0]);
+    let layers = (sizes.len() - 1) as u64;
+    let latency = u64::from(DECODE_LATENCY);
+    for cores in [1u32, 2] {
+        let beats: u64 = sizes
+            .windows(2)
+            .map(|p| (p[1].div_ceil(cores as usize) * p[0].div_ceil(16)) as u64)
+            .sum();
+        let b = build(&net, acc, cores);
+        let runs: Vec<LoopRun> = [10usize, 17]
+            .iter()
+            .map(|&lat| {
+                let paths = vec![(lat, 3); cores as usize];
+                native_run(&b, &image, &paths, &LoopControls::default())
+            })
+            .collect();
+        for r in &runs {
+            let what = format!("cores {cores}");
+            assert_exact(r, &golden_logits(&net, &image, acc), &what);
+            assert_eq!(r.busy_dac_cycles, beats, "{what}: busy_dac_cycles");
+            assert_eq!(r.observed_dac_beats, beats, "{what}: DAC data words seen");
+            assert_eq!(
+                r.busy_decode_cycles,
+                beats + layers * latency,
+                "{what}: busy_decode_cycles"
+            );
+            assert!(r.busy_photonic_cycles > r.busy_dac_cycles, "{what}: {r:?}");
+            assert!(
+                r.compute_cycles >= r.busy_photonic_cycles.max(r.busy_decode_cycles)
+                    && r.compute_cycles < r.cycles,
+                "{what}: compute_cycles {r:?}"
+            );
+        }
+        let extra = 7 * layers;
+        let (a, z) = (&runs[0], &runs[1]);
+        assert_eq!(z.busy_photonic_cycles - a.busy_photonic_cycles, extra);
+        assert_eq!(z.compute_cycles - a.compute_cycles, extra);
+        assert_eq!(z.cycles - a.cycles, extra);
+        assert_eq!(
+            (z.busy_dac_cycles, z.busy_decode_cycles),
+            (a.busy_dac_cycles, a.busy_decode_cycles)
+        );
+    }
+    // Streamed weights with stalls: gaps in the DAC stream, one count per beat.
+    let b = build_with(&net, acc, 1, WeightSource::Stream);
+    let controls = LoopControls {
+        weight_stall_percent: 50,
+        ..LoopControls::default()
+    };
+    let r = native_run(&b, &image, &[(10, 3)], &controls);
+    let beats: u64 = sizes
+        .windows(2)
+        .map(|p| (p[1] * p[0].div_ceil(16)) as u64)
+        .sum();
+    assert_exact(&r, &golden_logits(&net, &image, acc), "stalled stream");
+    assert_eq!((r.busy_dac_cycles, r.observed_dac_beats), (beats, beats));
+    assert!(r.compute_cycles < r.cycles, "{r:?}");
 }
 
 #[test]

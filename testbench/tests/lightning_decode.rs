@@ -78,6 +78,7 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
     let m = decode(&DecodeConfig {
         acc_width,
         target_width: 8,
+        ..DecodeConfig::default()
     })
     .unwrap();
     let mut model = Model::new(width);
@@ -167,6 +168,7 @@ fn decode_bad_parameters_are_errors() {
         let e = decode(&DecodeConfig {
             acc_width,
             target_width: 8,
+            ..DecodeConfig::default()
         })
         .unwrap_err();
         assert!(e.to_string().contains("acc_width"), "{e}");
@@ -175,6 +177,7 @@ fn decode_bad_parameters_are_errors() {
         let e = decode(&DecodeConfig {
             acc_width: 16,
             target_width,
+            ..DecodeConfig::default()
         })
         .unwrap_err();
         assert!(e.to_string().contains("target_width"), "{e}");

@@ -42,6 +42,59 @@ pub enum WeightSource {
     Stream,
 }
 
+/// The arithmetic contract of decode, preamble mean and normalization (spec:
+/// "Calibration and arithmetic contracts"; `testbench::lightning::arith` is its
+/// golden model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Arith {
+    /// wirespeed's: Q8.8 loss compensation of the 16-bit sample (rounded,
+    /// saturating), sign bit 1 = subtract, a saturating `acc_width`-bit
+    /// accumulator, ReLU and a fixed per-layer right shift (`shifts`), and an
+    /// exact preamble mean.
+    #[default]
+    Wirespeed,
+    /// The authors' released RTL (`lenet_single_core.v`): integer loss gain on
+    /// the extracted 8-bit product, sign bit 1 = positive, a 16-bit wrapping
+    /// accumulator with ReLU on bit 15, a data-dependent power-of-two
+    /// normalization per layer (the largest value's top bit to bit 7, left
+    /// shifts included; `shifts` unused), and a preamble mean that halves at
+    /// each of four adder stages, truncating.
+    ReleasedRtl,
+}
+
+impl Arith {
+    /// Every contract, in the order of [`Arith::name`]s a user can give.
+    pub const ALL: [Arith; 2] = [Arith::Wirespeed, Arith::ReleasedRtl];
+
+    /// The contract's name on the command line: `wirespeed` or `released-rtl`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arith::Wirespeed => "wirespeed",
+            Arith::ReleasedRtl => "released-rtl",
+        }
+    }
+
+    /// The accumulator width the contract fixes, if any (released RTL: 16).
+    pub fn fixed_acc_width(self) -> Option<u32> {
+        match self {
+            Arith::Wirespeed => None,
+            Arith::ReleasedRtl => Some(RELEASED_RTL_ACC_WIDTH),
+        }
+    }
+
+    /// The `optical_loss` register value that leaves samples unchanged: 1.0 in
+    /// Q8.8 (`0x0100`) for wirespeed, gain 1 for the released RTL.
+    pub fn unity_loss(self) -> u16 {
+        match self {
+            Arith::Wirespeed => 0x0100,
+            Arith::ReleasedRtl => 1,
+        }
+    }
+}
+
+/// The released RTL's accumulator width.
+pub const RELEASED_RTL_ACC_WIDTH: u32 = 16;
+
 /// A Lightning datapath: a fully connected network on `cores` photonic cores.
 ///
 /// Weight layer `l` maps `layers[l]` inputs to `layers[l + 1]` outputs; its
@@ -65,6 +118,8 @@ pub struct DatapathConfig {
     /// The weight source: on-chip memory or a stream per core. With a stream the
     /// weights still size the network and the memory limit does not apply.
     pub weight_source: WeightSource,
+    /// The arithmetic contract ([`Arith::ReleasedRtl`] needs `acc_width` 16).
+    pub arith: Arith,
 }
 
 impl DatapathConfig {
@@ -95,6 +150,20 @@ impl DatapathConfig {
                 format!(
                     "{} is not in {ACC_WIDTH_MIN}..={ACC_WIDTH_MAX} (a lane sum needs 13 bits)",
                     self.acc_width
+                ),
+            );
+        }
+        if let Some(w) = self
+            .arith
+            .fixed_acc_width()
+            .filter(|&w| w != self.acc_width)
+        {
+            return err(
+                "acc_width",
+                format!(
+                    "{} bits, but arith {} uses the released RTL's {w}-bit wrapping accumulator",
+                    self.acc_width,
+                    self.arith.name()
                 ),
             );
         }
@@ -185,8 +254,10 @@ impl DatapathConfig {
 
     /// Core `core`'s weight words in streaming order (layer, round, cycle): 16
     /// magnitudes (byte *i* = lane *i*) and 16 sign bits of neuron
-    /// round · cores + `core`; padding lanes, and the words of a neuron past the
-    /// layer's outputs, are +0.
+    /// round · cores + `core` in the contract's convention (wirespeed: 1 =
+    /// negative; released RTL: 1 = positive, zero counted positive); padding
+    /// lanes, and the words of a neuron past the layer's outputs, have
+    /// magnitude 0 and sign bit 0.
     pub fn weight_words(&self, core: u32) -> (Vec<Bits>, Vec<Bits>) {
         let mut magnitudes = Vec::new();
         let mut signs = Vec::new();
@@ -204,7 +275,11 @@ impl DatapathConfig {
                         if i < inputs && o < outputs {
                             let v = w[o * inputs + i];
                             mag |= u128::from(v.unsigned_abs() as u8) << (8 * lane);
-                            sign |= u64::from(v < 0) << lane;
+                            let bit = match self.arith {
+                                Arith::Wirespeed => v < 0,
+                                Arith::ReleasedRtl => v >= 0,
+                            };
+                            sign |= u64::from(bit) << lane;
                         }
                     }
                     magnitudes.push(word128(mag));

@@ -30,10 +30,23 @@
 //! window. `cycles_per_output` = 0 disables emission (the count-action rule).
 //!
 //! After reset the accumulator and the count are 0 and `out_valid` is 0.
+//!
+//! # The released RTL's contract ([`Arith::ReleasedRtl`])
+//!
+//! Module `lightning_decode_rtl_t{target_width}`, the same ports and timing
+//! except that there is no `shift` input and `out_act` is 16 bits. Per lane:
+//! product = `s[14:7]`, gain = `(product · optical_loss) mod 2^16` (an integer
+//! gain, as the RTL's `loss_compensator`), term = `+gain` when the sign bit is
+//! 1, else `−gain` (the RTL's `integration`: 1 = positive), all modulo 2^16; the
+//! lane sum and the 16-bit accumulator wrap (`acc_width` must be 16). `out_acc`
+//! = the wrapped accumulator (a logit when read as signed), `out_act` = the
+//! RTL's `relu`: 0 when bit 15 is set, else the accumulator (normalization
+//! happens later, per layer, in the datapath).
 
 use super::bus::{BUS_WIDTH, SAMPLES, SAMPLE_WIDTH};
+use super::config::{Arith, RELEASED_RTL_ACC_WIDTH};
 use crate::blocks::count_action::{count_action, CountActionConfig};
-use crate::dsl::{ModuleBuilder, Signal};
+use crate::dsl::{Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 
 /// Narrowest accumulator: one lane sum (±4080) must fit.
@@ -56,6 +69,8 @@ pub struct DecodeConfig {
     pub acc_width: u32,
     /// Width of the `cycles_per_output` target (1..=32 bits).
     pub target_width: u32,
+    /// The arithmetic contract ([`Arith::ReleasedRtl`] needs `acc_width` 16).
+    pub arith: Arith,
 }
 
 impl Default for DecodeConfig {
@@ -64,11 +79,13 @@ impl Default for DecodeConfig {
         DecodeConfig {
             acc_width: 16,
             target_width: 16,
+            arith: Arith::Wirespeed,
         }
     }
 }
 
-/// Generates `lightning_decode_a{acc_width}_t{target_width}`.
+/// Generates `lightning_decode_a{acc_width}_t{target_width}` (wirespeed's
+/// contract) or `lightning_decode_rtl_t{target_width}` (the released RTL's).
 ///
 /// Ports: `clk`, `rst` (active high); inputs `in_valid`, `in_data[256]`,
 /// `signs[16]`, `optical_loss[16]`, `cycles_per_output[target_width]`,
@@ -92,10 +109,20 @@ pub fn decode(cfg: &DecodeConfig) -> Result<Module, HdlError> {
             format!("{tw} is not in 1..=32"),
         ));
     }
+    if cfg.arith == Arith::ReleasedRtl && w != RELEASED_RTL_ACC_WIDTH {
+        return Err(HdlError::parameter(
+            NAME,
+            "acc_width",
+            format!("{w} bits, but arith released-rtl uses a {RELEASED_RTL_ACC_WIDTH}-bit wrapping accumulator"),
+        ));
+    }
     let window_unit = count_action(&CountActionConfig {
         events: 1,
         count_width: tw,
     })?;
+    if cfg.arith == Arith::ReleasedRtl {
+        return released_rtl_decode(tw, &window_unit);
+    }
 
     let mut m = ModuleBuilder::new(&format!("{NAME}_a{w}_t{tw}"));
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
@@ -169,6 +196,94 @@ pub fn decode(cfg: &DecodeConfig) -> Result<Module, HdlError> {
     m.output("out_acc", out_acc);
     m.output("out_act", out_act);
     m.finish()
+}
+
+/// The released RTL's decode (see the module docs): integer loss gain on the
+/// 8-bit product, sign bit 1 = positive, everything modulo 2^16, ReLU on bit 15.
+fn released_rtl_decode(tw: u32, window_unit: &Module) -> Result<Module, HdlError> {
+    const W: u32 = RELEASED_RTL_ACC_WIDTH;
+    let mut m = ModuleBuilder::new(&format!("lightning_decode_rtl_t{tw}"));
+    let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+    let in_valid = m.input("in_valid", 1);
+    let in_data = m.input("in_data", BUS_WIDTH);
+    let signs = m.input("signs", SAMPLES);
+    let gain = m.input("optical_loss", LOSS_WIDTH);
+    let target = m.input("cycles_per_output", tw);
+    let clear = m.input("clear", 1);
+    let not_clear = m.not(clear);
+
+    // Stage 1: the 8-bit product times the integer gain, modulo 2^16.
+    let gains: Vec<Signal> = m
+        .split_lanes(in_data, SAMPLE_WIDTH)
+        .into_iter()
+        .map(|s| {
+            let product = m.slice(s, 7, 8);
+            let scaled = m.mul(product, gain);
+            m.truncate(scaled, W)
+        })
+        .collect();
+    let gains = m.join_lanes(&gains);
+    let v1 = m.register(clk, "s1_valid", in_valid);
+    let g1 = m.reg_no_reset(clk, "s1_gains", W * SAMPLES);
+    m.set_next(g1, gains);
+    let signs1 = m.reg_no_reset(clk, "s1_signs", SAMPLES);
+    m.set_next(signs1, signs);
+
+    // Stage 2: sign bit 1 = positive; the wrapping lane sum.
+    let mut terms = Vec::new();
+    for (i, g) in m.split_lanes(g1, W).into_iter().enumerate() {
+        let zero = m.zeros(W);
+        let neg = m.sub_wrap(zero, g);
+        let positive = m.bit(signs1, i as u32);
+        terms.push(m.mux(positive, g, neg));
+    }
+    let sum = signed_tree(&mut m, &terms);
+    let v2 = m.register(clk, "s2_valid", v1);
+    let v2 = m.and(v2, not_clear);
+    let sum2 = m.reg_no_reset(clk, "s2_sum", W);
+    m.set_next(sum2, sum);
+
+    // Stage 3: the wrapping accumulator, the window, ReLU on bit 15.
+    let acc = m.reg(clk, "acc_q", W);
+    let total = m.add_wrap(acc, sum2);
+    let added = m.mux(v2, total, acc);
+    let emit = integration_window(&mut m, clk, window_unit, v2, clear, target);
+    let zero_acc = m.zeros(W);
+    let restart = m.or(emit, clear);
+    let acc_next = m.mux(restart, zero_acc, added);
+    m.set_next(acc, acc_next);
+    let negative = m.msb(added);
+    let relu = m.mux(negative, zero_acc, added);
+    let out_valid = m.register(clk, "out_valid_q", emit);
+    let out_acc = m.register_en(clk, "out_acc_q", added, emit);
+    let out_act = m.register_en(clk, "out_act_q", relu, emit);
+    m.output("out_valid", out_valid);
+    m.output("out_acc", out_acc);
+    m.output("out_act", out_act);
+    m.finish()
+}
+
+/// The count-action integration window: counts `events`, fires (`emit`) every
+/// `target` of them; `clear` restarts it.
+fn integration_window(
+    m: &mut ModuleBuilder,
+    clk: Domain,
+    window_unit: &Module,
+    events: Signal,
+    clear: Signal,
+    target: Signal,
+) -> Signal {
+    let unit = m.instance("u_window", window_unit);
+    m.bind_domain(unit, "clk", clk);
+    let zero = m.lit(0, 1);
+    let one = m.lit(1, 1);
+    m.connect(unit, "events", events);
+    m.connect(unit, "enable", one);
+    m.connect(unit, "clear", clear);
+    m.connect(unit, "one_shot", zero);
+    m.connect(unit, "target", target);
+    let emit = m.instance_output(unit, "action");
+    m.named("emit", emit)
 }
 
 /// `min((((s · loss + 128) >> 8) + 64) >> 7, 255)`: the compensated sample

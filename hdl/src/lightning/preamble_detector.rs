@@ -47,6 +47,16 @@
 //! *a* + `timeout` + 1.
 //!
 //! After reset the detector is idle: `searching`, `locked` and `failed` are 0.
+//!
+//! **The released RTL's mean** ([`PreambleMean::Halving`], module
+//! `lightning_preamble_detector_halving_t{timeout_width}`): the mean is the
+//! released RTL's `averager_tree`: four adder stages, each adding pairs at full
+//! precision and halving with truncation (`((s0 + s1) >> 1) + ((s2 + s3) >> 1)`,
+//! halved again, and so on), which can lie up to 15/16 below the exact mean;
+//! bit *i* of the mask = `sample_i > mean`. (The RTL's `preamble_detect` sets a
+//! bit when the sample is *not below* the mean; this detector keeps "above":
+//! with "not below", an all-dark word's mask is all ones and, judged across two
+//! words, can extend a preamble run by a word.) Everything else is as above.
 
 use super::bus::{
     sample_window, BUS_WIDTH, PREAMBLE_LENGTH_WIDTH, PREAMBLE_MASK, SAMPLES, SAMPLE_WIDTH,
@@ -60,23 +70,37 @@ pub const TIMEOUT_WIDTH: u32 = 16;
 /// Width of the sum of one word's 16 samples.
 const SUM_WIDTH: u32 = SAMPLE_WIDTH + 4;
 
+/// How a word's mean is computed for its mask.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PreambleMean {
+    /// The exact mean (`16 · sample > sum`), wirespeed's contract.
+    #[default]
+    Exact,
+    /// The released RTL's four halving, truncating adder stages.
+    Halving,
+}
+
 /// Shape of a preamble detector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PreambleDetectorConfig {
     /// Width of the `timeout` input and of the timeout counter (1..=32 bits).
     pub timeout_width: u32,
+    /// The mean the mask compares with.
+    pub mean: PreambleMean,
 }
 
 impl Default for PreambleDetectorConfig {
-    /// A 16-bit timeout (up to 65535 cycles).
+    /// A 16-bit timeout (up to 65535 cycles), the exact mean.
     fn default() -> Self {
         PreambleDetectorConfig {
             timeout_width: TIMEOUT_WIDTH,
+            mean: PreambleMean::Exact,
         }
     }
 }
 
-/// Generates `lightning_preamble_detector_t{timeout_width}`.
+/// Generates `lightning_preamble_detector_t{timeout_width}` (exact mean) or
+/// `lightning_preamble_detector_halving_t{timeout_width}` (the released RTL's).
 ///
 /// Ports: `clk`, `rst` (active high); inputs `adc_tvalid`, `adc_tdata[256]`,
 /// `arm`, `preamble_length[8]`, `timeout[timeout_width]`; registered outputs
@@ -100,7 +124,11 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
         count_width: tw,
     })?;
 
-    let mut m = ModuleBuilder::new(&format!("lightning_preamble_detector_t{tw}"));
+    let name = match cfg.mean {
+        PreambleMean::Exact => format!("lightning_preamble_detector_t{tw}"),
+        PreambleMean::Halving => format!("lightning_preamble_detector_halving_t{tw}"),
+    };
+    let mut m = ModuleBuilder::new(&name);
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
     let adc_valid = m.input("adc_tvalid", 1);
     let adc_data = m.input("adc_tdata", BUS_WIDTH);
@@ -110,23 +138,41 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     let zero = m.lit(0, 1);
     let one = m.lit(1, 1);
 
-    // Stage 1: the sum of the 16 samples.
+    // Stage 1: the sum (or the halving mean) of the 16 samples.
     let samples = m.split_lanes(adc_data, SAMPLE_WIDTH);
-    let sum = adder_tree(&mut m, &samples);
-    let v1 = m.register(clk, "s1_valid", adc_valid);
-    let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
-    m.set_next(word1, adc_data);
-    let sum1 = m.reg_no_reset(clk, "s1_sum", SUM_WIDTH);
-    m.set_next(sum1, sum);
-
-    // Stage 2: the mask, sample i above the mean <=> 16 * sample > sum.
-    let four = m.zeros(4);
-    let mut bits = Vec::new();
-    for s in m.split_lanes(word1, SAMPLE_WIDTH) {
-        let times16 = m.concat(&[s, four]);
-        bits.push(m.gt(times16, sum1));
-    }
-    let mask = m.join_lanes(&bits);
+    let (v1, word1, mask) = match cfg.mean {
+        PreambleMean::Exact => {
+            let sum = adder_tree(&mut m, &samples);
+            let v1 = m.register(clk, "s1_valid", adc_valid);
+            let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
+            m.set_next(word1, adc_data);
+            let sum1 = m.reg_no_reset(clk, "s1_sum", SUM_WIDTH);
+            m.set_next(sum1, sum);
+            // Stage 2: the mask, sample i above the mean <=> 16 * sample > sum.
+            let four = m.zeros(4);
+            let mut bits = Vec::new();
+            for s in m.split_lanes(word1, SAMPLE_WIDTH) {
+                let times16 = m.concat(&[s, four]);
+                bits.push(m.gt(times16, sum1));
+            }
+            (v1, word1, m.join_lanes(&bits))
+        }
+        PreambleMean::Halving => {
+            let mean = halving_tree(&mut m, &samples);
+            let v1 = m.register(clk, "s1_valid", adc_valid);
+            let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
+            m.set_next(word1, adc_data);
+            let mean1 = m.reg_no_reset(clk, "s1_mean", SAMPLE_WIDTH);
+            m.set_next(mean1, mean);
+            // Stage 2: the mask, sample i above the truncated mean.
+            let bits: Vec<Signal> = m
+                .split_lanes(word1, SAMPLE_WIDTH)
+                .into_iter()
+                .map(|s| m.gt(s, mean1))
+                .collect();
+            (v1, word1, m.join_lanes(&bits))
+        }
+    };
     let v2 = m.register(clk, "s2_valid", v1);
     let word2 = m.reg_no_reset(clk, "s2_word", BUS_WIDTH);
     m.set_next(word2, word1);
@@ -236,6 +282,29 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     m.output("failed", failed);
     m.output("rotation", rotation);
     m.finish()
+}
+
+/// The released RTL's averager: pairs (0,1), (2,3), … added at full precision
+/// and halved (truncating) at each of the four levels; `SAMPLE_WIDTH` bits.
+fn halving_tree(m: &mut ModuleBuilder, values: &[Signal]) -> Signal {
+    let mut level: Vec<Signal> = values.to_vec();
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| match pair {
+                [a, b] => {
+                    let sum = m.add(*a, *b);
+                    m.slice(sum, 1, SAMPLE_WIDTH)
+                }
+                [a] => *a,
+                _ => m.zeros(SAMPLE_WIDTH),
+            })
+            .collect();
+    }
+    level
+        .first()
+        .copied()
+        .unwrap_or_else(|| m.zeros(SAMPLE_WIDTH))
 }
 
 /// A balanced tree of widening adders: pairs (0,1), (2,3), … per level; the

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use thiserror::Error;
 
-use super::config::{DatapathConfig, WeightSource, SHIFT_MAX, WEIGHT_MAX};
+use super::config::{Arith, DatapathConfig, WeightSource, SHIFT_MAX, WEIGHT_MAX};
 use super::decode::{ACC_WIDTH_MAX, ACC_WIDTH_MIN};
 
 /// The `format` string of the workload's JSON files.
@@ -90,6 +90,7 @@ impl NetworkWeights {
                 .collect(),
             cores,
             weight_source: WeightSource::Memory,
+            arith: Arith::Wirespeed,
         }
     }
 }

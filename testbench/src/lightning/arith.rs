@@ -44,6 +44,14 @@
 //! 0..=255), giving the next layer's 8-bit activations. The last layer emits its
 //! accumulators as signed logits, before any ReLU or normalization; the
 //! prediction is the index of the first largest logit ([`argmax`]).
+//!
+//! # The released RTL's contract ([`released_rtl`])
+//! The authors' released RTL for the ZCU111 prototype (`lenet_single_core.v`)
+//! differs in five ways, each a function of [`released_rtl`]: an integer loss
+//! gain on the extracted product, sign bit 1 = positive, a 16-bit wrapping
+//! accumulator with ReLU on bit 15, a data-dependent power-of-two
+//! normalization per layer, and a preamble mean that halves at each of four
+//! adder stages. [`Contract`] names the two.
 
 use thiserror::Error;
 
@@ -84,6 +92,16 @@ pub enum ArithError {
     /// An optical loss factor that is not representable in Q8.8.
     #[error("optical loss factor {0} is out of range: must be finite, > 0 and < 256 (Q8.8)")]
     OpticalLoss(f64),
+}
+
+/// The two arithmetic contracts the golden model implements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Contract {
+    /// wirespeed's (the rest of this module).
+    #[default]
+    Wirespeed,
+    /// The authors' released RTL ([`released_rtl`]).
+    ReleasedRtl,
 }
 
 /// Encodes an 8-bit value as a bus sample: `v << 7`.
@@ -304,6 +322,142 @@ pub fn argmax(values: &[i64]) -> Option<usize> {
         }
     }
     best.map(|(i, _)| i)
+}
+
+/// The released RTL's arithmetic, read from its Verilog (module names given).
+pub mod released_rtl {
+    use super::SAMPLES_PER_CYCLE;
+
+    /// The accumulator width: 16 bits, wrapping (`integration`).
+    pub const ACC_BITS: u32 = 16;
+
+    /// The `optical_loss` register as the RTL's `loss_compensator` reads it: an
+    /// integer gain that multiplies the extracted 8-bit product.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct LossGain(pub u16);
+
+    impl LossGain {
+        /// Gain 1: the product unchanged.
+        pub const UNITY: LossGain = LossGain(1);
+
+        /// `(product · gain) mod 2^16`: the RTL keeps the low 16 bits.
+        pub fn apply(self, product: u8) -> u16 {
+            (u32::from(product) * u32::from(self.0)) as u16
+        }
+    }
+
+    /// A term of the lane sum (`integration`): the gained product when the sign
+    /// bit is 1 (positive), else its negation, modulo 2^16.
+    pub fn signed_term(gained: u16, sign_bit: bool) -> u16 {
+        if sign_bit {
+            gained
+        } else {
+            0u16.wrapping_sub(gained)
+        }
+    }
+
+    /// The lane sum of 16 terms, modulo 2^16 (the RTL's 16-bit adder tree).
+    pub fn lane_sum(
+        gained: &[u16; SAMPLES_PER_CYCLE],
+        sign_bits: &[bool; SAMPLES_PER_CYCLE],
+    ) -> u16 {
+        gained
+            .iter()
+            .zip(sign_bits)
+            .fold(0u16, |acc, (&g, &s)| acc.wrapping_add(signed_term(g, s)))
+    }
+
+    /// Accumulates lane sums from 0 in 16 bits, wrapping; returns the result and
+    /// how many additions wrapped (left the signed 16-bit range).
+    pub fn accumulate(lane_sums: &[u16]) -> (u16, u64) {
+        lane_sums.iter().fold((0u16, 0u64), |(acc, wraps), &x| {
+            let (_, wrapped) = (acc as i16).overflowing_add(x as i16);
+            (acc.wrapping_add(x), wraps + u64::from(wrapped))
+        })
+    }
+
+    /// The RTL's `relu`: 0 when bit 15 is set, else the value.
+    pub fn relu(acc: u16) -> u16 {
+        if acc & 0x8000 != 0 {
+            0
+        } else {
+            acc
+        }
+    }
+
+    /// A logit: the accumulator read as signed 16 bits.
+    pub fn logit(acc: u16) -> i64 {
+        i64::from(acc as i16)
+    }
+
+    /// The power-of-two shift the RTL's `normalization` picks for a layer.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Shift {
+        /// Shift left by this many bits (the largest value is below 128).
+        Left(u32),
+        /// Shift right by this many bits.
+        Right(u32),
+    }
+
+    /// The shift that brings the top set bit *i* of `max` to bit 7: left by
+    /// 7 − *i* for *i* < 8, else right by *i* − 7; `None` when `max` is 0.
+    pub fn layer_shift(max: u16) -> Option<Shift> {
+        let i = 15u32
+            .checked_sub(max.leading_zeros())
+            .filter(|_| max != 0)?;
+        Some(if i < 8 {
+            Shift::Left(7 - i)
+        } else {
+            Shift::Right(i - 7)
+        })
+    }
+
+    /// A hidden layer's 8-bit activations from its ReLU outputs: every value
+    /// shifted by [`layer_shift`] of the largest, low 8 bits (all 0 when every
+    /// value is 0); and the shift used.
+    pub fn normalize_layer(values: &[u16]) -> (Vec<u8>, Option<Shift>) {
+        let max = values.iter().copied().max().unwrap_or(0);
+        let shift = layer_shift(max);
+        let acts = values
+            .iter()
+            .map(|&v| match shift {
+                Some(Shift::Left(k)) => (u32::from(v) << k) as u8,
+                Some(Shift::Right(k)) => (v >> k) as u8,
+                None => 0,
+            })
+            .collect();
+        (acts, shift)
+    }
+
+    /// The preamble detector's mean (`averager_tree`): four stages, each adding
+    /// pairs at full precision and halving with truncation.
+    pub fn halving_mean(samples: &[u16; SAMPLES_PER_CYCLE]) -> u16 {
+        let mut level: Vec<u32> = samples.iter().map(|&s| u32::from(s)).collect();
+        while level.len() > 1 {
+            level = level.chunks(2).map(|p| (p[0] + p[1]) / 2).collect();
+        }
+        level[0] as u16
+    }
+
+    /// The detector's mask with [`halving_mean`]: bit *i* = sample *i* above it.
+    pub fn halving_mask(samples: &[u16; SAMPLES_PER_CYCLE]) -> u16 {
+        let mean = halving_mean(samples);
+        mask_above(samples, |s| u32::from(s) > u32::from(mean))
+    }
+
+    /// wirespeed's mask: bit *i* = sample *i* above the exact mean
+    /// (`16 · sample > sum`).
+    pub fn exact_mask(samples: &[u16; SAMPLES_PER_CYCLE]) -> u16 {
+        let sum: u32 = samples.iter().map(|&s| u32::from(s)).sum();
+        mask_above(samples, |s| 16 * u32::from(s) > sum)
+    }
+
+    fn mask_above(samples: &[u16; SAMPLES_PER_CYCLE], above: impl Fn(u16) -> bool) -> u16 {
+        samples
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &s)| m | (u16::from(above(s)) << i))
+    }
 }
 
 #[cfg(test)]

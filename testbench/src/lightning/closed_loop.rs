@@ -6,7 +6,8 @@
 //! same code drives a single [`Dut`] ([`run_image`]) or both engines in lockstep
 //! through the differential harness (its `Step` implements [`Pins`]).
 
-use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::bus::activation_preamble;
+use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::weights::{LayerWeights, NetworkWeights};
 
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::arith::{pack_bus, unpack_bus, AccWidth, OpticalLoss};
+use super::arith::{pack_bus, unpack_bus, AccWidth, Contract, OpticalLoss};
 use super::golden::Network;
 use super::link::{PhotonicLink, Word};
 use super::photonic::PhotonicCore;
@@ -25,6 +26,29 @@ use crate::harness::Step;
 /// on `cores` photonic cores ([`NetworkWeights::datapath_config`], the generator's
 /// own reading of a weights file).
 pub fn hardware_config(network: &Network, acc_width: AccWidth, cores: u32) -> HwConfig {
+    hardware_config_as(network, acc_width, cores, Contract::Wirespeed)
+}
+
+/// [`hardware_config`] under an arithmetic contract: the released RTL's uses
+/// its 16-bit accumulator whatever `acc_width` says.
+pub fn hardware_config_as(
+    network: &Network,
+    acc_width: AccWidth,
+    cores: u32,
+    contract: Contract,
+) -> HwConfig {
+    let (acc_width, arith) = match contract {
+        Contract::Wirespeed => (acc_width, Arith::Wirespeed),
+        Contract::ReleasedRtl => (AccWidth::RELEASED_RTL, Arith::ReleasedRtl),
+    };
+    HwConfig {
+        arith,
+        ..network_config(network, acc_width, cores)
+    }
+}
+
+/// The generator's reading of `network` as a weights file.
+fn network_config(network: &Network, acc_width: AccWidth, cores: u32) -> HwConfig {
     let weights = NetworkWeights {
         layers: network
             .layers()
@@ -57,6 +81,9 @@ pub struct PortShape {
     /// Streamed weights: per core, the `w{c}_tdata` words in order (3 × 64 bits:
     /// 128 magnitude bits, then 16 sign bits); `None` for memory weights.
     pub weight_stream: Option<Arc<Vec<Vec<[u64; 3]>>>>,
+    /// The `optical_loss{c}` value that leaves samples unchanged under the
+    /// design's contract (Q8.8 1.0, or the released RTL's gain 1).
+    pub unity_loss: u16,
 }
 
 impl PortShape {
@@ -66,6 +93,7 @@ impl PortShape {
             cores: cfg.cores as usize,
             acc_width: cfg.acc_width,
             index_width: hdl::lightning::datapath::logit_index_width(cfg),
+            unity_loss: cfg.arith.unity_loss(),
             weight_stream: (cfg.weight_source == WeightSource::Stream).then(|| {
                 Arc::new(
                     (0..cfg.cores)
@@ -135,8 +163,9 @@ impl Pins for DutPins<'_> {
 /// The run-time controls of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopControls {
-    /// Core *c*'s loss compensation register (`optical_loss{c}`); missing
-    /// entries are 1.0 ([`OpticalLoss::UNITY`]).
+    /// Core *c*'s loss compensation register (`optical_loss{c}`, raw: Q8.8
+    /// under wirespeed's contract, an integer gain under the released RTL's);
+    /// missing entries leave samples unchanged ([`PortShape::unity_loss`]).
     pub optical_loss: Vec<OpticalLoss>,
     /// Preamble cycles per layer.
     pub preamble_length: u32,
@@ -203,6 +232,17 @@ pub struct LoopRun {
     pub dac_start_cycle: u64,
     /// The `window_open_cycle` counter.
     pub window_open_cycle: u64,
+    /// The `busy_dac_cycles` counter.
+    pub busy_dac_cycles: u64,
+    /// The `busy_photonic_cycles` counter.
+    pub busy_photonic_cycles: u64,
+    /// The `busy_decode_cycles` counter.
+    pub busy_decode_cycles: u64,
+    /// The `compute_cycles` counter.
+    pub compute_cycles: u64,
+    /// Cycles in which the bench saw a data word on `dac0` (valid and not the
+    /// all-`0xFFFF` activation preamble), from `start` to `done`.
+    pub observed_dac_beats: u64,
     /// Observed timeline: DAC valid, first/last beat and window per layer, done.
     pub timeline: Vec<Event>,
 }
@@ -281,8 +321,11 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     pub fn cycle(&mut self, pins: &mut dyn Pins) {
         let c = &self.controls;
         for core in 0..self.shape.cores {
-            let loss = c.optical_loss.get(core).copied().unwrap_or_default();
-            pins.write(&format!("optical_loss{core}"), &[u64::from(loss.0)]);
+            let loss = c
+                .optical_loss
+                .get(core)
+                .map_or(self.shape.unity_loss, |l| l.0);
+            pins.write(&format!("optical_loss{core}"), &[u64::from(loss)]);
         }
         pins.write("preamble_length", &[u64::from(c.preamble_length)]);
         pins.write("timeout", &[u64::from(c.timeout)]);
@@ -379,7 +422,11 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.dac_seen = false;
         }
         let l = self.layer;
-        if one(pins, "dac0_tvalid") == 1 && !self.dac_seen {
+        let dac0_valid = one(pins, "dac0_tvalid") == 1;
+        if dac0_valid && word(&pins.read("dac0_tdata")) != activation_preamble() {
+            self.run.observed_dac_beats += 1;
+        }
+        if dac0_valid && !self.dac_seen {
             self.dac_seen = true;
             self.event(t, format!("layer {l}: DAC valid (preamble)"));
         }
@@ -420,6 +467,10 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.run.cycles = one(pins, "cycles");
             self.run.dac_start_cycle = one(pins, "dac_start_cycle");
             self.run.window_open_cycle = one(pins, "window_open_cycle");
+            self.run.busy_dac_cycles = one(pins, "busy_dac_cycles");
+            self.run.busy_photonic_cycles = one(pins, "busy_photonic_cycles");
+            self.run.busy_decode_cycles = one(pins, "busy_decode_cycles");
+            self.run.compute_cycles = one(pins, "compute_cycles");
         }
     }
 

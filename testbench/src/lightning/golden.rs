@@ -10,9 +10,10 @@
 use rand::Rng;
 use thiserror::Error;
 
+use super::arith::released_rtl::{self, LossGain};
 use super::arith::{
     self, check_shift, cycles_per_output, decode_adc, encode_sample, normalize, relu, AccWidth,
-    ArithError, OpticalLoss, Weight, SAMPLES_PER_CYCLE,
+    ArithError, Contract, OpticalLoss, Weight, SAMPLES_PER_CYCLE,
 };
 use super::photonic::{IdealCore, PhotonicCore};
 
@@ -235,8 +236,12 @@ pub struct Inference {
     pub activations: Vec<Vec<u8>>,
     /// The last layer's accumulators (signed, before any normalization).
     pub logits: Vec<i64>,
-    /// Number of accumulation steps that saturated, over all layers.
+    /// Number of accumulation steps that saturated, over all layers (wirespeed).
     pub saturations: u64,
+    /// Number of accumulation steps that wrapped, over all layers (released RTL).
+    pub wraps: u64,
+    /// Hidden layers normalized by a left shift (released RTL).
+    pub left_shifts: u64,
 }
 
 impl Inference {
@@ -331,7 +336,126 @@ pub fn infer_with_core(
         activations,
         logits,
         saturations,
+        wraps: 0,
+        left_shifts: 0,
     })
+}
+
+/// An arithmetic contract with its run-time parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContractConfig {
+    /// wirespeed's contract.
+    Wirespeed(DatapathConfig),
+    /// The released RTL's, with the `optical_loss` register as its integer gain.
+    ReleasedRtl(LossGain),
+}
+
+impl ContractConfig {
+    /// The contract's noise-free, lossless configuration (`acc_width` for
+    /// wirespeed's; the released RTL's is 16 bits).
+    pub fn exact(contract: Contract, acc_width: AccWidth) -> ContractConfig {
+        match contract {
+            Contract::Wirespeed => ContractConfig::Wirespeed(DatapathConfig {
+                acc_width,
+                optical_loss: OpticalLoss::UNITY,
+            }),
+            Contract::ReleasedRtl => ContractConfig::ReleasedRtl(LossGain::UNITY),
+        }
+    }
+}
+
+/// Noise-free inference under either contract: the bit-exact answer.
+pub fn infer_as(
+    network: &Network,
+    input: &[u8],
+    contract: &ContractConfig,
+) -> Result<Inference, GoldenError> {
+    match contract {
+        ContractConfig::Wirespeed(cfg) => infer(network, input, cfg),
+        ContractConfig::ReleasedRtl(gain) => {
+            infer_released_rtl(network, input, *gain, &mut IdealCore)
+        }
+    }
+}
+
+/// Inference under the released RTL's contract ([`released_rtl`]) through a
+/// photonic core, called in the same order as [`infer_with_core`].
+pub fn infer_released_rtl(
+    network: &Network,
+    input: &[u8],
+    gain: LossGain,
+    core: &mut impl PhotonicCore,
+) -> Result<Inference, GoldenError> {
+    if input.len() != network.inputs() {
+        return Err(GoldenError::InputLength {
+            expected: network.inputs(),
+            got: input.len(),
+        });
+    }
+    let (last, hidden) = network.layers.split_last().ok_or(GoldenError::NoLayers)?;
+    let mut wraps = 0;
+    let mut layer_accs = |layer: &Layer, acts: &[u8]| -> Vec<u16> {
+        layer
+            .weights
+            .iter()
+            .map(|row| {
+                let sums = released_lane_sums(row, acts, gain, core);
+                let (acc, w) = released_rtl::accumulate(&sums);
+                wraps += w;
+                acc
+            })
+            .collect()
+    };
+    let mut activations: Vec<Vec<u8>> = Vec::with_capacity(hidden.len());
+    let mut left_shifts = 0;
+    for layer in hidden {
+        let acts = activations.last().map_or(input, Vec::as_slice);
+        let values: Vec<u16> = layer_accs(layer, acts)
+            .into_iter()
+            .map(released_rtl::relu)
+            .collect();
+        let (next, shift) = released_rtl::normalize_layer(&values);
+        left_shifts += u64::from(matches!(shift, Some(released_rtl::Shift::Left(_))));
+        activations.push(next);
+    }
+    let logits = layer_accs(last, activations.last().map_or(input, Vec::as_slice))
+        .into_iter()
+        .map(released_rtl::logit)
+        .collect();
+    Ok(Inference {
+        activations,
+        logits,
+        saturations: 0,
+        wraps,
+        left_shifts,
+    })
+}
+
+/// The released RTL's lane sums of one output neuron (modulo 2^16): per lane,
+/// the core's ADC sample, bits `[14:7]`, times the integer gain, sign bit 1 =
+/// positive (a weight ≥ 0).
+pub fn released_lane_sums(
+    weights: &[Weight],
+    activations: &[u8],
+    gain: LossGain,
+    core: &mut impl PhotonicCore,
+) -> Vec<u16> {
+    let cycles = weights.len().div_ceil(SAMPLES_PER_CYCLE);
+    (0..cycles)
+        .map(|c| {
+            let mut gained = [0u16; SAMPLES_PER_CYCLE];
+            let mut sign_bits = [false; SAMPLES_PER_CYCLE];
+            for lane in 0..SAMPLES_PER_CYCLE {
+                let j = c * SAMPLES_PER_CYCLE + lane;
+                let a = activations.get(j).copied().unwrap_or(0);
+                let w = weights.get(j).copied().unwrap_or(Weight::ZERO);
+                let sample = core.transmit(encode_sample(a), encode_sample(w.magnitude));
+                gained[lane] = gain.apply(arith::decode_sample(sample));
+                sign_bits[lane] = !w.negative;
+            }
+            released_rtl::lane_sum(&gained, &sign_bits)
+        })
+        .collect()
 }
 
 /// Accuracy of a network over a labelled set.

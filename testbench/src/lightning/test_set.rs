@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use hdl::lightning::datapath::{datapath, fail_reason_text};
 
-use super::arith::{argmax, OpticalLoss};
-use super::closed_loop::{hardware_config, run_image, LoopControls, LoopRun, PortShape};
-use super::golden::{infer, DatapathConfig};
+use super::arith::{argmax, Contract};
+use super::closed_loop::{hardware_config_as, run_image, LoopControls, LoopRun, PortShape};
+use super::golden::{infer_as, ContractConfig};
 use super::link::PhotonicLink;
 use super::model_files::Workload;
 use super::photonic::{NoisyCore, TESTBED_SIGMA};
@@ -35,6 +35,8 @@ pub struct TestSetOptions {
     pub vcd: Option<PathBuf>,
     /// The engine(s) to run.
     pub engine: Engine,
+    /// The arithmetic contract of the generated datapath and the golden model.
+    pub arith: Contract,
 }
 
 /// One pass over the images with one noise level.
@@ -86,10 +88,11 @@ impl<'a> TestSet<'a> {
         if n > available {
             bail!("{n} images asked for, the test set has {available}");
         }
-        let hw = hardware_config(
+        let hw = hardware_config_as(
             &workload.model.network,
             workload.model.acc_width,
             options.cores,
+            options.arith,
         );
         let module = datapath(&hw)?;
         Ok(TestSet {
@@ -149,13 +152,10 @@ impl<'a> TestSet<'a> {
         let Some(first) = engines.first() else {
             bail!("no engine ran");
         };
-        let golden_cfg = DatapathConfig {
-            acc_width: self.workload.model.acc_width,
-            optical_loss: OpticalLoss::UNITY,
-        };
+        let golden_cfg = ContractConfig::exact(options.arith, self.workload.model.acc_width);
         let mut mismatches = 0;
         for (image, run) in images.iter().zip(&first.exact.runs) {
-            let g = infer(&self.workload.model.network, image, &golden_cfg)?;
+            let g = infer_as(&self.workload.model.network, image, &golden_cfg)?;
             mismatches += usize::from(g.logits != run.logits);
         }
         Ok(TestSetRun {

@@ -40,6 +40,9 @@ pub(super) struct Window {
     pub lost: Signal,
     /// The core has taken all of the layer's words.
     pub taken_done: Signal,
+    /// The core has words in flight: data beats fired in this layer > words
+    /// it has taken.
+    pub in_flight: Signal,
 }
 
 /// All cores' windows and what they say together.
@@ -227,6 +230,7 @@ fn core_window(
         failed,
         lost,
         taken_done,
+        in_flight,
     };
     (window, overflow)
 }

@@ -3,12 +3,13 @@
 //! DACs together (with the `dac{j}_delay`/`dac{j}_shift` inputs and the
 //! `dac{j}_tvalid`/`dac{j}_tdata` outputs).
 
+use super::normalize::{normalize_word, shift_registers, NormShift};
 use super::sequencer::Sequencer;
 use super::weights::{weight_memories, weight_streams, Weights, WeightsIn};
-use super::{count_unit, fit, to_samples, Common, BYTE_WORD_WIDTH};
+use super::{count_unit, fit, to_samples, Common};
 use crate::dsl::{Instance, Memory, ModuleBuilder, Signal};
 use crate::lightning::bus::{DELAY_WIDTH, SHIFT_WIDTH};
-use crate::lightning::config::WeightSource;
+use crate::lightning::config::{Arith, WeightSource};
 
 /// What the DAC side is made from.
 pub(super) struct DacSideIn<'a> {
@@ -32,6 +33,8 @@ pub(super) struct DacSide {
     pub act_mem: Memory,
     /// The weight source.
     pub weights: Weights,
+    /// Released RTL: the shift that normalizes the words as they are read.
+    pub norm_shift: Option<NormShift>,
 }
 
 /// Issues one beat per cycle while the layer owes beats and every source has a
@@ -84,10 +87,17 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
     };
     m.assign(weights_ready, weights.ready);
 
-    let act_mem = m.memory("activations", BYTE_WORD_WIDTH, 2 << sh.bank, None);
+    let act_mem = m.memory("activations", x.word_width(), 2 << sh.bank, None);
     let act_addr = m.concat(&[k.parity, act_index]);
     let act_word = m.mem_read(act_mem, clk, "act_word", act_addr, Some(issue));
-    let act_bus = to_samples(m, act_word);
+    let (act_bus, norm_shift) = match cfg.arith {
+        Arith::Wirespeed => (to_samples(m, act_word), None),
+        Arith::ReleasedRtl => {
+            let shift = shift_registers(m, x);
+            let bytes = normalize_word(m, act_word, shift);
+            (to_samples(m, bytes), Some(shift))
+        }
+    };
 
     let st = m.instance("u_streamer", &units.streamer);
     m.bind_domain(st, "clk", clk);
@@ -121,5 +131,6 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
         streamer: st,
         act_mem,
         weights,
+        norm_shift,
     }
 }

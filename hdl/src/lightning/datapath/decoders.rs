@@ -6,6 +6,7 @@ use super::join::Accepted;
 use super::sequencer::Sequencer;
 use super::Common;
 use crate::dsl::{ModuleBuilder, Signal};
+use crate::lightning::config::Arith;
 use crate::lightning::decode::LOSS_WIDTH;
 
 /// What the decoders are made from.
@@ -25,7 +26,8 @@ pub(super) struct Decoded {
     pub out_valid: Signal,
     /// Per core, the neuron's signed accumulator (a logit).
     pub accs: Vec<Signal>,
-    /// Per core, the neuron's 8-bit activation (hidden layers).
+    /// Per core, the neuron's activation (hidden layers): 8 bits (wirespeed) or
+    /// the 16-bit ReLU output (released RTL).
     pub acts: Vec<Signal>,
 }
 
@@ -45,7 +47,9 @@ pub(super) fn decoders(m: &mut ModuleBuilder, input: &DecodersIn) -> Decoded {
         m.connect(dec, "signs", sign_word);
         m.connect(dec, "optical_loss", loss);
         m.connect(dec, "cycles_per_output", seq.constants.cpo);
-        m.connect(dec, "shift", seq.constants.shift);
+        if x.cfg.arith == Arith::Wirespeed {
+            m.connect(dec, "shift", seq.constants.shift);
+        }
         m.connect(dec, "clear", seq.go);
         valids.push(m.instance_output(dec, "out_valid"));
         accs.push(m.instance_output(dec, "out_acc"));

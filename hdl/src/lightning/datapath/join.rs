@@ -23,6 +23,8 @@ pub(super) struct JoinIn<'a> {
 
 /// The accepted words, one per core, for decode.
 pub(super) struct Accepted {
+    /// All cores' next words are accepted in this cycle.
+    pub accept: Signal,
     /// The accepted words are on `buses`/`signs` (the cycle after `accept`).
     pub in_valid: Signal,
     /// Per core, the accepted word's 16 samples.
@@ -87,6 +89,7 @@ pub(super) fn join(m: &mut ModuleBuilder, input: &JoinIn) -> Accepted {
         }
     }
     Accepted {
+        accept,
         in_valid,
         buses,
         signs,

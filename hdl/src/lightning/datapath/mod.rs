@@ -109,6 +109,16 @@
 //! to the first cycle with `dac0_tvalid`; `window_open_cycle` = cycles from
 //! `start` to the first cycle with `locked`.
 //!
+//! # Arithmetic contracts
+//!
+//! `cfg.arith` selects the decode, the detectors' mean and the normalization
+//! ([`Arith`]). With [`Arith::ReleasedRtl`] the activation buffer holds 16-bit
+//! values (the image's bytes zero-extended, then each hidden neuron's ReLU
+//! output); the `normalize` stage tracks each hidden layer's largest value and
+//! shifts the next layer's words as they are read; weight sign bits are
+//! 1 = positive; the per-layer `shifts` are unused; the `optical_loss{c}`
+//! registers are integer gains (1 = unchanged).
+//!
 //! # Stages
 //!
 //! [`datapath`] only wires stages, each a function from a typed input struct to
@@ -118,8 +128,21 @@
 //! `adc_window` (per core: detector, skip, sign FIFO, take unit, watchdog),
 //! `join` (skew buffers, accept unit, signs), `decoders` (one decode per core),
 //! `writeback` (round unit, neuron indices, the hidden layers' collector and
-//! the image-load port), `failures` (conditions, then `fail_reason`), the
+//! the image-load port), `normalize` (released RTL only: the layer maximum), `failures` (conditions, then `fail_reason`), the
 //! sequencer's transitions, and `counters`.
+//!
+//! **Busy counters** (32 bits, cleared by an accepted `start`, counting while
+//! `busy`, valid after `done`; like the released RTL's `latency_counter` and
+//! `compute_counter`): `busy_dac_cycles` = cycles in which a data beat fired on
+//! the DACs (`fire`; each appears on `dac{j}_tdata` 3 + `dac{j}_delay` cycles
+//! later), i.e. the layers' beats; `busy_photonic_cycles` = cycles in which
+//! some core has words in flight between DAC and ADC window (data beats fired
+//! in the layer > words that core has taken; the watchdog's condition);
+//! `busy_decode_cycles` = cycles in which the decoders hold an accumulating
+//! neuron (words accepted in the layer > cycles per output × neurons emitted;
+//! all cores decode in lock-step); `compute_cycles` = cycles in which any of
+//! the three holds. `cycles` − `compute_cycles` is the control overhead
+//! (preamble, detector lock, layer turn-around) during which no stage works.
 //!
 //! Run-time controls are input ports (a register file can drive them):
 //! `optical_loss{c}` (Q8.8, core *c*'s loss compensation, c in 0..C),
@@ -132,26 +155,30 @@ mod dac_side;
 mod decoders;
 mod failures;
 mod join;
+mod normalize;
 mod sequencer;
 mod weights;
 mod writeback;
 
 use super::bus::{PREAMBLE_LENGTH_WIDTH, SAMPLES};
-use super::config::DatapathConfig;
+use super::config::{Arith, DatapathConfig};
 use super::decode::{decode, DecodeConfig};
-use super::preamble_detector::{preamble_detector, PreambleDetectorConfig, TIMEOUT_WIDTH};
+use super::preamble_detector::{
+    preamble_detector, PreambleDetectorConfig, PreambleMean, TIMEOUT_WIDTH,
+};
 use super::streamer::core_streamer;
 use crate::blocks::count_action::{count_action, CountActionConfig};
 use crate::dsl::{bits_for, Domain, Instance, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 use adc_window::{adc_windows, AdcWindowIn, AdcWindows};
 use counters::Counters;
-use counters::{counters, CountersIn};
+use counters::{busy_counters, counters, Busy, BusyIn, CountersIn};
 use dac_side::{dac_side, DacSide, DacSideIn};
 use decoders::Decoded;
 use decoders::{decoders, DecodersIn};
 use failures::{failures, record_reason, FailuresIn};
 use join::{join, JoinIn};
+use normalize::{track_layer_max, TrackIn};
 use sequencer::Sequencer;
 use sequencer::{advance, sequencer, AdvanceIn, SequencerIn};
 use writeback::{collector, rounds, CollectorIn, Rounds, RoundsIn};
@@ -243,8 +270,9 @@ pub fn logit_index_width(cfg: &DatapathConfig) -> u32 {
 /// `dac{j}_tvalid`, `dac{j}_tdata[256]`, `fire`, `busy`, `done`, `failed`,
 /// `fail_reason[3]`, `locked`, `core_locked[C]`, `layer`, `logit_valid[C]`,
 /// `logit_index[C × index bits]`, `logit_data[C × acc_width]`, `cycles[32]`,
-/// `dac_start_cycle[32]`, `window_open_cycle[32]`. See the module docs for the
-/// behaviour.
+/// `dac_start_cycle[32]`, `window_open_cycle[32]`, `busy_dac_cycles[32]`,
+/// `busy_photonic_cycles[32]`, `busy_decode_cycles[32]`, `compute_cycles[32]`.
+/// See the module docs for the behaviour.
 pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     cfg.validate()?;
     let sh = Shape::of(cfg);
@@ -320,6 +348,19 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             act_mem,
         },
     );
+    if let Some(shift) = dac.norm_shift {
+        let values = &written.values;
+        let (write, last_round) = (written.write_event, rounds.last_round);
+        let track = TrackIn {
+            common: x,
+            seq,
+            shift,
+            values,
+            write,
+            last_round,
+        };
+        track_layer_max(m, &track);
+    }
 
     let finish = m.and(rounds.layer_end, seq.constants.is_last);
     let failed = failures(m, &FailuresIn { seq, adc, accepted });
@@ -345,6 +386,19 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             locked,
         },
     );
+    let in_flight = adc.windows.iter().map(|w| w.in_flight).collect();
+    let (fire, accept, emit) = (dac.fire, accepted.accept, decoded.out_valid);
+    let busy = &busy_counters(
+        m,
+        &BusyIn {
+            common: x,
+            seq,
+            fire,
+            in_flight,
+            accept,
+            emit,
+        },
+    );
     outputs(
         m,
         &OutputsIn {
@@ -354,6 +408,7 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             decoded,
             rounds,
             counted,
+            busy,
         },
     );
     b.finish()
@@ -373,6 +428,22 @@ struct Common<'a> {
     zero: Signal,
     /// Constant 1 (one bit).
     one: Signal,
+}
+
+impl Common<'_> {
+    /// Width of one value in the activation buffer: 8 (wirespeed) or 16 (the
+    /// released RTL's ReLU outputs, normalized when read).
+    fn value_width(&self) -> u32 {
+        match self.cfg.arith {
+            Arith::Wirespeed => 8,
+            Arith::ReleasedRtl => normalize::VALUE_WIDTH,
+        }
+    }
+
+    /// Width of one activation buffer word: 16 values.
+    fn word_width(&self) -> u32 {
+        SAMPLES * self.value_width()
+    }
 }
 
 /// The submodules the datapath instantiates.
@@ -404,7 +475,13 @@ impl Units {
                 count_width: sh.count,
             })?,
             streamer: core_streamer(cfg.cores)?,
-            detector: preamble_detector(&PreambleDetectorConfig::default())?,
+            detector: preamble_detector(&PreambleDetectorConfig {
+                mean: match cfg.arith {
+                    Arith::Wirespeed => PreambleMean::Exact,
+                    Arith::ReleasedRtl => PreambleMean::Halving,
+                },
+                ..PreambleDetectorConfig::default()
+            })?,
             watchdog: count_action(&CountActionConfig {
                 events: 1,
                 count_width: TIMEOUT_WIDTH,
@@ -412,6 +489,7 @@ impl Units {
             decode: decode(&DecodeConfig {
                 acc_width: cfg.acc_width,
                 target_width: sh.count,
+                arith: cfg.arith,
             })?,
         })
     }
@@ -431,6 +509,8 @@ struct OutputsIn<'a> {
     rounds: &'a Rounds,
     /// The counters.
     counted: &'a Counters,
+    /// The busy counters.
+    busy: &'a Busy,
 }
 
 /// The status, logit and counter outputs.
@@ -461,6 +541,10 @@ fn outputs(m: &mut ModuleBuilder, input: &OutputsIn) {
     m.output("cycles", input.counted.cycles);
     m.output("dac_start_cycle", input.counted.dac_start);
     m.output("window_open_cycle", input.counted.window_open);
+    m.output("busy_dac_cycles", input.busy.dac);
+    m.output("busy_photonic_cycles", input.busy.photonic);
+    m.output("busy_decode_cycles", input.busy.decode);
+    m.output("compute_cycles", input.busy.compute);
 }
 
 /// A count-action instance counting `events`, cleared by `clear`.

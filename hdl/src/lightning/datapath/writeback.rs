@@ -78,10 +78,14 @@ pub(super) struct CollectorIn<'a> {
     pub act_mem: Memory,
 }
 
-/// The write-back's signals the sequencer uses.
+/// The write-back's signals the sequencer and the normalization use.
 pub(super) struct WriteBack {
     /// The current layer is a hidden one.
     pub hidden: Signal,
+    /// A hidden layer's round is emitted.
+    pub write_event: Signal,
+    /// Per core, the round's value (0 for a neuron past the outputs).
+    pub values: Vec<Signal>,
 }
 
 /// Hidden neurons: C bytes per round into a 16-byte collector; a lane unit
@@ -112,7 +116,8 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
     let lane = m.instance_output(lane_u, "count");
     let full = m.instance_output(lane_u, "action");
     let lane = m.truncate(lane, 4);
-    let zero_byte = m.zeros(8);
+    let (vw, word_w) = (x.value_width(), x.word_width());
+    let zero_byte = m.zeros(vw);
     let bytes: Vec<Signal> = input
         .decoded
         .acts
@@ -121,14 +126,14 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
         .map(|(&act, &e)| m.mux(e, act, zero_byte))
         .collect();
     let round_bytes = m.join_lanes(&bytes);
-    let wide = 2 * BYTE_WORD_WIDTH;
+    let wide = 2 * word_w;
     let round_wide = m.zext(round_bytes, wide);
-    let three = m.zeros(3);
+    let three = m.zeros(vw.trailing_zeros());
     let bit_pos = m.concat(&[lane, three]);
     let placed = m.shl_by(round_wide, bit_pos);
-    let placed_low = m.truncate(placed, BYTE_WORD_WIDTH);
-    let placed_high = m.slice(placed, BYTE_WORD_WIDTH, BYTE_WORD_WIDTH);
-    let collector = m.reg(clk, "collector_q", BYTE_WORD_WIDTH);
+    let placed_low = m.truncate(placed, word_w);
+    let placed_high = m.slice(placed, word_w, word_w);
+    let collector = m.reg(clk, "collector_q", word_w);
     let merged = m.or(collector, placed_low);
     let flush = m.or(full, input.rounds.last_round);
     let write_round = m.and(wr_ev, flush);
@@ -141,7 +146,7 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
     let tail_next = m.and_all(&[wr_ev, input.rounds.last_round, spills]);
     m.set_next(tail, tail_next);
     let write = m.or(write_round, tail);
-    let empty = m.zeros(BYTE_WORD_WIDTH);
+    let empty = m.zeros(word_w);
     let after_write = m.mux(full, placed_high, empty);
     let kept = m.mux(wr_ev, merged, collector);
     let kept = m.mux(write_round, after_write, kept);
@@ -160,11 +165,26 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
     let load_valid = m.input("load_valid", 1);
     let load_addr = m.input("load_addr", sh.bank);
     let load_data = m.input("load_data", BYTE_WORD_WIDTH);
+    // Released RTL: the image's bytes as 16-bit buffer values.
+    let load_data = if vw == 8 {
+        load_data
+    } else {
+        let lanes: Vec<Signal> = m
+            .split_lanes(load_data, 8)
+            .into_iter()
+            .map(|b| m.zext(b, vw))
+            .collect();
+        m.join_lanes(&lanes)
+    };
     let load_full_addr = m.concat(&[x.zero, load_addr]);
     let load_en = m.and(load_valid, seq.not_busy);
     let wa = m.mux(seq.busy, hidden_addr, load_full_addr);
     let wd = m.mux(seq.busy, hidden_data, load_data);
     let we = m.mux(seq.busy, write, load_en);
     m.mem_write(input.act_mem, clk, wa, wd, we);
-    WriteBack { hidden }
+    WriteBack {
+        hidden,
+        write_event: wr_ev,
+        values: bytes,
+    }
 }
