@@ -14,8 +14,8 @@ use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
-use testbench::lightning::arith::{AccWidth, OpticalLoss};
-use testbench::lightning::closed_loop::{hardware_config, PortShape};
+use testbench::lightning::arith::{AccWidth, Contract, OpticalLoss};
+use testbench::lightning::closed_loop::{hardware_config, hardware_config_as, PortShape};
 use testbench::lightning::golden::{infer, DatapathConfig, Network};
 use testbench::lightning::link::PhotonicLink;
 use testbench::lightning::photonic::{IdealCore, NoisyCore};
@@ -266,4 +266,33 @@ fn a_dark_link_fails_calibration_and_never_hangs() {
     assert_eq!((run.status >> 10) & 3, CAL_NO_LIGHT, "core 1 is dark");
     assert_eq!(bench.read("dac1_delay").unwrap(), before, "nothing loaded");
     assert_eq!(run.settings[1][0], 0x0100, "core 1's loss untouched");
+}
+
+/// Under the released RTL's contract the loss gain is an integer on the 8-bit
+/// product: its reset value is 1 (no compensation), and a calibration loads the
+/// integer nearest to 32512 / level, e.g. 2 for half the light and 3 for a third.
+#[test]
+fn released_rtl_calibration_loads_the_nearest_integer_gain() {
+    let net = network(4, &[40, 12, 8]);
+    let acc = AccWidth::new(24).unwrap();
+    let hw = hardware_config_as(&net, acc, 1, Contract::ReleasedRtl);
+    let (m, map) = top(&hw);
+    for (seed, t) in [(0u64, 0.5), (1, 0.34), (2, 0.9)] {
+        let mut dut = NativeDut::new(&m).unwrap();
+        start(&mut dut);
+        let skew = seeded("lightning released-rtl calibration", seed).gen_range(-300..=300);
+        let link = PhotonicLink::with_skew(NoisyCore::new(0.0, t, 1), LATENCY, SHIFT, skew);
+        let mut bench = TopBench::new(&mut dut, vec![link], &map, 16).unwrap();
+        assert_eq!(bench.read("optical_loss0").unwrap(), 1, "reset: gain 1");
+        let run = bench.calibrate(1, 5000).unwrap();
+        assert!(run.succeeded(), "cal_status {:#x}", run.status);
+        let level = (FULL_SCALE * t).round();
+        let integer = (FULL_SCALE / level).round() as u32;
+        let [_, d, s, wd, ws] = expected_settings(skew, t);
+        assert_eq!(
+            run.settings[0],
+            [integer, d, s, wd, ws],
+            "t {t}, skew {skew}"
+        );
+    }
 }

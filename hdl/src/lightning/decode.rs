@@ -237,7 +237,7 @@ fn released_rtl_decode(tw: u32, window_unit: &Module) -> Result<Module, HdlError
         let positive = m.bit(signs1, i as u32);
         terms.push(m.mux(positive, g, neg));
     }
-    let sum = signed_tree(&mut m, &terms);
+    let sum = m.add_tree_wrap(&terms);
     let v2 = m.register(clk, "s2_valid", v1);
     let v2 = m.and(v2, not_clear);
     let sum2 = m.reg_no_reset(clk, "s2_sum", W);

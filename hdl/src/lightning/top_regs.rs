@@ -7,7 +7,7 @@
 
 use super::bus::{DEFAULT_PREAMBLE_LENGTH, DELAY_WIDTH, PREAMBLE_LENGTH_WIDTH, SHIFT_WIDTH};
 use super::calibrate::{ARRIVAL_WIDTH, CAL_FAIL_WIDTH, GAIN_WIDTH};
-use super::config::{DatapathConfig, WeightSource};
+use super::config::{Arith, DatapathConfig, WeightSource};
 use super::datapath::{COUNTER_WIDTH, FAIL_REASON_WIDTH};
 use super::decode::LOSS_WIDTH;
 use super::preamble_detector::TIMEOUT_WIDTH;
@@ -24,8 +24,6 @@ pub const ADDR_WIDTH: u32 = 12;
 pub const LOGIT_REGISTER_WIDTH: u32 = 32;
 /// Most logits the top exposes as registers.
 pub const MAX_LOGITS: u32 = 64;
-/// Reset value of `optical_loss`: 1.0 in Q8.8 (no compensation).
-pub const DEFAULT_OPTICAL_LOSS: u32 = 0x0100;
 /// Reset value of `timeout` (cycles after a layer starts without a preamble lock).
 pub const DEFAULT_TIMEOUT: u32 = 2000;
 
@@ -234,12 +232,13 @@ impl Control {
         }
     }
 
-    /// Reset value: the working defaults of the closed-loop tests.
-    pub fn reset(self) -> u32 {
+    /// Reset value under contract `arith`: the working defaults of the
+    /// closed-loop tests, and no loss compensation ([`Arith::unity_loss`]).
+    pub fn reset(self, arith: Arith) -> u32 {
         match self {
             Control::PreambleLength => DEFAULT_PREAMBLE_LENGTH,
             Control::Timeout => DEFAULT_TIMEOUT,
-            Control::OpticalLoss(_) => DEFAULT_OPTICAL_LOSS,
+            Control::OpticalLoss(_) => u32::from(arith.unity_loss()),
             Control::Delay(_) | Control::Shift(_) => 0,
         }
     }
@@ -249,8 +248,8 @@ impl Control {
         !matches!(self, Control::PreambleLength | Control::Timeout)
     }
 
-    /// One line for the register map.
-    pub fn description(self) -> String {
+    /// One line for the register map under contract `arith`.
+    pub fn description(self, arith: Arith) -> String {
         let role = |j: u32| {
             if j.is_multiple_of(2) {
                 "activations"
@@ -261,7 +260,10 @@ impl Control {
         let what = match self {
             Control::PreambleLength => "preamble cycles per layer".to_string(),
             Control::Timeout => "cycles after a layer starts without a preamble lock (calibrating: without light) before the run fails".to_string(),
-            Control::OpticalLoss(c) => format!("core {c}: ADC loss compensation, Q8.8 (0x0100 = 1.0); loaded by a successful calibrate"),
+            Control::OpticalLoss(c) => match arith {
+                Arith::Wirespeed => format!("core {c}: ADC loss compensation, Q8.8 (0x0100 = 1.0); loaded by a successful calibrate"),
+                Arith::ReleasedRtl => format!("core {c}: integer gain on the extracted 8-bit product (1 = none); loaded by a successful calibrate"),
+            },
             Control::Delay(j) => format!("whole-cycle delay of DAC {j} (core {}, {}), 0..=63; loaded by a successful calibrate", j / 2, role(j)),
             Control::Shift(j) => format!("intra-cycle sample shift of DAC {j} (core {}, {}), 0..=15; loaded by a successful calibrate", j / 2, role(j)),
         };
@@ -339,8 +341,8 @@ pub fn registers(
     ];
     for control in Control::all(cfg.cores) {
         let spec = RegisterSpec::new(&control.name(), Access::ReadWrite, control.width())
-            .with_reset(control.reset())
-            .describe(&control.description());
+            .with_reset(control.reset(cfg.arith))
+            .describe(&control.description(cfg.arith));
         r.push(if control.calibrated() {
             spec.loadable()
         } else {
@@ -398,7 +400,10 @@ pub fn registers(
             RegisterSpec::new(&format!("cal{c}_level"), Access::ReadOnly, 2 * GAIN_WIDTH)
                 .describe(&format!("core {c}, last calibration: mean full-scale ADC sample and the loss gain derived from it"))
                 .field("level", 0, GAIN_WIDTH, "mean ADC sample of a full-scale product (32512 = lossless)")
-                .field("gain", GAIN_WIDTH, GAIN_WIDTH, "round(256 * 32512 / level), Q8.8: the optical_loss it loads"),
+                .field("gain", GAIN_WIDTH, GAIN_WIDTH, match cfg.arith {
+                    Arith::Wirespeed => "round(256 * 32512 / level), Q8.8: the optical_loss it loads",
+                    Arith::ReleasedRtl => "the integer nearest to 32512 / level: the optical_loss it loads",
+                }),
         );
     }
     let logits = cfg.layers.last().copied().unwrap_or(0);

@@ -3,6 +3,7 @@
 //! snapshot of every control register, which the DAC domain latches as it takes
 //! the command.
 
+use super::super::config::Arith;
 use super::super::datapath::BYTE_WORD_WIDTH;
 use super::super::top_regs::Control;
 use super::counters::{saturating_counter, wrapping_counter};
@@ -51,6 +52,8 @@ pub(super) struct Commands {
 pub(super) struct QueueShape {
     /// Photonic cores (how many controls a snapshot holds).
     pub cores: u32,
+    /// The arithmetic contract (the controls' reset values).
+    pub arith: Arith,
     /// Width of an image word's index.
     pub addr_width: u32,
     /// Entries of the asynchronous FIFO.
@@ -69,6 +72,7 @@ pub(super) fn command_queue(
 ) -> Result<Commands, HdlError> {
     let QueueShape {
         cores,
+        arith,
         addr_width,
         depth,
     } = *shape;
@@ -147,7 +151,7 @@ pub(super) fn command_queue(
             d.dac,
             &format!("{}_q", c.name()),
             c.width(),
-            u64::from(c.reset()),
+            u64::from(c.reset(arith)),
         );
         let v = m.slice(payload, lsb, c.width());
         lsb += c.width();

@@ -3,7 +3,7 @@
 //! streams.
 
 use super::super::calibrate::calibrator;
-use super::super::config::{DatapathConfig, WeightSource};
+use super::super::config::{Arith, DatapathConfig, WeightSource};
 use super::super::datapath::WEIGHT_STREAM_WIDTH;
 use super::super::top_regs::Control;
 use super::adc::AdcWords;
@@ -78,7 +78,7 @@ pub(super) fn dac_domain(
         m.connect(k, "adc_tvalid", words.valid);
         m.connect(k, "adc_tdata", words.data);
         busy.push(m.instance_output(k, "busy"));
-        cals.push((k, core_calibration(m, k, c as u32)));
+        cals.push((k, core_calibration(m, k, c as u32, cfg.arith)));
     }
     let cal_busy = m.or_all(&busy);
     let mut stalls = Vec::new();
@@ -106,14 +106,19 @@ pub(super) fn dac_domain(
     Ok((calibration, dac_stall))
 }
 
-/// Core `c`'s calibrator outputs, grouped.
-fn core_calibration(m: &mut ModuleBuilder, k: Instance, c: u32) -> CoreCalibration {
+/// Core `c`'s calibrator outputs, grouped; the gain is in the `optical_loss`
+/// format of contract `arith`.
+fn core_calibration(m: &mut ModuleBuilder, k: Instance, c: u32, arith: Arith) -> CoreCalibration {
+    let fail_reason = m.instance_output(k, "fail_reason");
+    let act = m.instance_output(k, "act_arrival");
+    let weight = m.instance_output(k, "weight_arrival");
+    let level = m.instance_output(k, "level");
+    let q8_8 = m.instance_output(k, "gain");
+    let gain = match arith {
+        Arith::Wirespeed => q8_8,
+        Arith::ReleasedRtl => integer_gain(m, q8_8),
+    };
     let mut out = |n: &str| m.instance_output(k, n);
-    let fail_reason = out("fail_reason");
-    let act = out("act_arrival");
-    let weight = out("weight_arrival");
-    let level = out("level");
-    let gain = out("gain");
     let settings = vec![
         (Control::OpticalLoss(c), gain),
         (Control::Delay(2 * c), out("act_delay")),
@@ -127,6 +132,17 @@ fn core_calibration(m: &mut ModuleBuilder, k: Instance, c: u32) -> CoreCalibrati
         level: m.concat(&[gain, level]),
         settings,
     }
+}
+
+/// The released RTL's integer gain nearest to Q8.8 gain `q8_8`:
+/// `(q8_8 + 128) >> 8`, in the same width. It is at least 1, since a level
+/// never exceeds 32767 and the Q8.8 gain is then at least 254.
+fn integer_gain(m: &mut ModuleBuilder, q8_8: Signal) -> Signal {
+    let w = q8_8.width();
+    let half = m.lit(128, w);
+    let rounded = m.add(q8_8, half);
+    let integer = m.slice(rounded, 8, w - 7);
+    m.zext(integer, w)
 }
 
 /// `s_axis_weights{c}_*`: open only while an inference runs, so a DMA engine may

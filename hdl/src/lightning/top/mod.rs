@@ -154,6 +154,7 @@ pub fn lightning_top(
         r,
         &commands::QueueShape {
             cores: cfg.cores,
+            arith: cfg.arith,
             addr_width: addr_w,
             depth: top.command_fifo_depth,
         },
