@@ -8,18 +8,21 @@
 //!
 //! `cargo test -p testbench --test lightning_top_cores`
 
+use std::cmp::Reverse;
+
 use hdl::blocks::axil_regfile::RegisterMap;
 use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::Module;
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::lightning::answer::{answer as answer_model, nats, ACCURACY_NATS, LSM_MIN_NATS};
 use testbench::lightning::arith::{AccWidth, Contract, OpticalLoss};
 use testbench::lightning::closed_loop::{hardware_config, hardware_config_as, PortShape};
 use testbench::lightning::golden::{infer, DatapathConfig, Network};
 use testbench::lightning::link::PhotonicLink;
 use testbench::lightning::photonic::{IdealCore, NoisyCore};
-use testbench::lightning::top_bench::{TopBench, TopRun};
+use testbench::lightning::top_bench::{AnswerBeat, TopBench, TopRun};
 use testbench::rng::seeded;
 use testbench::verilator::BuildOptions;
 
@@ -94,12 +97,79 @@ fn images_through_top(
     let mut cycles = Vec::new();
     for k in 0..images {
         let image: Vec<u8> = (0..net.inputs()).map(|_| rng.gen()).collect();
+        let scale = rng.gen_range(0..=12);
+        bench.write("scale_shift", scale).unwrap();
         let run = bench.infer(&image, net.outputs(), 400).unwrap();
         let what = format!("{} cores, {:?}, image {k}", hw.cores, hw.weight_source);
-        assert_exact(&run, &golden(net, &image, acc), &what);
+        let expected = golden(net, &image, acc);
+        assert_exact(&run, &expected, &what);
+        assert_answer(&run, &expected, scale, &what);
+        assert_busy_counters(&run, net, hw.cores, &what);
         cycles.push(run.cycles);
     }
     cycles
+}
+
+/// The real log-softmax of `x · 2^-s` in f64, clamped at the block's minimum.
+fn log_softmax(logits: &[i64], s: u32) -> Vec<f64> {
+    let scale = (-f64::from(s)).exp2();
+    let m = logits.iter().copied().max().unwrap_or(0);
+    let diffs: Vec<f64> = logits.iter().map(|&x| (x - m) as f64 * scale).collect();
+    let lse = diffs.iter().map(|d| d.exp()).sum::<f64>().ln();
+    diffs.iter().map(|d| (d - lse).max(LSM_MIN_NATS)).collect()
+}
+
+/// The answer registers and stream against the golden logits: the class is the
+/// first largest logit, every log-softmax is the block's bit-exact contract and
+/// within its accuracy of the real value, and the stream carries one beat per
+/// logit in index order with `tlast` on the last.
+fn assert_answer(run: &TopRun, logits: &[i64], scale: u32, what: &str) {
+    let first_max = (0..logits.len())
+        .max_by_key(|&i| (logits[i], Reverse(i)))
+        .unwrap_or(0);
+    assert_eq!(run.class as usize, first_max, "{what}: class");
+    assert_eq!(run.max_logit, logits[first_max], "{what}: max_logit");
+    let contract = answer_model(logits, scale).unwrap();
+    assert_eq!(run.lsm, contract.log_softmax, "{what}: lsm (contract)");
+    for (i, (&word, real)) in run.lsm.iter().zip(log_softmax(logits, scale)).enumerate() {
+        let err = (nats(word) - real).abs();
+        assert!(err <= ACCURACY_NATS, "{what}: lsm{i} off by {err} nat");
+    }
+    let n = logits.len();
+    assert_eq!(run.answer_beats.len(), n, "{what}: answer beats");
+    for (i, b) in run.answer_beats.iter().enumerate() {
+        let expected = AnswerBeat {
+            logit: logits[i],
+            lsm: run.lsm[i],
+            index: i as u32,
+            class: first_max as u32,
+            last: i + 1 == n,
+        };
+        assert_eq!(*b, expected, "{what}: answer beat {i}");
+    }
+}
+
+/// The busy counters: one DAC beat per neuron (of its core) and 16 inputs, and
+/// the busy stages fit in the run.
+fn assert_busy_counters(run: &TopRun, net: &Network, cores: u32, what: &str) {
+    let beats: usize = net
+        .layers()
+        .iter()
+        .map(|l| l.outputs().div_ceil(cores as usize) * l.inputs().div_ceil(16))
+        .sum();
+    let [dac, photonic, decode, compute] = run.busy_cycles;
+    assert_eq!(dac as usize, beats, "{what}: busy_dac_cycles");
+    assert!(
+        photonic > dac && decode >= dac,
+        "{what}: {:?}",
+        run.busy_cycles
+    );
+    assert!(
+        compute >= photonic.max(decode) && compute < run.cycles,
+        "{what}: compute_cycles {} of {}",
+        compute,
+        run.cycles
+    );
 }
 
 fn config(net: &Network, acc: AccWidth, cores: u32, source: WeightSource) -> HwConfig {
@@ -295,4 +365,37 @@ fn released_rtl_calibration_loads_the_nearest_integer_gain() {
             "t {t}, skew {skew}"
         );
     }
+}
+
+/// A consumer that never takes `m_axis_answer` cannot stall the top: the run
+/// finishes with its registers intact, every beat is counted as dropped and
+/// `answer_overflow` is set until `clear_stats`.
+#[test]
+fn a_refusing_answer_consumer_never_stalls_the_run() {
+    use hdl::lightning::top_regs::status::ANSWER_OVERFLOW;
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(5, &[32, 12, 6]);
+    let hw = config(&net, acc, 2, WeightSource::Memory);
+    let (m, map) = top(&hw);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start(&mut dut);
+    let links = (0..2)
+        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
+        .collect();
+    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+    bench.answer_ready = false;
+    let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 37 % 256) as u8).collect();
+    let expected = golden(&net, &image, acc);
+    for k in 1..=2u32 {
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_exact(&run, &expected, "refused answer");
+        assert!(run.answer_beats.is_empty());
+        assert_ne!(run.status & ANSWER_OVERFLOW, 0, "status {:#x}", run.status);
+        let dropped = bench.read("answer_dropped").unwrap();
+        assert_eq!(dropped, k * net.outputs() as u32, "answer_dropped");
+    }
+    bench.write("clear_stats", 1).unwrap();
+    bench.idle(20).unwrap();
+    assert_eq!(bench.read("status").unwrap() & ANSWER_OVERFLOW, 0);
+    assert_eq!(bench.read("answer_dropped").unwrap(), 0);
 }

@@ -5,6 +5,7 @@
 //! Offsets are 4 × the position in [`registers`]; the fixed registers come first
 //! (their offsets never move), then two per weight layer, then one per logit.
 
+use super::answer::LSM_WIDTH;
 use super::bus::{DEFAULT_PREAMBLE_LENGTH, DELAY_WIDTH, PREAMBLE_LENGTH_WIDTH, SHIFT_WIDTH};
 use super::calibrate::{ARRIVAL_WIDTH, CAL_FAIL_WIDTH, GAIN_WIDTH};
 use super::config::{Arith, DatapathConfig, WeightSource};
@@ -24,6 +25,8 @@ pub const ADDR_WIDTH: u32 = 12;
 pub const LOGIT_REGISTER_WIDTH: u32 = 32;
 /// Most logits the top exposes as registers.
 pub const MAX_LOGITS: u32 = 64;
+/// Width of the `scale_shift` control (log-softmax temperatures 0..=31).
+pub const SCALE_SHIFT_WIDTH: u32 = 5;
 /// Reset value of `timeout` (cycles after a layer starts without a preamble lock).
 pub const DEFAULT_TIMEOUT: u32 = 2000;
 
@@ -43,6 +46,9 @@ pub mod status {
     pub const CMD_OVERFLOW: u32 = 1 << 5;
     /// A DAC beat met `tready` = 0 since the last `clear_stats`.
     pub const DAC_STALL: u32 = 1 << 6;
+    /// An `m_axis_answer` beat met `tready` = 0 since the last `clear_stats`
+    /// (`answer_dropped` > 0).
+    pub const ANSWER_OVERFLOW: u32 = 1 << 7;
     /// Lowest bit of the current layer index (`[15:8]`).
     pub const LAYER_SHIFT: u32 = 8;
     /// Lowest bit of the datapath's `fail_reason` (`[18:16]`: 0 none, 1 no lock,
@@ -193,13 +199,19 @@ pub enum Control {
     Delay(u32),
     /// DAC *j*'s intra-cycle sample shift; calibration loads it.
     Shift(u32),
+    /// The log-softmax temperature *s*: the softmax is taken over logit · 2⁻ˢ.
+    ScaleShift,
 }
 
 impl Control {
     /// Every control of a top with `cores` cores, in register (and payload) order:
     /// the shared ones, then per core its loss and its two DACs' delay and shift.
     pub fn all(cores: u32) -> Vec<Control> {
-        let mut v = vec![Control::PreambleLength, Control::Timeout];
+        let mut v = vec![
+            Control::PreambleLength,
+            Control::Timeout,
+            Control::ScaleShift,
+        ];
         for c in 0..cores {
             v.push(Control::OpticalLoss(c));
             for j in [2 * c, 2 * c + 1] {
@@ -210,9 +222,10 @@ impl Control {
         v
     }
 
-    /// The register's name, which is also the datapath's input port.
+    /// The register's name, which is also the input port of the block it drives.
     pub fn name(self) -> String {
         match self {
+            Control::ScaleShift => "scale_shift".into(),
             Control::PreambleLength => "preamble_length".into(),
             Control::Timeout => "timeout".into(),
             Control::OpticalLoss(c) => format!("optical_loss{c}"),
@@ -229,6 +242,7 @@ impl Control {
             Control::OpticalLoss(_) => LOSS_WIDTH,
             Control::Delay(_) => DELAY_WIDTH,
             Control::Shift(_) => SHIFT_WIDTH,
+            Control::ScaleShift => SCALE_SHIFT_WIDTH,
         }
     }
 
@@ -239,13 +253,21 @@ impl Control {
             Control::PreambleLength => DEFAULT_PREAMBLE_LENGTH,
             Control::Timeout => DEFAULT_TIMEOUT,
             Control::OpticalLoss(_) => u32::from(arith.unity_loss()),
-            Control::Delay(_) | Control::Shift(_) => 0,
+            Control::Delay(_) | Control::Shift(_) | Control::ScaleShift => 0,
         }
     }
 
     /// Whether a calibration loads it.
     pub fn calibrated(self) -> bool {
-        !matches!(self, Control::PreambleLength | Control::Timeout)
+        !matches!(
+            self,
+            Control::PreambleLength | Control::Timeout | Control::ScaleShift
+        )
+    }
+
+    /// Whether it is an input of the datapath (otherwise of the answer block).
+    pub fn drives_datapath(self) -> bool {
+        self != Control::ScaleShift
     }
 
     /// One line for the register map under contract `arith`.
@@ -266,6 +288,7 @@ impl Control {
             },
             Control::Delay(j) => format!("whole-cycle delay of DAC {j} (core {}, {}), 0..=63; loaded by a successful calibrate", j / 2, role(j)),
             Control::Shift(j) => format!("intra-cycle sample shift of DAC {j} (core {}, {}), 0..=15; loaded by a successful calibrate", j / 2, role(j)),
+            Control::ScaleShift => "log-softmax temperature s, 0..=31: lsm<i> is the log-softmax of logit<i> * 2^-s".to_string(),
         };
         format!("{what}; takes effect at the next start")
     }
@@ -273,7 +296,7 @@ impl Control {
 
 /// Read-only values measured in the DAC clock domain, each 32 bits:
 /// `(register, description)`, in register order.
-pub const MEASUREMENTS: [(&str, &str); 8] = [
+pub const MEASUREMENTS: [(&str, &str); 12] = [
     ("cycles", "cycles from start to done of the last inference"),
     ("dac_start_cycle", "cycles from start to the first DAC beat of the last inference"),
     ("window_open_cycle", "cycles from start to the first ADC preamble lock of the last inference"),
@@ -282,6 +305,10 @@ pub const MEASUREMENTS: [(&str, &str); 8] = [
     ("failures", "inferences that failed (detector timeout) since clear_stats"),
     ("latency_min", "smallest `cycles` of a successful inference since clear_stats (0xFFFFFFFF: none)"),
     ("latency_max", "largest `cycles` of a successful inference since clear_stats"),
+    ("busy_dac_cycles", "cycles of the last inference in which a data beat fired on the DACs"),
+    ("busy_photonic_cycles", "cycles of the last inference in which some core had words in flight between DAC and ADC window"),
+    ("busy_decode_cycles", "cycles of the last inference in which the decoders held an accumulating neuron"),
+    ("compute_cycles", "cycles of the last inference in which any of the three stages worked (cycles - compute_cycles: control overhead)"),
 ];
 
 /// The `status` register with its fields (bit positions from [`status`]).
@@ -289,15 +316,16 @@ fn status_register() -> RegisterSpec {
     let bit = |mask: u32| mask.trailing_zeros();
     RegisterSpec::new("status", Access::ReadOnly, status::FAIL_REASON_SHIFT + FAIL_REASON_WIDTH)
         .describe(
-            "[0] busy (running or start queued), [1] done, [2] failed, [3] locked, [4] adc_overflow, [5] cmd_overflow, [6] dac_stall, [15:8] layer, [18:16] fail_reason (0 none, 1 no lock, 2 lost light)",
+            "[0] busy (running or start queued), [1] done, [2] failed, [3] locked, [4] adc_overflow, [5] cmd_overflow, [6] dac_stall, [7] answer_overflow, [15:8] layer, [18:16] fail_reason (0 none, 1 no lock, 2 lost light)",
         )
-        .field("busy", bit(status::BUSY), 1, "an inference runs, or a start write has not reached the datapath yet")
-        .field("done", bit(status::DONE), 1, "the last inference finished (cleared by the next start write)")
+        .field("busy", bit(status::BUSY), 1, "an inference (with its answer) runs, or a start write has not reached the datapath yet")
+        .field("done", bit(status::DONE), 1, "the last inference finished, its answer included (cleared by the next start write)")
         .field("failed", bit(status::FAILED), 1, "the last inference failed; fail_reason says why")
         .field("locked", bit(status::LOCKED), 1, "the ADC window is open (preamble locked)")
         .field("adc_overflow", bit(status::ADC_OVERFLOW), 1, "sticky: the ADC FIFO overflowed since clear_stats (adc_dropped > 0)")
         .field("cmd_overflow", bit(status::CMD_OVERFLOW), 1, "sticky: a command was dropped, queue full, since clear_stats")
         .field("dac_stall", bit(status::DAC_STALL), 1, "sticky: a DAC beat met tready = 0 since clear_stats")
+        .field("answer_overflow", bit(status::ANSWER_OVERFLOW), 1, "sticky: an m_axis_answer beat met tready = 0 since clear_stats (answer_dropped > 0)")
         .field("layer", status::LAYER_SHIFT, 8, "weight layer the datapath is on")
         .field("fail_reason", status::FAIL_REASON_SHIFT, FAIL_REASON_WIDTH, "why the last inference failed: 0 none, 1 no lock (no preamble within timeout), 2 lost light after lock")
 }
@@ -406,12 +434,36 @@ pub fn registers(
                 }),
         );
     }
+    r.extend(answer_registers(cfg));
+    r
+}
+
+/// The answer: drop count, class, largest logit, and per logit its value and
+/// log-softmax.
+fn answer_registers(cfg: &DatapathConfig) -> Vec<RegisterSpec> {
+    let mut r = vec![
+        RegisterSpec::new("answer_dropped", Access::ReadOnly, COUNTER_WIDTH).describe(
+            "m_axis_answer beats dropped because tready was 0, since clear_stats",
+        ),
+        RegisterSpec::new("class_index", Access::ReadOnly, LOGIT_REGISTER_WIDTH).describe(
+            "index of the largest logit of the last inference (ties: the smallest index; valid when done and not failed)",
+        ),
+        RegisterSpec::new("max_logit", Access::ReadOnly, LOGIT_REGISTER_WIDTH)
+            .describe("the largest logit of the last inference, sign-extended"),
+    ];
     let logits = cfg.layers.last().copied().unwrap_or(0);
     for i in 0..logits {
         r.push(
             RegisterSpec::new(&format!("logit{i}"), Access::ReadOnly, LOGIT_REGISTER_WIDTH)
                 .describe(&format!(
                 "logit {i} of the last inference, sign-extended (valid when done and not failed)"
+            )),
+        );
+    }
+    for i in 0..logits {
+        r.push(
+            RegisterSpec::new(&format!("lsm{i}"), Access::ReadOnly, LSM_WIDTH).describe(&format!(
+                "log-softmax of logit {i} * 2^-scale_shift, signed Q23.8 nats (value / 256; within 1/32 nat)"
             )),
         );
     }

@@ -81,6 +81,32 @@ pub struct TopRun {
     pub photonic_slack: u32,
     /// `status` read right after the `start` write.
     pub status_after_start: u32,
+    /// `busy_dac_cycles`, `busy_photonic_cycles`, `busy_decode_cycles`,
+    /// `compute_cycles`.
+    pub busy_cycles: [u32; 4],
+    /// `class_index`.
+    pub class: u32,
+    /// `max_logit`, sign-extended.
+    pub max_logit: i64,
+    /// `lsm0..`: signed Q23.8 nats.
+    pub lsm: Vec<i64>,
+    /// The `m_axis_answer` beats of this run, in order.
+    pub answer_beats: Vec<AnswerBeat>,
+}
+
+/// One `m_axis_answer` beat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AnswerBeat {
+    /// `tdata[31:0]`, sign-extended: the logit.
+    pub logit: i64,
+    /// `tdata[63:32]`, sign-extended: its log-softmax (Q23.8 nats).
+    pub lsm: i64,
+    /// `tuser[7:0]`: the logit's index.
+    pub index: u32,
+    /// `tuser[15:8]`: the class.
+    pub class: u32,
+    /// `tlast`.
+    pub last: bool,
 }
 
 /// The top, one link per core, the weight streams and an AXI-Lite master.
@@ -96,6 +122,9 @@ pub struct TopBench<'a, C: PhotonicCore> {
     pub adc_enabled: bool,
     axil_cycles: u64,
     weights: Option<WeightFeed>,
+    /// `m_axis_answer_tready`; when false the top drops its answer beats.
+    pub answer_ready: bool,
+    answer_beats: Vec<AnswerBeat>,
 }
 
 /// The DMA engine the bench plays for streamed weights: per core its words
@@ -134,10 +163,13 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             adc_enabled: true,
             axil_cycles: 0,
             weights: None,
+            answer_ready: true,
+            answer_beats: Vec::new(),
         };
         for j in 0..2 * cores {
             bench.set(&format!("m_axis_dac{j}_tready"), 1)?;
         }
+        bench.set("m_axis_answer_tready", 1)?;
         bench.present_adc()?;
         Ok(bench)
     }
@@ -202,6 +234,22 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         Ok(out)
     }
 
+    /// The `m_axis_answer` beat handed over at the next DAC edge, if any.
+    fn answer_handshake(&mut self) -> Result<Option<AnswerBeat>, DutError> {
+        if self.get1("m_axis_answer_tvalid")? == 0 || self.get1("m_axis_answer_tready")? == 0 {
+            return Ok(None);
+        }
+        let data = self.get1("m_axis_answer_tdata")?;
+        let user = self.get1("m_axis_answer_tuser")?;
+        Ok(Some(AnswerBeat {
+            logit: i64::from(data as u32 as i32),
+            lsm: i64::from((data >> 32) as u32 as i32),
+            index: (user & 0xFF) as u32,
+            class: (user >> 8 & 0xFF) as u32,
+            last: self.get1("m_axis_answer_tlast")? == 1,
+        }))
+    }
+
     /// The cores' links (e.g. to read their noise state).
     pub fn links(&self) -> &[PhotonicLink<C>] {
         &self.links
@@ -248,8 +296,11 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     fn edge(&mut self) -> Result<bool, DutError> {
         let [dac, adc, axil] = self.domains;
         let handshakes = self.weights_handshake()?;
+        let answer = self.answer_handshake()?;
         let fired = self.dut.step_edge();
         if fired.contains(&dac) {
+            self.answer_beats.extend(answer);
+            self.set("m_axis_answer_tready", u64::from(self.answer_ready))?;
             self.take_weights(&handshakes)?;
             for c in 0..self.links.len() {
                 let (ja, jw) = (2 * c, 2 * c + 1);
@@ -364,6 +415,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             feed.next.iter_mut().for_each(|n| *n = 0);
         }
         self.offer_weights()?;
+        self.answer_beats.clear();
         self.write("start", 1)?;
         let status_after_start = self.read("status")?;
         let mut status = status_after_start;
@@ -386,7 +438,23 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         for i in 0..logits {
             let v = self.read(&format!("logit{i}"))?;
             run.logits.push(i64::from(v as i32));
+            let v = self.read(&format!("lsm{i}"))?;
+            run.lsm.push(i64::from(v as i32));
         }
+        run.class = self.read("class_index")?;
+        run.max_logit = i64::from(self.read("max_logit")? as i32);
+        for (k, name) in [
+            "busy_dac_cycles",
+            "busy_photonic_cycles",
+            "busy_decode_cycles",
+            "compute_cycles",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            run.busy_cycles[k] = self.read(name)?;
+        }
+        run.answer_beats = std::mem::take(&mut self.answer_beats);
         run.cycles = self.read("cycles")?;
         run.dac_start_cycle = self.read("dac_start_cycle")?;
         run.window_open_cycle = self.read("window_open_cycle")?;

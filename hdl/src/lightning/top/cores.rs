@@ -48,7 +48,7 @@ pub(super) fn dac_domain(
     adc: &[AdcWords],
     clear_dac: Signal,
 ) -> Result<(Calibration, Signal), HdlError> {
-    for (c, q) in &cmds.controls {
+    for (c, q) in cmds.controls.iter().filter(|(c, _)| c.drives_datapath()) {
         m.connect(d, &c.name(), *q);
     }
     m.connect(d, "start", cmds.start);

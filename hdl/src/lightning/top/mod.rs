@@ -70,6 +70,7 @@ mod adc;
 mod commands;
 mod cores;
 mod counters;
+mod results;
 mod status;
 
 use super::config::DatapathConfig;
@@ -162,8 +163,9 @@ pub fn lightning_top(
         clear_axil,
     )?;
     let (cal, dac_stall) = cores::dac_domain(&mut m, &doms, d, cfg, &cmds, &adc.words, clear_dac)?;
+    let res = results::results(&mut m, doms.dac, cfg, d, &cmds, clear_dac)?;
     let dp_busy = m.instance_output(d, "busy");
-    let any_busy = m.or(dp_busy, cal.busy);
+    let any_busy = m.or_all(&[dp_busy, cal.busy, res.answering]);
     let all_idle = m.not(any_busy);
     m.assign(idle, all_idle);
 
@@ -177,6 +179,7 @@ pub fn lightning_top(
             datapath: d,
             cmds: &cmds,
             cal: &cal,
+            results: &res,
             dac_stall,
             adc_dropped: adc.dropped,
             clear_dac,

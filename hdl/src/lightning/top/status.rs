@@ -7,10 +7,11 @@ use std::collections::HashMap;
 
 use super::super::config::DatapathConfig;
 use super::super::datapath::COUNTER_WIDTH;
-use super::super::top_regs::{Control, LOGIT_REGISTER_WIDTH, MEASUREMENTS};
+use super::super::top_regs::{Control, MEASUREMENTS};
 use super::commands::Commands;
 use super::cores::Calibration;
 use super::counters::{latency_range, saturating_counter, wrapping_counter};
+use super::results::{logit_count, Results};
 use super::{missing, Domains};
 use crate::blocks::axil_regfile::{Access, RegisterSpec};
 use crate::blocks::cdc::cross_word;
@@ -25,6 +26,7 @@ pub(super) struct Sources<'a> {
     pub datapath: Instance,
     pub cmds: &'a Commands,
     pub cal: &'a Calibration,
+    pub results: &'a Results,
     pub dac_stall: Signal,
     pub adc_dropped: Signal,
     pub clear_dac: Signal,
@@ -48,6 +50,7 @@ pub(super) fn status_and_results(
     };
 
     let zero = m.lit(0, 1);
+    let answer_overflow = get("answer_overflow")?;
     let pending = m.ne(s.cmds.starts_queued, get("starts_seen")?);
     let not_pending = m.not(pending);
     let busy = m.or(get("busy")?, pending);
@@ -58,7 +61,7 @@ pub(super) fn status_and_results(
     let status = m.concat(&[
         get("fail_reason")?,
         get("layer")?,
-        zero,
+        answer_overflow,
         get("dac_stall")?,
         cmd_overflow,
         adc_overflow,
@@ -85,13 +88,14 @@ pub(super) fn status_and_results(
     read_only.insert("adc_dropped".into(), s.adc_dropped);
     read_only.insert("cmd_dropped".into(), s.cmds.dropped);
     let mut crossed: Vec<String> = MEASUREMENTS.iter().map(|(n, _)| n.to_string()).collect();
-    crossed.push("cal_cycles".into());
+    crossed.extend(["cal_cycles", "answer_dropped", "class_index", "max_logit"].map(String::from));
     for c in 0..s.cfg.cores {
         crossed.push(format!("cal{c}_arrival"));
         crossed.push(format!("cal{c}_level"));
     }
     for i in 0..logit_count(s.cfg) {
         crossed.push(format!("logit{i}"));
+        crossed.push(format!("lsm{i}"));
     }
     for name in crossed {
         let v = get(&name)?;
@@ -110,21 +114,18 @@ pub(super) fn status_and_results(
     calibrated_loads(m, d.axil, &s, &snapshot)
 }
 
-/// Number of logits (outputs of the last layer).
-fn logit_count(cfg: &DatapathConfig) -> u32 {
-    cfg.layers.last().copied().unwrap_or(0)
-}
-
-/// The inference's status, measurements and logits (DAC domain).
+/// The inference's status, measurements, logits and answer (DAC domain). The
+/// run is busy, and not yet done, until its answer is complete.
 fn inference_fields(
     m: &mut ModuleBuilder,
     dac: Domain,
     s: &Sources,
 ) -> Result<Vec<(String, Signal)>, HdlError> {
     let dp = s.datapath;
+    let res = s.results;
     let mut out = |n: &str| m.instance_output(dp, n);
-    let busy = out("busy");
-    let done = out("done");
+    let dp_busy = out("busy");
+    let dp_done = out("done");
     let failed = out("failed");
     let fail_reason = out("fail_reason");
     let cycles = out("cycles");
@@ -132,12 +133,10 @@ fn inference_fields(
     let locked_raw = out("locked");
     let window_open = out("window_open_cycle");
     let layer = out("layer");
-    let logit_valid = out("logit_valid");
-    let logit_index = out("logit_index");
-    let logit_data = out("logit_data");
-    let done_prev = m.register(dac, "done_prev_q", done);
-    let not_prev = m.not(done_prev);
-    let finished = m.and(done, not_prev);
+    let busy = m.or(dp_busy, res.answering);
+    let not_answering = m.not(res.answering);
+    let done = m.and(dp_done, not_answering);
+    let finished = res.finished;
     let finished_fail = m.and(finished, failed);
     let not_failed = m.not(failed);
     let finished_ok = m.and(finished, not_failed);
@@ -155,6 +154,15 @@ fn inference_fields(
     let (lat_min, lat_max) = latency_range(m, dac, finished_ok, cycles, s.clear_dac);
     measured.insert("latency_min", lat_min);
     measured.insert("latency_max", lat_max);
+    for name in [
+        "busy_dac_cycles",
+        "busy_photonic_cycles",
+        "busy_decode_cycles",
+        "compute_cycles",
+    ] {
+        let v = m.instance_output(dp, name);
+        measured.insert(name, v);
+    }
     let starts_seen = wrapping_counter(m, dac, "starts_seen_q", s.cmds.start, never);
     let locked = m.and(locked_raw, busy);
     let layer8 = m.zext(layer, 8);
@@ -175,47 +183,15 @@ fn inference_fields(
             .ok_or_else(|| missing(&format!("measurement `{name}`")))?;
         snap.push((name.to_string(), v));
     }
-    snap.extend(logit_registers(
-        m,
-        dac,
-        s.cfg,
-        logit_valid,
-        logit_index,
-        logit_data,
-    ));
-    Ok(snap)
-}
-
-/// One register per logit, written when the datapath emits it: the C lanes of
-/// `logit_valid`/`logit_index`/`logit_data` (one per core).
-fn logit_registers(
-    m: &mut ModuleBuilder,
-    dac: Domain,
-    cfg: &DatapathConfig,
-    valid: Signal,
-    index: Signal,
-    data: Signal,
-) -> Vec<(String, Signal)> {
-    let cores = cfg.cores;
-    let valids = m.split_lanes(valid, 1);
-    let indices = m.split_lanes(index, index.width() / cores);
-    let values: Vec<Signal> = m
-        .split_lanes(data, data.width() / cores)
-        .into_iter()
-        .map(|v| m.sext(v, LOGIT_REGISTER_WIDTH))
-        .collect();
-    let mut regs = Vec::new();
-    for i in 0..logit_count(cfg) {
-        // Neuron i belongs to core i mod C.
-        let c = (i % cores) as usize;
-        let hit = m.eq_const(indices[c], u64::from(i));
-        let en = m.and(valids[c], hit);
-        let q = m.reg(dac, &format!("logit{i}_q"), LOGIT_REGISTER_WIDTH);
-        m.set_next(q, values[c]);
-        m.set_enable(q, en);
-        regs.push((format!("logit{i}"), q));
+    snap.push(("answer_overflow".into(), res.overflow));
+    snap.push(("answer_dropped".into(), res.dropped));
+    snap.push(("class_index".into(), res.class));
+    snap.push(("max_logit".into(), res.max_logit));
+    for (i, (logit, lsm)) in res.logits.iter().zip(&res.lsm).enumerate() {
+        snap.push((format!("logit{i}"), *logit));
+        snap.push((format!("lsm{i}"), *lsm));
     }
-    regs
+    Ok(snap)
 }
 
 /// The calibration's state and results (DAC domain): busy/done/failed, per core
