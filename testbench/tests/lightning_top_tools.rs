@@ -1,25 +1,61 @@
-//! Every board variant of the Lightning top (16-sample ADC as on the ZCU111,
-//! 8-sample ADC with the gearbox as on the RFSoC 4x2) passes Verilator lint
-//! (`-Wall`, no warnings), Verilator's full elaboration, Icarus Verilog and
-//! Yosys `synth_xilinx -family xcup`. The network is a small random one so that
-//! Yosys stays around a minute per variant; the shipped MLP's numbers come from
+//! Every board variant of the Lightning top passes Verilator lint (`-Wall`, no
+//! warnings), Verilator's full elaboration, Icarus Verilog and Yosys
+//! `synth_xilinx -family xcup`: the 16-sample ADC as on the ZCU111 and the
+//! 8-sample ADC with the gearbox as on the RFSoC 4x2; 2 cores with streamed
+//! weights and 4 cores with on-chip weights (the ZCU111's limit); and the
+//! released RTL's arithmetic. The network is a small random one so that Yosys
+//! stays around a minute per variant; the shipped MLP's numbers come from
 //! `wirespeed synth lightning --board <name> --flatten`.
 //!
 //! `cargo test -p testbench --test lightning_top_tools`
 
 mod verilog_common;
 
+use hdl::lightning::config::WeightSource;
 use hdl::lightning::top::{lightning_top, TopConfig};
-use testbench::lightning::arith::AccWidth;
-use testbench::lightning::closed_loop::hardware_config;
+use testbench::lightning::arith::{AccWidth, Contract};
+use testbench::lightning::closed_loop::hardware_config_as;
 use testbench::lightning::golden::Network;
 use testbench::rng::seeded;
 use verilog_common::check_tools;
 
-fn variant(board: &str, adc_samples: u32) {
-    let mut rng = seeded(&format!("lightning_top_tools {board}"), 3);
-    let net = Network::random(&[20, 6, 3], &[6, 0], &mut rng).unwrap();
-    let cfg = hardware_config(&net, AccWidth::new(20).unwrap(), 1);
+/// One board variant of the top.
+struct Variant {
+    board: &'static str,
+    adc_samples: u32,
+    cores: u32,
+    weights: WeightSource,
+    contract: Contract,
+}
+
+impl Variant {
+    /// One core, on-chip weights, wirespeed's arithmetic.
+    fn board(board: &'static str, adc_samples: u32) -> Variant {
+        Variant {
+            board,
+            adc_samples,
+            cores: 1,
+            weights: WeightSource::Memory,
+            contract: Contract::Wirespeed,
+        }
+    }
+}
+
+fn variant(v: Variant) {
+    let Variant {
+        board,
+        adc_samples,
+        cores,
+        weights,
+        contract,
+    } = v;
+    let board = format!("{board} ({cores} cores, {weights:?} weights, {contract:?})");
+    let mut rng = seeded("lightning_top_tools", 3);
+    // Every core needs a neuron in every layer.
+    let logits = 3.max(cores as usize);
+    let net = Network::random(&[20, 6, logits], &[6, 0], &mut rng).unwrap();
+    let mut cfg = hardware_config_as(&net, AccWidth::new(20).unwrap(), cores, contract);
+    cfg.weight_source = weights;
     let top = TopConfig {
         adc_samples_per_clock: adc_samples,
         ..TopConfig::default()
@@ -28,7 +64,7 @@ fn variant(board: &str, adc_samples: u32) {
     assert!(map.registers.len() > 30);
     let report = check_tools(&m, true).expect("synthesis report");
     assert!(report.luts > 0 && report.ffs > 0, "{board}: {report:?}");
-    // The 256-bit ADC FIFO and the weight/activation memories are RAMs.
+    // The 256-bit ADC FIFO and the activation memories are RAMs.
     assert!(
         report.ramb18 + report.ramb36 + report.lutrams > 0,
         "{board}: no RAM cells in {:?}",
@@ -42,10 +78,35 @@ fn variant(board: &str, adc_samples: u32) {
 
 #[test]
 fn zcu111_variant_passes_lint_iverilog_and_yosys() {
-    variant("zcu111", 16);
+    variant(Variant::board("zcu111", 16));
 }
 
 #[test]
 fn rfsoc4x2_variant_passes_lint_iverilog_and_yosys() {
-    variant("rfsoc4x2", 8);
+    variant(Variant::board("rfsoc4x2", 8));
+}
+
+#[test]
+fn two_cores_with_streamed_weights_pass_lint_iverilog_and_yosys() {
+    variant(Variant {
+        cores: 2,
+        weights: WeightSource::Stream,
+        ..Variant::board("zcu111", 16)
+    });
+}
+
+#[test]
+fn four_cores_pass_lint_iverilog_and_yosys() {
+    variant(Variant {
+        cores: 4,
+        ..Variant::board("zcu111", 16)
+    });
+}
+
+#[test]
+fn released_rtl_arithmetic_passes_lint_iverilog_and_yosys() {
+    variant(Variant {
+        contract: Contract::ReleasedRtl,
+        ..Variant::board("zcu111", 16)
+    });
 }
