@@ -1,7 +1,8 @@
 //! The Lightning top for an RFSoC board: the [`datapath`](super::datapath::datapath)
 //! on `cores` photonic cores with AXI-Stream ports for the RF Data Converter, a
-//! [`calibrator`](super::calibrate::calibrator) per core, an AXI-Lite register
-//! file, and three clock domains.
+//! [`calibrator`](super::calibrate::calibrator) per core, the
+//! [`answer`](super::answer::answer) (class and log-softmax), an AXI-Lite
+//! register file, and three clock domains.
 //!
 //! # Ports (C = `cores`)
 //! - DAC clock `dac_aclk`, `dac_aresetn` (active low): the datapath runs here.
@@ -20,6 +21,13 @@
 //!   [`DatapathConfig::weight_words`](super::config::DatapathConfig::weight_words)`(c)`
 //!   in order, the whole stream again for every inference. `tready` is 0 unless
 //!   an inference runs, so the DMA may be armed before or after `start`.
+//! - On the DAC clock, `m_axis_answer_{tdata[64],tuser[16],tlast,tvalid,tready}`:
+//!   after every successful inference one beat per logit in index order,
+//!   `tdata` = {log-softmax (signed Q23.8 nats), logit (sign-extended)},
+//!   `tuser` = {class, index} (8 bits each), `tlast` on the last logit. The
+//!   answer cannot wait: a beat met by `tready` = 0 is dropped and counted
+//!   (`answer_dropped`, status `answer_overflow`); the registers hold the same
+//!   values. `done` rises once the last beat has left.
 //! - ADC clock `adc_aclk`, `adc_aresetn`: core *c*'s `s_axis_adc{c}_{tdata,tvalid,tready}`
 //!   is the AXI-Stream slave for a converter ADC master (`m00_axis`, …), 16 or 8
 //!   samples × 16 bits per clock ([`TopConfig::adc_samples_per_clock`]);
@@ -64,7 +72,8 @@
 //! `busy` = 0; `done` = 1, `failed` = 0 → the controls are programmed. Per
 //! image: write `image_addr`, `image_data0..3`, `image_commit` per 16-input
 //! word; write `start`; poll `status` until `busy` = 0; `done` = 1, `failed` = 0
-//! → read `logit0..`.
+//! → read `class_index`, `logit0..`, `lsm0..` (or take them from
+//! `m_axis_answer`).
 
 mod adc;
 mod commands;
