@@ -326,3 +326,146 @@ fn lightning_released_rtl_contract_runs_and_equals_its_golden_model() {
         "{stdout}"
     );
 }
+
+/// Runs `wirespeed sim lightning <args>`.
+fn lightning(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["sim", "lightning"])
+        .args(args)
+        .output()
+        .expect("the wirespeed binary runs")
+}
+
+/// The golden model's correct count on the first `n` shipped test images
+/// (perfect link, wirespeed's contract), computed here.
+fn golden_correct(n: usize) -> usize {
+    use testbench::lightning::arith::{argmax, OpticalLoss};
+    use testbench::lightning::golden::{infer, DatapathConfig};
+    use testbench::lightning::model_files::{data_dir, load_workload};
+    let w = load_workload(&data_dir()).expect("the shipped workload");
+    let cfg = DatapathConfig {
+        acc_width: w.model.acc_width,
+        optical_loss: OpticalLoss::UNITY,
+    };
+    (0..n)
+        .filter(|&i| {
+            let logits = infer(&w.model.network, &w.test.images[i], &cfg)
+                .expect("golden inference")
+                .logits;
+            argmax(&logits) == Some(usize::from(w.test.labels[i]))
+        })
+        .count()
+}
+
+/// (hardware correct, golden correct) from the report's `accuracy:` line.
+fn impaired_accuracy(stdout: &str) -> (usize, usize) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("accuracy: hardware"))
+        .unwrap_or_else(|| panic!("no accuracy line in\n{stdout}"));
+    let counts: Vec<usize> = line
+        .split('(')
+        .skip(1)
+        .map(|part| {
+            part.split('/')
+                .next()
+                .and_then(|k| k.parse().ok())
+                .unwrap_or_else(|| panic!("bad accuracy line {line}"))
+        })
+        .collect();
+    match counts[..] {
+        [hw, golden] => (hw, golden),
+        _ => panic!("bad accuracy line {line}"),
+    }
+}
+
+#[test]
+fn lightning_calibration_undoes_skew_and_loss_through_the_board_top() {
+    let n = 24;
+    let expected_golden = golden_correct(n);
+    let images = n.to_string();
+    let calibrated = ok(&lightning(&[
+        "--skew",
+        "3,5",
+        "--loss",
+        "0.6",
+        "--calibrate",
+        "--images",
+        &images,
+    ]));
+    assert!(
+        calibrated.contains("Lightning board top") && calibrated.contains("calibration: yes"),
+        "{calibrated}"
+    );
+    assert!(
+        calibrated.contains("calibration: succeeded"),
+        "{calibrated}"
+    );
+    assert!(
+        calibrated.contains("skew 53 samples (link: 53)"),
+        "{calibrated}"
+    );
+    assert!(
+        calibrated.contains(&format!(
+            "logits equal the golden model's on {n}/{n} images"
+        )),
+        "{calibrated}"
+    );
+    assert_eq!(
+        impaired_accuracy(&calibrated),
+        (expected_golden, expected_golden),
+        "{calibrated}"
+    );
+
+    // The same link without calibration: exit 0, no exact image, accuracy falls.
+    let raw = ok(&lightning(&[
+        "--skew", "3,5", "--loss", "0.6", "--images", &images,
+    ]));
+    assert!(raw.contains("calibration: no"), "{raw}");
+    assert!(
+        raw.contains(&format!("logits equal the golden model's on 0/{n} images")),
+        "{raw}"
+    );
+    let (hw, golden) = impaired_accuracy(&raw);
+    assert_eq!(golden, expected_golden, "{raw}");
+    assert!(hw < golden, "{raw}");
+}
+
+#[test]
+fn lightning_failed_calibration_exits_nonzero() {
+    // 64 cycles = 1024 samples: beyond the calibrator's 1023-sample reach.
+    let out = lightning(&["--skew", "64,0", "--calibrate", "--images", "1"]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("calibration failed"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("skew beyond the calibrator's reach"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn lightning_bad_impairment_flags_are_errors_naming_the_flag() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--skew", "3"], "--skew"),
+        (&["--skew", "3,16"], "--skew"),
+        (&["--skew", "x,1"], "--skew"),
+        (&["--loss", "0"], "--loss"),
+        (&["--loss", "1.5"], "--loss"),
+        (&["--loss", "nan"], "--loss"),
+        (&["--calibrate", "--cores", "5"], "--cores"),
+        (&["--calibrate", "--vcd", "never.vcd"], "--vcd"),
+    ];
+    for (args, flag) in cases {
+        let out = lightning(&[args, &["--images", "1"][..]].concat());
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
+    }
+    assert!(!Path::new("never.vcd").exists());
+}

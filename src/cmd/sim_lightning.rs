@@ -3,15 +3,24 @@
 //! the native simulator on `--cores` photonic cores (each with its own link and
 //! independently seeded noise); accuracy without noise and with the testbed's
 //! noise, cycles and time per image, and the timeline of the first image.
+//!
+//! With `--skew`, `--loss` or `--calibrate` the images run instead through the
+//! board top (`hdl::lightning::top`, driven through AXI-Lite) over impaired,
+//! noise-free links ([`testbench::lightning::impaired`]), optionally after the
+//! top's self-calibration.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
 use testbench::engine::{board_clocks, speed_line};
 use testbench::lightning::arith::Contract;
-use testbench::lightning::model_files::{data_dir, load_workload};
+use testbench::lightning::impaired::{
+    board_cores, calibration_fail_text, run_impaired, CalibrationReport, ImpairedOptions,
+    ImpairedReport, Skew, Transmission,
+};
+use testbench::lightning::model_files::{data_dir, load_workload, Workload};
 use testbench::lightning::photonic::TESTBED_SIGMA;
 use testbench::lightning::test_set::{TestSet, TestSetOptions};
 
@@ -42,7 +51,8 @@ pub struct LightningArgs {
     /// Photonic intra-cycle sample shift (0-15).
     #[arg(long, default_value_t = 3)]
     pub shift: usize,
-    /// Seed of the photonic noise (core c draws from seed + c).
+    /// Seed of the photonic noise (core c draws from seed + c); impaired runs
+    /// are noise-free and do not use it.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Photonic cores (1-8; at most the smallest layer's outputs).
@@ -61,6 +71,29 @@ pub struct LightningArgs {
     /// data-dependent normalization).
     #[arg(long, value_enum, default_value_t = ArithArg::Wirespeed)]
     pub arith: ArithArg,
+    /// Skew between the modulators, CYCLES,SAMPLES (SAMPLES 0-15): the weight
+    /// modulator sees its DAC's samples 16·CYCLES + SAMPLES samples after the
+    /// activation modulator sees its DAC's; a negative CYCLES (`-3,5`, `-0,5`)
+    /// makes the activation modulator the late one. Runs through the board top.
+    #[arg(long, value_name = "CYCLES,SAMPLES", allow_hyphen_values = true)]
+    pub skew: Option<Skew>,
+    /// Optical transmission in (0, 1]: the fraction of the light that reaches
+    /// the ADC (0.6 = 40 % lost). Runs through the board top.
+    #[arg(long, value_name = "FACTOR")]
+    pub loss: Option<Transmission>,
+    /// Run the board top's self-calibration before the images (it measures the
+    /// skew and the loss and programs the DAC delays, shifts and the loss
+    /// compensation); an error if it fails or any image's logits then differ
+    /// from the golden model's.
+    #[arg(long)]
+    pub calibrate: bool,
+}
+
+impl LightningArgs {
+    /// True if the run goes through the board top over impaired links.
+    pub fn impaired(&self) -> bool {
+        self.skew.is_some() || self.loss.is_some() || self.calibrate
+    }
 }
 
 /// The arithmetic contract on the command line.
@@ -91,10 +124,11 @@ pub fn run(args: &LightningArgs) -> Result<()> {
     if args.shift > 15 {
         bail!("--shift {}: must be 0..=15 samples", args.shift);
     }
+    if args.impaired() && args.vcd.is_some() {
+        bail!("--vcd traces the datapath's closed loop; it cannot be combined with --skew, --loss or --calibrate (the board top's runs)");
+    }
     let dir = args.data.clone().unwrap_or_else(data_dir);
     let workload = load_workload(&dir)?;
-    let net = &workload.model.network;
-    let acc = workload.model.acc_width;
     let available = workload.test.images.len();
     let n = args.images.unwrap_or(available);
     if n == 0 || n > available {
@@ -103,6 +137,17 @@ pub fn run(args: &LightningArgs) -> Result<()> {
             dir.display()
         );
     }
+    if args.impaired() {
+        run_impaired_top(args, &workload, n, &dir)
+    } else {
+        run_closed_loop(args, &workload, n, &dir)
+    }
+}
+
+/// The datapath's closed loop with the photonic-core model, noise 0 and σ.
+fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Path) -> Result<()> {
+    let net = &workload.model.network;
+    let acc = workload.model.acc_width;
     let options = TestSetOptions {
         cores: args.cores,
         latency: args.latency,
@@ -112,7 +157,7 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         engine: args.engine.into(),
         arith: args.arith.into(),
     };
-    let test_set = TestSet::new(&workload, n, options)?;
+    let test_set = TestSet::new(workload, n, options)?;
     println!(
         "Lightning datapath, {} (acc {} bits), {n} test images from {}",
         shape(net.layers().iter().map(|l| l.outputs()), net.inputs()),
@@ -181,6 +226,176 @@ pub fn run(args: &LightningArgs) -> Result<()> {
         bail!("noise-free logits disagree with the golden model on {mismatches} of {n} images");
     }
     Ok(())
+}
+
+/// The board top over impaired links: calibration (if asked), accuracy against
+/// the golden model's, exact images; an error if `--calibrate` was given and it
+/// failed or left any image's logits different from the golden model's.
+fn run_impaired_top(args: &LightningArgs, workload: &Workload, n: usize, dir: &Path) -> Result<()> {
+    let net = &workload.model.network;
+    let options = ImpairedOptions {
+        cores: args.cores,
+        latency: args.latency,
+        shift: args.shift,
+        skew: args.skew.unwrap_or_default(),
+        transmission: args.loss.unwrap_or_default(),
+        arith: args.arith.into(),
+        calibrate: args.calibrate,
+        engine: args.engine.into(),
+    };
+    let board = gen::board::Board::named(BOARD)?;
+    let limit = board_cores(&board);
+    if args.cores == 0 || args.cores > limit {
+        bail!(
+            "--cores {}: the board top on {BOARD} has converter channels for 1..={limit} photonic cores (a core needs two DACs and one ADC)",
+            args.cores
+        );
+    }
+    println!(
+        "Lightning board top ({BOARD}, driven through AXI-Lite), {} (acc {} bits), {n} test images from {}",
+        shape(net.layers().iter().map(|l| l.outputs()), net.inputs()),
+        workload.model.acc_width.bits(),
+        dir.display()
+    );
+    if args.arith == ArithArg::ReleasedRtl {
+        println!("arithmetic contract: released-rtl (16-bit wrapping accumulator)");
+    }
+    println!(
+        "impaired links: skew {}, transmission {}; calibration: {}",
+        options.skew,
+        options.transmission.factor(),
+        if args.calibrate { "yes" } else { "no" }
+    );
+    println!(
+        "photonic cores: {}, each latency {} cycles, shift {} samples, noise-free",
+        args.cores, args.latency, args.shift
+    );
+    let report = run_impaired(workload, n, &options, &board)?;
+    if let Some(cal) = &report.calibration {
+        print_calibration(cal, options.skew);
+    }
+    print_impaired(&report, n);
+    let exact = report.exact();
+    if let Some(cal) = report.calibration.as_ref().filter(|c| !c.succeeded()) {
+        let reasons: Vec<String> = cal
+            .cores
+            .iter()
+            .enumerate()
+            .filter(|(_, core)| core.fail_reason != 0)
+            .map(|(c, core)| format!("core {c}: {}", calibration_fail_text(core.fail_reason)))
+            .collect();
+        bail!(
+            "calibration failed (cal_status {:#x}){}{}",
+            cal.status,
+            if reasons.is_empty() { "" } else { ": " },
+            reasons.join(", ")
+        );
+    }
+    if args.calibrate && exact < n {
+        let hint = if args.arith == ArithArg::ReleasedRtl && options.transmission.factor() < 1.0 {
+            " (the released RTL's loss gain is an integer on the truncated 8-bit product: it cannot undo a transmission below 1 exactly)"
+        } else {
+            ""
+        };
+        bail!(
+            "after calibration the logits differ from the golden model's on {} of {n} images{hint}",
+            n - exact
+        );
+    }
+    Ok(())
+}
+
+/// The calibration's status and, per core, what it measured and loaded.
+fn print_calibration(cal: &CalibrationReport, skew: Skew) {
+    let verdict = if cal.succeeded() {
+        "succeeded"
+    } else {
+        "FAILED"
+    };
+    println!(
+        "calibration: {verdict} in {} DAC cycles (cal_status {:#x})",
+        cal.cycles, cal.status
+    );
+    if cal.idle_reads > 0 {
+        println!(
+            "  note: cal_status read neither busy nor done {} after busy fell, before done rose (the top's status snapshot caught the calibrators idle before done was set); results read after done",
+            crate::plural(cal.idle_reads as usize, "more time")
+        );
+    }
+    for (c, core) in cal.cores.iter().enumerate() {
+        let [loss, act_delay, act_shift, w_delay, w_shift] = core.settings;
+        println!(
+            "  core {c}: arrivals activation {} weight {} samples, skew {} samples (link: {}); level {}, gain {:#06x}",
+            core.activation_arrival,
+            core.weight_arrival,
+            core.measured_skew(),
+            skew.samples(),
+            core.level,
+            core.gain
+        );
+        if core.fail_reason != 0 {
+            println!(
+                "    failed: reason {} ({})",
+                core.fail_reason,
+                calibration_fail_text(core.fail_reason)
+            );
+        }
+        println!(
+            "    registers: optical_loss{c} = {loss:#06x}, dac{}_delay/shift = {act_delay}/{act_shift}, dac{}_delay/shift = {w_delay}/{w_shift}",
+            2 * c,
+            2 * c + 1
+        );
+    }
+}
+
+/// Accuracy, exact images, failures, cycles and the engines' times.
+fn print_impaired(report: &ImpairedReport, n: usize) {
+    let (hw, golden) = (report.correct(), report.golden_correct());
+    let drop = percent(golden, n) - percent(hw, n);
+    let lower = if hw < golden {
+        format!(": {drop:.2} points below the golden model")
+    } else {
+        String::new()
+    };
+    println!(
+        "accuracy: hardware {:.2}% ({hw}/{n}), golden model {:.2}% ({golden}/{n}){lower}",
+        percent(hw, n),
+        percent(golden, n)
+    );
+    println!(
+        "logits equal the golden model's on {}/{n} images",
+        report.exact()
+    );
+    for (reason, count, text) in report.failures() {
+        println!("inference failed on {count}/{n} images: fail_reason {reason} ({text})");
+    }
+    if let Some((min, max)) = report.cycles_range() {
+        let us = f64::from(max) / BOARD_CLOCK_MHZ;
+        let range = if min == max {
+            min.to_string()
+        } else {
+            format!("{min}-{max}")
+        };
+        println!("cycles per image: {range} ({us:.2} us at {BOARD_CLOCK_MHZ} MHz)");
+    }
+    for t in &report.engines {
+        println!(
+            "engine {:?}: build {:.2} s, {:.2} s for {}{} ({:.1} ms per image)",
+            t.engine,
+            t.build.as_secs_f64(),
+            t.wall.as_secs_f64(),
+            if report.calibration.is_some() {
+                "the calibration and "
+            } else {
+                ""
+            },
+            crate::plural(n, "image"),
+            1e3 * t.wall.as_secs_f64() / n as f64
+        );
+    }
+    if report.engines.len() > 1 {
+        println!("engines: identical calibration, logits and counters");
+    }
 }
 
 fn shape(outputs: impl Iterator<Item = usize>, inputs: usize) -> String {

@@ -19,12 +19,16 @@
 //! - [`test_set`]: a workload's test images through the closed loop on one
 //!   engine or both, with and without noise, checked against the golden model;
 //! - [`top_bench`]: the board top (`hdl::lightning::top`) driven only through
-//!   AXI-Lite, with the link between its DAC and ADC streams.
+//!   AXI-Lite, with the link between its DAC and ADC streams;
+//! - [`impaired`]: a workload's test images through the board top over links
+//!   with modulator skew and optical loss, with or without the top's
+//!   self-calibration, checked against the golden model.
 
 pub mod answer;
 pub mod arith;
 pub mod closed_loop;
 pub mod golden;
+pub mod impaired;
 pub mod link;
 pub mod model_files;
 pub mod photonic;

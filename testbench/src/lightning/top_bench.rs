@@ -509,6 +509,16 @@ impl<C: PhotonicCore> TopBench<'_, C> {
             status = self.read("cal_status")?;
             polls += 1;
         }
+        self.calibration_results(status, cores)
+    }
+
+    /// Reads the results of the last calibration of `cores` cores, with
+    /// `status` as the `cal_status` read that ended the poll.
+    pub fn calibration_results(
+        &mut self,
+        status: u32,
+        cores: usize,
+    ) -> Result<CalibrationRun, BenchError> {
         let mut run = CalibrationRun {
             status,
             cycles: self.read("cal_cycles")?,
