@@ -316,12 +316,6 @@ fn print_calibration(cal: &CalibrationReport, skew: Skew) {
         "calibration: {verdict} in {} DAC cycles (cal_status {:#x})",
         cal.cycles, cal.status
     );
-    if cal.idle_reads > 0 {
-        println!(
-            "  note: cal_status read neither busy nor done {} after busy fell, before done rose (the top's status snapshot caught the calibrators idle before done was set); results read after done",
-            crate::plural(cal.idle_reads as usize, "more time")
-        );
-    }
     for (c, core) in cal.cores.iter().enumerate() {
         let [loss, act_delay, act_shift, w_delay, w_shift] = core.settings;
         println!(

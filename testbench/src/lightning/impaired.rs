@@ -60,10 +60,6 @@ pub const INFER_MAX_POLLS: u64 = 10_000;
 /// `timeout` 2000), well under this many AXI-Lite cycles.
 pub const CAL_MAX_POLLS: u64 = 10_000;
 
-/// `cal_status` polls allowed after `busy` fell while `done` has not risen
-/// yet (see [`CalibrationReport::idle_reads`]).
-pub const IDLE_MAX_POLLS: u64 = 100;
-
 /// A skew or loss value that is not one.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ImpairmentError {
@@ -260,17 +256,10 @@ pub struct CalibrationReport {
     pub cycles: u32,
     /// Per core.
     pub cores: Vec<CoreCalibration>,
-    /// `cal_status` reads after the one where `busy` fell that showed neither
-    /// `busy` nor `done` (0 on a top whose status snapshot is consistent): the
-    /// top's status snapshot can catch the calibrators idle one DAC cycle before
-    /// `done` is set, and a host that stops polling there sees an unfinished
-    /// calibration and the old settings. The results were read once `done`
-    /// showed.
-    pub idle_reads: u64,
 }
 
 impl CalibrationReport {
-    fn from_run((run, idle_reads): &(CalibrationRun, u64)) -> CalibrationReport {
+    fn from_run(run: &CalibrationRun) -> CalibrationReport {
         let cores = (0..run.settings.len())
             .map(|c| {
                 let (activation_arrival, weight_arrival) = run.arrivals[c];
@@ -290,7 +279,6 @@ impl CalibrationReport {
             status: run.status,
             cycles: run.cycles,
             cores,
-            idle_reads: *idle_reads,
         }
     }
 
@@ -457,31 +445,8 @@ fn links(options: &ImpairedOptions) -> Vec<PhotonicLink<NoisyCore>> {
         .collect()
 }
 
-/// What one engine's top did: the calibration (if any, with the count of idle
-/// `cal_status` reads) and every image's run.
-type EngineResult = (Option<(CalibrationRun, u64)>, Vec<TopRun>);
-
-/// Calibrates `cores` cores: `calibrate`, poll `cal_status` until not busy;
-/// if it then reads neither busy nor done, poll on (at most
-/// [`IDLE_MAX_POLLS`] reads, counted) until `done` shows, before reading the
-/// results.
-fn calibrate(bench: &mut TopBench<'_, NoisyCore>, cores: usize) -> Result<(CalibrationRun, u64)> {
-    let run = bench.calibrate(cores, CAL_MAX_POLLS)?;
-    let mut status = run.status;
-    let mut idle = 0;
-    while status & (cal_status::BUSY | cal_status::DONE) == 0 {
-        if idle >= IDLE_MAX_POLLS {
-            // Left as it reads: the report shows a calibration that never finished.
-            return Ok((run, idle));
-        }
-        status = bench.read("cal_status")?;
-        idle += 1;
-    }
-    if idle == 0 {
-        return Ok((run, 0));
-    }
-    Ok((bench.calibration_results(status, cores)?, idle))
-}
+/// What one engine's top did: the calibration (if any) and every image's run.
+type EngineResult = (Option<CalibrationRun>, Vec<TopRun>);
 
 /// Calibrates (if asked) and runs `images` through a reset top on `dut`.
 fn run_on(
@@ -493,7 +458,7 @@ fn run_on(
 ) -> Result<EngineResult> {
     let mut bench = TopBench::new(dut, links(options), map, SAMPLES_PER_CYCLE)?;
     let calibration = if options.calibrate {
-        Some(calibrate(&mut bench, options.cores as usize)?)
+        Some(bench.calibrate(options.cores as usize, CAL_MAX_POLLS)?)
     } else {
         None
     };

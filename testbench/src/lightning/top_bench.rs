@@ -514,7 +514,7 @@ impl<C: PhotonicCore> TopBench<'_, C> {
 
     /// Reads the results of the last calibration of `cores` cores, with
     /// `status` as the `cal_status` read that ended the poll.
-    pub fn calibration_results(
+    fn calibration_results(
         &mut self,
         status: u32,
         cores: usize,

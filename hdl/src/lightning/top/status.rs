@@ -227,8 +227,11 @@ fn calibration_fields(m: &mut ModuleBuilder, dac: Domain, s: &Sources) -> Vec<(S
     let c_one = m.lit(1, COUNTER_WIDTH);
     let c_next = m.mux(begin, c_one, c_kept);
     m.set_next(cycles, c_next);
+    // Busy until the edge that sets `done`/`failed` and counts the success, so
+    // no snapshot shows the calibration neither busy nor done.
+    let busy = m.or(cal.busy, busy_prev);
     let mut snap: Vec<(String, Signal)> = vec![
-        ("cal_busy".into(), cal.busy),
+        ("cal_busy".into(), busy),
         ("cal_done".into(), done),
         ("cal_failed".into(), failed),
         ("cal_reasons".into(), reasons),
