@@ -5,7 +5,7 @@ use super::{BoardTarget, CatalogError, Generated, ParamSpec, Settings};
 use gen::board::{Board, ClockBinding, ConverterKind, Family};
 use hdl::lightning::config::{Arith, DatapathConfig, WeightSource};
 use hdl::lightning::decode::ACC_WIDTH_MIN;
-use hdl::lightning::top::{lightning_top, TopConfig};
+use hdl::lightning::top::{cores_for_channels, lightning_top, TopConfig};
 use hdl::lightning::top_regs::LOGIT_REGISTER_WIDTH;
 use hdl::lightning::weights::load_weights;
 use std::path::{Path, PathBuf};
@@ -164,7 +164,7 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
 /// Cores the board's converters can feed: two DACs and one ADC per core.
 fn board_cores(board: &Board) -> Result<u32, CatalogError> {
     let channels = |kind| board.converter(kind).map_or(0, |c| c.channels);
-    let cores = (channels(ConverterKind::Dac) / 2).min(channels(ConverterKind::Adc));
+    let cores = cores_for_channels(channels(ConverterKind::Dac), channels(ConverterKind::Adc));
     if cores == 0 {
         return Err(CatalogError::BadValue {
             param: "board".into(),

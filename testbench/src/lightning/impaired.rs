@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use gen::board::{Board, ConverterKind};
 use hdl::lightning::datapath::fail_reason_text;
-use hdl::lightning::top::{lightning_top, TopConfig};
+use hdl::lightning::top::{cores_for_channels, lightning_top, TopConfig};
 use hdl::lightning::top_regs::{cal_status, status};
 use thiserror::Error;
 
@@ -406,7 +406,7 @@ impl ImpairedReport {
 /// Photonic cores `board` can feed: two DACs and one ADC per core.
 pub fn board_cores(board: &Board) -> u32 {
     let channels = |kind| board.converter(kind).map_or(0, |c| c.channels);
-    (channels(ConverterKind::Dac) / 2).min(channels(ConverterKind::Adc))
+    cores_for_channels(channels(ConverterKind::Dac), channels(ConverterKind::Adc))
 }
 
 /// The top's clock domains on `board`, after checking that it can carry

@@ -95,6 +95,18 @@ pub use cores::WEIGHT_PORT_WIDTH;
 /// Name of the generated top module.
 pub const TOP_NAME: &str = "lightning_top";
 
+/// DAC channels a photonic core drives: activations and weights.
+pub const DACS_PER_CORE: u32 = 2;
+
+/// ADC channels a photonic core reads.
+pub const ADCS_PER_CORE: u32 = 1;
+
+/// Photonic cores a board bringing out `dacs` DAC and `adcs` ADC channels can
+/// feed ([`DACS_PER_CORE`], [`ADCS_PER_CORE`]).
+pub fn cores_for_channels(dacs: u32, adcs: u32) -> u32 {
+    (dacs / DACS_PER_CORE).min(adcs / ADCS_PER_CORE)
+}
+
 /// The top's three clock domains.
 pub(super) struct Domains {
     dac: Domain,
