@@ -205,7 +205,7 @@ pub const FAIL_ROUND_TRIP: u64 = 4;
 pub fn fail_reason_text(code: u64) -> &'static str {
     match code {
         FAIL_NONE => "no failure",
-        FAIL_NO_LOCK => "no lock: a core's detector found no preamble within `timeout` cycles (is the photonic latency longer than the timeout?)",
+        FAIL_NO_LOCK => "no lock: a core's detector found no preamble within `timeout` cycles (no light, a photonic latency longer than the timeout, or modulators out of step: run a calibration)",
         FAIL_LOST_LIGHT => "lost light: a locked core's ADC delivered no word for `timeout` cycles",
         FAIL_SKEW => "skew: the cores' windows drifted apart further than the join buffer holds",
         FAIL_ROUND_TRIP => "round trip: a core's sign FIFO overflowed (the photonic round trip is longer than it holds)",
