@@ -143,6 +143,7 @@ fn expand(
             name: net.name.as_ref().map(|n| format!("{prefix}{n}")),
             width: net.width,
             driver,
+            location: net.location,
         });
     }
 
