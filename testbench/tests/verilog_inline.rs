@@ -318,3 +318,12 @@ fn every_operator_inlined_under_every_other_agrees_between_native_and_icarus() {
         }
     }
 }
+
+#[test]
+fn every_operator_inlined_under_every_other_is_lint_clean() {
+    let mut rng = seeded("inline cases lint", 16);
+    let m = cases(60, &mut rng, true);
+    // Verilator -Wall (no warning at all) and Icarus -g2005; Yosys runs on the
+    // flagship designs (`wirespeed synth`), this many cases would take it minutes.
+    verilog_common::check_tools(&m, false);
+}

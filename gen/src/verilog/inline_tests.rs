@@ -194,7 +194,7 @@ fn what_must_stay_a_wire_stays_one() {
         let x = m.named("mixed", x);
         m.not(x)
     });
-    assert!(t.contains("    assign mixed = a ^ b;\n"), "{t}");
+    assert!(t.contains("    wire [7:0] mixed = a ^ b;\n"), "{t}");
     assigns(&t, "~mixed");
 }
 
@@ -220,7 +220,10 @@ fn register_memory_and_instance_inputs_stay_wires() {
     m.output("y", y);
     let t = plain(&m.finish().unwrap());
     assert!(
-        t.contains(&format!("        q <= _n{};\n", sum.net().0)),
+        t.contains(&format!(
+            "    always @(posedge clk) q <= _n{};\n",
+            sum.net().0
+        )),
         "{t}"
     );
     assert!(t.contains(&format!(".x(_n{})", diff.net().0)), "{t}");
@@ -276,7 +279,7 @@ fn inlining_can_be_turned_off() {
     };
     let t = emit_with(&m, &options).unwrap().files[0].1.clone();
     assert!(
-        t.contains(&format!("assign _n{} = a ^ b;", x.net().0)),
+        t.contains(&format!("wire [7:0] _n{} = a ^ b;", x.net().0)),
         "{t}"
     );
     assert!(t.contains("assign y = _n"), "{t}");

@@ -7,7 +7,7 @@ use super::names::ModuleNames;
 use super::unused::Usage;
 use super::{lzc, params, seq, EmitOptions};
 use crate::GenError;
-use hdl::ir::{Direction, Driver, NetId, Op, SourceLoc};
+use hdl::ir::{comb_order, Direction, Driver, NetId, Op, SourceLoc};
 use hdl::Module;
 
 /// Declares the file's keywords to be Verilog-2005's, so that names SystemVerilog took
@@ -73,6 +73,14 @@ impl Body {
     pub(crate) fn decl_vector(&mut self, kind: &str, width: u32, name: &str) {
         self.decls
             .push_str(&format!("    {kind} [{}:0] {name};\n", width - 1));
+    }
+
+    /// `wire [W-1:0] name = rhs;` with the locator of the generator line that made it:
+    /// a wire declared with its value, in the logic section.
+    pub(crate) fn wire_is(&mut self, width: u32, name: &str, rhs: &str, loc: &SourceLoc) {
+        let at = self.locator(loc);
+        self.logic
+            .push_str(&format!("    wire {}{name} = {rhs};{at}\n", range(width)));
     }
 
     /// `assign lhs = rhs;`
@@ -200,7 +208,7 @@ fn write_body(
         if net.width == 0 {
             return Err(refs.malformed(id, "zero width".into()));
         }
-        if port_nets[i] || refs.is_inlined(id) {
+        if port_nets[i] || refs.is_inlined(id) || declared_with_value(m, id, false) {
             continue;
         }
         match &net.driver {
@@ -214,32 +222,21 @@ fn write_body(
         body.decl_at(kind, net.width, names.net(id), &net.location);
     }
 
-    for (i, net) in m.nets.iter().enumerate() {
-        let id = NetId(i as u32);
+    // Combinational logic in dataflow order, so that every wire declared with its value
+    // comes after the wires its value reads.
+    let order = comb_order(m).map_err(|e| GenError::Malformed {
+        module: m.name.clone(),
+        signal: e.signal.clone().unwrap_or_default(),
+        reason: e.kind.to_string(),
+    })?;
+    for id in order {
         if refs.is_inlined(id) {
             continue;
         }
         if let Some(r) = &mut refs.recorder {
             r.consumer(Some(id));
         }
-        match &net.driver {
-            Driver::Op(Op::LeadingZeros(src)) => lzc::emit(refs, body, id, *src),
-            Driver::Op(op) => {
-                let rhs = refs.op_expr(id, op)?;
-                if let Some(r) = &mut refs.recorder {
-                    r.expression(id, &rhs);
-                }
-                body.assign(names.net(id), &rhs.text);
-            }
-            Driver::Alias(src) => {
-                if refs.width(*src) != net.width {
-                    return Err(refs.malformed(id, "alias of a net of another width".into()));
-                }
-                let rhs = refs.operand(*src, prec::NONE)?;
-                body.assign(names.net(id), &rhs);
-            }
-            _ => {}
-        }
+        logic(refs, body, id, port_nets[id.0 as usize])?;
         if let Some(r) = &mut refs.recorder {
             r.consumer(None);
         }
@@ -253,6 +250,50 @@ fn write_body(
     }
     for (i, inst) in m.instances.iter().enumerate() {
         instance(refs, body, &names.instances[i], inst, child_name)?;
+    }
+    Ok(())
+}
+
+/// True if `net` is declared together with its value (`wire x = …;`): a net that is
+/// not a port (`port`), driven by an operation other than leading zeros or by a plain
+/// assign.
+fn declared_with_value(m: &Module, net: NetId, port: bool) -> bool {
+    !port
+        && match &m.net(net).driver {
+            Driver::Alias(_) => true,
+            Driver::Op(op) => !matches!(op, Op::LeadingZeros(_)),
+            _ => false,
+        }
+}
+
+/// The logic that drives `net` (`port`: it is a port, assigned rather than declared).
+fn logic(refs: &mut Refs<'_>, body: &mut Body, id: NetId, port: bool) -> Result<(), GenError> {
+    let net = refs.m.net(id);
+    let rhs = match &net.driver {
+        Driver::Op(Op::LeadingZeros(src)) => {
+            lzc::emit(refs, body, id, *src);
+            return Ok(());
+        }
+        Driver::Op(op) => {
+            let rhs = refs.op_expr(id, op)?;
+            if let Some(r) = &mut refs.recorder {
+                r.expression(id, &rhs);
+            }
+            rhs.text
+        }
+        Driver::Alias(src) => {
+            if refs.width(*src) != net.width {
+                return Err(refs.malformed(id, "alias of a net of another width".into()));
+            }
+            refs.operand(*src, prec::NONE)?
+        }
+        _ => return Ok(()),
+    };
+    let name = refs.names.net(id);
+    if port {
+        body.assign(name, &rhs);
+    } else {
+        body.wire_is(net.width, name, &rhs, &net.location);
     }
     Ok(())
 }

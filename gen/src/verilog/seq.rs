@@ -65,18 +65,20 @@ pub(crate) fn register(
     let next = refs.all(r.next);
     let load = format!("{q} <= {next};");
     let s = &mut body.seq;
+    // Without a reset, one line: `always @(posedge clk) [if (en)] q <= next;`.
+    let Some((cond, value)) = reset else {
+        let guarded = match enable {
+            Some(en) => format!("if ({en}) {load}"),
+            None => load,
+        };
+        s.push_str(&format!("    always @({edge}) {guarded}\n"));
+        return Ok(());
+    };
     s.push_str(&format!("    always @({edge}) begin\n"));
-    match (reset, enable) {
-        (Some((cond, value)), Some(en)) => {
-            s.push_str(&format!("        if ({cond}) {q} <= {value};\n"));
-            s.push_str(&format!("        else if ({en}) {load}\n"));
-        }
-        (Some((cond, value)), None) => {
-            s.push_str(&format!("        if ({cond}) {q} <= {value};\n"));
-            s.push_str(&format!("        else {load}\n"));
-        }
-        (None, Some(en)) => s.push_str(&format!("        if ({en}) {load}\n")),
-        (None, None) => s.push_str(&format!("        {load}\n")),
+    s.push_str(&format!("        if ({cond}) {q} <= {value};\n"));
+    match enable {
+        Some(en) => s.push_str(&format!("        else if ({en}) {load}\n")),
+        None => s.push_str(&format!("        else {load}\n")),
     }
     s.push_str("    end\n");
     Ok(())
