@@ -211,6 +211,7 @@ fn expand(
             init: mem.init.clone(),
             write,
             reads,
+            location: mem.location,
         });
     }
 

@@ -397,3 +397,32 @@ fn the_opening_comment_says_what_generated_the_module() {
     let leaf = d.file("leaf.v").unwrap();
     assert!(!leaf.contains("Block `located`"), "{leaf}");
 }
+
+#[test]
+fn memories_and_leading_zero_helpers_carry_locators_too() {
+    let mut m = ModuleBuilder::new("memlz");
+    let d = m.domain("d", "clk", None, ResetPolarity::ActiveHigh);
+    let addr = m.input("addr", 3);
+    let x = m.input("x", 12);
+    let mem = m.memory("lut", 8, 8, None);
+    let mem_line = line!() - 1;
+    let word = m.mem_read(mem, d, "word", addr, None);
+    let lz = m.leading_zeros(x);
+    let lz_line = line!() - 1;
+    m.output("word_out", word);
+    m.output("lz", lz);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let t = d.file("memlz.v").unwrap();
+    let here = "gen/src/verilog/inline_tests.rs";
+    assert!(
+        t.contains(&format!(
+            "    reg [7:0] lut [0:7]; // @[{here}:{mem_line}]\n"
+        )),
+        "{t}"
+    );
+    let helpers: Vec<&str> = t.lines().filter(|l| l.contains("_lz")).collect();
+    assert!(!helpers.is_empty(), "{t}");
+    for l in helpers.iter().filter(|l| l.starts_with("    wire [")) {
+        assert!(l.ends_with(&format!("; // @[{here}:{lz_line}]")), "{l}");
+    }
+}

@@ -69,10 +69,12 @@ impl Body {
             .push_str(&format!("    {kind} {}{name};{at}\n", range(width)));
     }
 
-    /// Declares `name` as a vector `[width-1:0]` even when 1 bit (so it can be indexed).
-    pub(crate) fn decl_vector(&mut self, kind: &str, width: u32, name: &str) {
+    /// Declares `name` as a vector `[width-1:0]` even when 1 bit (so it can be
+    /// indexed), with the locator of the generator line it helps to implement.
+    pub(crate) fn decl_vector(&mut self, kind: &str, width: u32, name: &str, loc: &SourceLoc) {
+        let at = self.locator(loc);
         self.decls
-            .push_str(&format!("    {kind} [{}:0] {name};\n", width - 1));
+            .push_str(&format!("    {kind} [{}:0] {name};{at}\n", width - 1));
     }
 
     /// `wire [W-1:0] name = rhs;` with the locator of the generator line that made it:

@@ -109,8 +109,12 @@ pub(crate) fn memory(refs: &mut Refs<'_>, body: &mut Body, index: usize) -> Resu
         "    // memory `{name}`: {depth} x {w} bits, simple dual port, synchronous read-first reads\n"
     );
     body.decls.push_str(&s);
-    body.decls
-        .push_str(&format!("    reg {}{name} [0:{}];\n", range(w), depth - 1));
+    let at = body.locator(&mem.location);
+    body.decls.push_str(&format!(
+        "    reg {}{name} [0:{}];{at}\n",
+        range(w),
+        depth - 1
+    ));
 
     // Initial contents: zeros, then every non-zero word of `init`. Each memory has its
     // own loop variable, so that no two `initial` blocks share a variable.

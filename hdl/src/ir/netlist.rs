@@ -530,6 +530,8 @@ pub struct Memory {
     pub write: Option<MemWrite>,
     /// Synchronous read ports.
     pub reads: Vec<MemRead>,
+    /// The generator line that made the memory.
+    pub location: SourceLoc,
 }
 
 /// A memory write port: on a rising edge of its domain's clock, if `enable`, `mem[addr] <= data`.
