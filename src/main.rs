@@ -39,6 +39,10 @@ enum Command {
         /// lists, nothing else.
         #[arg(long)]
         force: bool,
+        /// Leave out the `// @[file.rs:line]` source locators that point each wire,
+        /// register and instance back to the generator line that built it.
+        #[arg(long)]
+        no_locators: bool,
     },
     /// Synthesize a block with Yosys for its board's part and print the resources.
     Synth(wirespeed::cmd::synth::SynthArgs),
@@ -77,7 +81,16 @@ fn main() -> ExitCode {
             out,
             top,
             force,
-        } => cmd::gen::run(block, sets, board.as_deref(), top.as_deref(), out, *force),
+            no_locators,
+        } => cmd::gen::run(
+            block,
+            sets,
+            board.as_deref(),
+            top.as_deref(),
+            out,
+            *force,
+            !*no_locators,
+        ),
         Command::Synth(args) => cmd::synth::run(args),
         Command::Sim(SimCommand::Panama(args)) => cmd::sim_panama::run(args),
         Command::Sim(SimCommand::Lightning(args)) => cmd::sim_lightning::run(args),

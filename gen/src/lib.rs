@@ -24,4 +24,4 @@ pub mod verilog;
 pub use error::GenError;
 pub use manifest::{write_design, Manifest};
 pub use output::{write_folder, FolderOptions};
-pub use verilog::{emit, Design};
+pub use verilog::{emit, emit_with, Design, EmitOptions};

@@ -143,6 +143,7 @@ fn expand(
             name: net.name.as_ref().map(|n| format!("{prefix}{n}")),
             width: net.width,
             driver,
+            location: net.location,
         });
     }
 
@@ -210,6 +211,7 @@ fn expand(
             init: mem.init.clone(),
             write,
             reads,
+            location: mem.location,
         });
     }
 

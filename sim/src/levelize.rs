@@ -127,6 +127,7 @@ mod tests {
             name: Some(name.to_string()),
             width: 4,
             driver,
+            location: hdl::ir::SourceLoc::unknown(),
         }
     }
 

@@ -125,6 +125,7 @@ impl Gen {
             name,
             width,
             driver,
+            location: hdl::ir::SourceLoc::unknown(),
         });
         NetId(self.d.nets.len() as u32 - 1)
     }

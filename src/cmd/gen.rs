@@ -4,6 +4,7 @@
 use crate::{catalog, interrupt};
 use anyhow::{anyhow, bail, Result};
 use hdl::Module;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Runs `wirespeed gen`: generates `block` into `out` (see [`generate`]) and prints
@@ -15,9 +16,10 @@ pub fn run(
     top: Option<&str>,
     out: &Path,
     force: bool,
+    locators: bool,
 ) -> Result<()> {
     eprintln!("generating `{block}` into {}", out.display());
-    let w = generate(block, sets, board, top, out, force)?;
+    let w = generate(block, sets, board, top, out, force, locators)?;
     println!(
         "wrote {} ({}, top `{}`) to {}",
         block,
@@ -41,6 +43,25 @@ pub struct Written {
     pub paths: Vec<PathBuf>,
 }
 
+/// The top module's note on what generated it: the block and every parameter value
+/// it took (derived ones included), wrapped to lines of about 90 characters.
+fn block_note(block: &str, parameters: &BTreeMap<String, String>) -> String {
+    let mut lines = vec![format!("Block `{block}`")];
+    for (i, (k, v)) in parameters.iter().enumerate() {
+        let item = format!("{k}={v}");
+        let n = lines.len() - 1;
+        let sep = if i == 0 { ": " } else { ", " };
+        if i > 0 && lines[n].len() + sep.len() + item.len() > 90 {
+            lines[n].push(',');
+            lines.push(format!("  {item}"));
+        } else {
+            lines[n].push_str(sep);
+            lines[n].push_str(&item);
+        }
+    }
+    lines.join("\n")
+}
+
 /// `module` called `name` if one is given. Errors if `name` is not a legal Verilog
 /// identifier or another module of the design already has it.
 fn named_top(module: &Module, name: Option<&str>) -> Result<Module> {
@@ -60,8 +81,9 @@ fn named_top(module: &Module, name: Option<&str>) -> Result<Module> {
 
 /// Generates `block` with `sets` (and `board`) into `out`, its top module called `top`
 /// if given (else the block's own name); `force` replaces another design's files as its
-/// manifest lists them. Stops with an error, writing nothing, if Ctrl-C is pressed
-/// (see [`interrupt`]).
+/// manifest lists them; `locators` keeps the Verilog's `// @[file.rs:line]` source
+/// locators. Stops with an error, writing nothing, if Ctrl-C is pressed (see
+/// [`interrupt`]).
 pub fn generate(
     block: &str,
     sets: &[String],
@@ -69,12 +91,18 @@ pub fn generate(
     top: Option<&str>,
     out: &Path,
     force: bool,
+    locators: bool,
 ) -> Result<Written> {
     let (spec, settings) = catalog::find_with_settings(block, sets, board)?;
     let generated = spec.build(&settings)?;
     let module = named_top(&generated.module, top)?;
     interrupt::check()?;
-    let design = gen::emit(&module)?;
+    let options = gen::EmitOptions {
+        locators,
+        top_note: Some(block_note(block, &generated.parameters)),
+        ..gen::EmitOptions::default()
+    };
+    let design = gen::emit_with(&module, &options)?;
     interrupt::check()?;
     let mut manifest = gen::Manifest::new(&module, &design).with_parameter("block", block);
     for (k, v) in &generated.parameters {

@@ -1,7 +1,13 @@
 //! Verilog expressions for the IR's combinational operations, written so that every
 //! expression has exactly the width of the net it drives (no WIDTH warnings) and so
 //! that the bits each expression reads are recorded for the `_unused_ok` line.
+//!
+//! An operand is either a net's name or, when the [inlining plan](super::inline) says
+//! so, the operand's own expression, parenthesized where Verilog's precedence needs it.
+//! Every expression's natural (self-determined) width is its net's width, and every
+//! operand sits where the context width is its own, so inlining never changes a width.
 
+use super::inline::{Plan, Recorder, Slot};
 use super::names::{ModuleNames, Namespace};
 use super::unused::Usage;
 use crate::GenError;
@@ -39,6 +45,73 @@ pub(crate) fn zext(expr: &str, from: u32, to: u32) -> String {
     }
 }
 
+/// Binding strength of an expression's outermost operator (Verilog-2005 Table 5-4;
+/// higher binds tighter). `&`, `^` and `|` share one level here, so that mixing them
+/// is always parenthesized.
+pub(crate) mod prec {
+    /// Names, literals, selects, concatenations, function calls, parenthesized text.
+    pub(crate) const PRIMARY: u8 = 100;
+    /// `~x` and the reductions `&x`, `|x`, `^x`.
+    pub(crate) const UNARY: u8 = 90;
+    /// `*`.
+    pub(crate) const MUL: u8 = 80;
+    /// `+`, `-`.
+    pub(crate) const ADD: u8 = 70;
+    /// `<<`, `>>`, `>>>`.
+    pub(crate) const SHIFT: u8 = 60;
+    /// `<`, `<=`.
+    pub(crate) const REL: u8 = 50;
+    /// `==`, `!=`.
+    pub(crate) const EQ: u8 = 40;
+    /// `&`, `^`, `|`.
+    pub(crate) const BIT: u8 = 30;
+    /// `? :`.
+    pub(crate) const COND: u8 = 10;
+    /// Operands of binary operators and mux conditions bind here: anything but an atom
+    /// or a unary operation is parenthesized, `(a + b) & c` rather than `a + b & c`,
+    /// whatever the precedence table would allow.
+    pub(crate) const OPERAND: u8 = UNARY - 1;
+    /// Inside `{…}` or `(…)`: nothing needs parentheses.
+    pub(crate) const NONE: u8 = 0;
+}
+
+/// A Verilog expression and what its consumer needs to know to embed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Expr {
+    /// The text.
+    pub(crate) text: String,
+    /// Binding strength of its outermost operator (see [`prec`]).
+    pub(crate) prec: u8,
+    /// A self-determined atom (name, literal, select, concatenation): safe as the
+    /// argument of `$signed(…)` whatever the tool makes of that argument's width.
+    pub(crate) atom: bool,
+    /// Its Verilog type is signed (`$signed(x) >>> n`): never inlined, since an
+    /// unsigned neighbour would turn the arithmetic shift into a logical one.
+    pub(crate) signed: bool,
+}
+
+impl Expr {
+    /// An expression of binding strength `prec`, not an atom, unsigned.
+    fn op(text: String, prec: u8) -> Self {
+        Expr {
+            text,
+            prec,
+            atom: false,
+            signed: false,
+        }
+    }
+
+    /// A self-determined atom (name, literal, select, concatenation).
+    fn atom(text: String) -> Self {
+        Expr {
+            text,
+            prec: prec::PRIMARY,
+            atom: true,
+            signed: false,
+        }
+    }
+}
+
 /// Net references of one module: names nets and records which of their bits are read.
 pub(crate) struct Refs<'a> {
     /// The module being emitted.
@@ -49,22 +122,75 @@ pub(crate) struct Refs<'a> {
     pub(crate) usage: Usage,
     /// Identifiers taken in the module; helper signals draw fresh names from here.
     pub(crate) space: Namespace,
+    /// The first pass records every reference to every net here.
+    pub(crate) recorder: Option<Recorder>,
+    /// The second pass writes the nets this plan inlines as expressions.
+    pub(crate) plan: Option<&'a Plan>,
 }
 
 impl Refs<'_> {
+    /// Records a reference to `net` (first pass only).
+    fn record(&mut self, net: NetId, slot: Slot) {
+        if let Some(r) = &mut self.recorder {
+            r.reference(net, slot);
+        }
+    }
+
+    /// True if `net` is written as its expression rather than its name.
+    pub(crate) fn is_inlined(&self, net: NetId) -> bool {
+        self.plan.is_some_and(|p| p.inlined(net))
+    }
+
+    /// `net` as an operand that binds at `bind`: its name, or (when inlined) its
+    /// expression, parenthesized unless it binds tighter than `bind`.
+    pub(crate) fn operand(&mut self, net: NetId, bind: u8) -> Result<String, GenError> {
+        self.record(net, Slot::Operand { atom_only: false });
+        self.usage.read_all(net);
+        if !self.is_inlined(net) {
+            return Ok(self.names.net(net).to_string());
+        }
+        let e = self.inline_expr(net)?;
+        Ok(if e.prec <= bind {
+            format!("({})", e.text)
+        } else {
+            e.text
+        })
+    }
+
+    /// `net` as the argument of `$signed(…)`: its name, or its expression when that is
+    /// a self-determined atom (the plan inlines nothing else here).
+    fn atom_operand(&mut self, net: NetId) -> Result<String, GenError> {
+        self.record(net, Slot::Operand { atom_only: true });
+        self.usage.read_all(net);
+        if !self.is_inlined(net) {
+            return Ok(self.names.net(net).to_string());
+        }
+        Ok(self.inline_expr(net)?.text)
+    }
+
+    /// The expression of an inlined net (an operation other than leading zeros).
+    fn inline_expr(&mut self, net: NetId) -> Result<Expr, GenError> {
+        match &self.m.net(net).driver {
+            hdl::ir::Driver::Op(op) => self.op_expr(net, op),
+            _ => Err(self.malformed(net, "only operations can be inlined".into())),
+        }
+    }
+
     /// Width of `net`.
     pub(crate) fn width(&self, net: NetId) -> u32 {
         self.m.net(net).width
     }
 
-    /// The whole of `net`, read.
+    /// The whole of `net` by name, read.
     pub(crate) fn all(&mut self, net: NetId) -> String {
+        self.record(net, Slot::Name);
         self.usage.read_all(net);
         self.names.net(net).to_string()
     }
 
     /// Bits `hi..=lo` of `net`, read.
     pub(crate) fn bits(&mut self, net: NetId, hi: u32, lo: u32) -> String {
+        self.record(net, Slot::Name);
         self.usage.read(net, lo, hi + 1);
         select(self.names.net(net), self.width(net), hi, lo)
     }
@@ -101,7 +227,7 @@ impl Refs<'_> {
 
     /// The expression for `op`, which drives `net`: exactly `net`'s width.
     /// `Op::LeadingZeros` has no single expression and is emitted by `lzc`.
-    pub(crate) fn op_expr(&mut self, net: NetId, op: &Op) -> Result<String, GenError> {
+    pub(crate) fn op_expr(&mut self, net: NetId, op: &Op) -> Result<Expr, GenError> {
         let w = self.width(net);
         Ok(match op {
             Op::Const(b) => {
@@ -109,11 +235,13 @@ impl Refs<'_> {
                     let reason = format!("constant of {} bits drives {w} bits", b.width());
                     return Err(self.malformed(net, reason));
                 }
-                literal(b)
+                Expr::atom(literal(b))
             }
             Op::Not(a) => {
                 self.expect_width(net, *a, w)?;
-                format!("~{}", self.all(*a))
+                // Only an atom follows `~` bare: `~&x` would read as a reduction nand.
+                let a = self.operand(*a, prec::UNARY)?;
+                Expr::op(format!("~{a}"), prec::UNARY)
             }
             Op::Bit(op, a, b) => {
                 self.expect_width(net, *a, w)?;
@@ -123,49 +251,14 @@ impl Refs<'_> {
                     BitOp::Or => "|",
                     BitOp::Xor => "^",
                 };
-                format!("{} {sym} {}", self.all(*a), self.all(*b))
+                let (a, b) = (
+                    self.operand(*a, prec::OPERAND)?,
+                    self.operand(*b, prec::OPERAND)?,
+                );
+                Expr::op(format!("{a} {sym} {b}"), prec::BIT)
             }
-            Op::Arith(op, a, b) => {
-                let (wa, wb) = (self.width(*a), self.width(*b));
-                if wa > w || wb > w {
-                    let reason = format!("operands of {wa} and {wb} bits exceed the result's {w}");
-                    return Err(self.malformed(net, reason));
-                }
-                let sym = match op {
-                    ArithOp::Add => "+",
-                    ArithOp::Sub => "-",
-                    ArithOp::Mul => "*",
-                };
-                let ea = self.all(*a);
-                let eb = self.all(*b);
-                format!("{} {sym} {}", zext(&ea, wa, w), zext(&eb, wb, w))
-            }
-            Op::Cmp(op, a, b) => {
-                let wa = self.width(*a);
-                self.expect_width(net, *b, wa)?;
-                self.expect_width(net, net, 1)?;
-                let (ea, eb) = (self.all(*a), self.all(*b));
-                match op {
-                    CmpOp::Eq => format!("{ea} == {eb}"),
-                    CmpOp::Ne => format!("{ea} != {eb}"),
-                    // Unsigned order as a signed compare of zero-extended operands:
-                    // Verilator folds constants through any logic and then reports
-                    // `x < 0` or `x <= MAX` as UNSIGNED/CMPCONST; signed compares are
-                    // never reported, and synthesis removes the extra bit.
-                    CmpOp::LtU => format!(
-                        "$signed({}) < $signed({})",
-                        zext(&ea, wa, wa + 1),
-                        zext(&eb, wa, wa + 1)
-                    ),
-                    CmpOp::LeU => format!(
-                        "$signed({}) <= $signed({})",
-                        zext(&ea, wa, wa + 1),
-                        zext(&eb, wa, wa + 1)
-                    ),
-                    CmpOp::LtS => format!("$signed({ea}) < $signed({eb})"),
-                    CmpOp::LeS => format!("$signed({ea}) <= $signed({eb})"),
-                }
-            }
+            Op::Arith(op, a, b) => self.arith(net, *op, *a, *b)?,
+            Op::Cmp(op, a, b) => self.compare(net, *op, *a, *b)?,
             Op::Mux {
                 sel,
                 if_true,
@@ -174,10 +267,10 @@ impl Refs<'_> {
                 self.expect_width(net, *sel, 1)?;
                 self.expect_width(net, *if_true, w)?;
                 self.expect_width(net, *if_false, w)?;
-                let s = self.all(*sel);
-                let t = self.all(*if_true);
-                let f = self.all(*if_false);
-                format!("{s} ? {t} : {f}")
+                let s = self.operand(*sel, prec::OPERAND)?;
+                let t = self.operand(*if_true, prec::COND)?;
+                let f = self.operand(*if_false, prec::COND)?;
+                Expr::op(format!("{s} ? {t} : {f}"), prec::COND)
             }
             Op::Slice { src, lo } => {
                 let ws = self.width(*src);
@@ -185,7 +278,7 @@ impl Refs<'_> {
                     let reason = format!("slice [{}+:{w}] of a {ws}-bit net", lo);
                     return Err(self.malformed(net, reason));
                 }
-                self.bits(*src, lo + w - 1, *lo)
+                Expr::atom(self.bits(*src, lo + w - 1, *lo))
             }
             Op::Concat(parts) => {
                 let total: u64 = parts.iter().map(|p| self.width(*p) as u64).sum();
@@ -193,58 +286,33 @@ impl Refs<'_> {
                     let reason = format!("concatenation of {total} bits drives {w} bits");
                     return Err(self.malformed(net, reason));
                 }
-                let items: Vec<String> = parts.iter().map(|p| self.all(*p)).collect();
-                if items.len() == 1 {
-                    items.concat()
-                } else {
-                    format!("{{{}}}", items.join(", "))
+                if let [only] = parts.as_slice() {
+                    return Ok(Expr::atom(self.all(*only)));
                 }
+                let items = parts
+                    .iter()
+                    .map(|p| self.operand(*p, prec::NONE))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Expr::atom(format!("{{{}}}", items.join(", ")))
             }
             Op::Replicate { src, count } => {
                 if *count == 0 || self.width(*src) as u64 * *count as u64 != w as u64 {
                     let reason = format!("{count} copies of a {}-bit net", self.width(*src));
                     return Err(self.malformed(net, reason));
                 }
-                let a = self.all(*src);
                 if *count == 1 {
-                    a
+                    Expr::atom(self.all(*src))
                 } else {
-                    format!("{{{count}{{{a}}}}}")
+                    let a = self.operand(*src, prec::NONE)?;
+                    Expr::atom(format!("{{{count}{{{a}}}}}"))
                 }
             }
-            Op::Extend { src, signed } => {
-                let ws = self.width(*src);
-                if ws > w {
-                    let reason = format!("extension of a {ws}-bit net to {w} bits");
-                    return Err(self.malformed(net, reason));
-                }
-                let a = self.all(*src);
-                match (w - ws, signed) {
-                    (0, _) => a,
-                    (n, false) => zext(&a, ws, ws + n),
-                    (n, true) => {
-                        let sign = self.msb(*src);
-                        if n == 1 {
-                            format!("{{{sign}, {a}}}")
-                        } else {
-                            format!("{{{{{n}{{{sign}}}}}, {a}}}")
-                        }
-                    }
-                }
-            }
+            Op::Extend { src, signed } => self.extend(net, *src, *signed)?,
             Op::Shift { op, src, amount } => {
                 self.expect_width(net, *src, w)?;
                 match amount {
-                    ShiftAmount::Const(n) => self.const_shift(*op, *src, *n),
-                    ShiftAmount::Net(amt) => {
-                        let a = self.all(*src);
-                        let n = self.all(*amt);
-                        match op {
-                            ShiftOp::Left => format!("{a} << {n}"),
-                            ShiftOp::RightLogical => format!("{a} >> {n}"),
-                            ShiftOp::RightArithmetic => format!("$signed({a}) >>> {n}"),
-                        }
-                    }
+                    ShiftAmount::Const(n) => Expr::atom(self.const_shift(*op, *src, *n)),
+                    ShiftAmount::Net(amt) => self.shift(*op, *src, *amt)?,
                 }
             }
             Op::Reduce(op, a) => {
@@ -254,10 +322,118 @@ impl Refs<'_> {
                     ReduceOp::Or => "|",
                     ReduceOp::Xor => "^",
                 };
-                format!("{sym}{}", self.all(*a))
+                let a = self.operand(*a, prec::UNARY)?;
+                Expr::op(format!("{sym}{a}"), prec::UNARY)
             }
             Op::LeadingZeros(_) => {
                 return Err(self.malformed(net, "leading-zeros has no single expression".into()))
+            }
+        })
+    }
+
+    /// Add, subtract or multiply: operands zero-extended to the result width, a
+    /// narrower one inside a concatenation (self-determined), an equal one bare.
+    fn arith(&mut self, net: NetId, op: ArithOp, a: NetId, b: NetId) -> Result<Expr, GenError> {
+        let w = self.width(net);
+        let (wa, wb) = (self.width(a), self.width(b));
+        if wa > w || wb > w {
+            let reason = format!("operands of {wa} and {wb} bits exceed the result's {w}");
+            return Err(self.malformed(net, reason));
+        }
+        let (sym, p) = match op {
+            ArithOp::Add => ("+", prec::ADD),
+            ArithOp::Sub => ("-", prec::ADD),
+            ArithOp::Mul => ("*", prec::MUL),
+        };
+        let mut side = |x: NetId, wx: u32| -> Result<String, GenError> {
+            if wx == w {
+                self.operand(x, prec::OPERAND)
+            } else {
+                Ok(zext(&self.operand(x, prec::NONE)?, wx, w))
+            }
+        };
+        let ea = side(a, wa)?;
+        let eb = side(b, wb)?;
+        Ok(Expr::op(format!("{ea} {sym} {eb}"), p))
+    }
+
+    /// A comparison (1 bit). Unsigned order is a signed compare of zero-extended
+    /// operands: Verilator folds constants through any logic and then reports `x < 0`
+    /// or `x <= MAX` as UNSIGNED/CMPCONST; signed compares are never reported, and
+    /// synthesis removes the extra bit.
+    fn compare(&mut self, net: NetId, op: CmpOp, a: NetId, b: NetId) -> Result<Expr, GenError> {
+        let wa = self.width(a);
+        self.expect_width(net, b, wa)?;
+        self.expect_width(net, net, 1)?;
+        let (sym, p) = match op {
+            CmpOp::Eq => ("==", prec::EQ),
+            CmpOp::Ne => ("!=", prec::EQ),
+            CmpOp::LtU | CmpOp::LtS => ("<", prec::REL),
+            CmpOp::LeU | CmpOp::LeS => ("<=", prec::REL),
+        };
+        let text = match op {
+            CmpOp::Eq | CmpOp::Ne => {
+                let (ea, eb) = (
+                    self.operand(a, prec::OPERAND)?,
+                    self.operand(b, prec::OPERAND)?,
+                );
+                format!("{ea} {sym} {eb}")
+            }
+            CmpOp::LtU | CmpOp::LeU => {
+                let ea = zext(&self.operand(a, prec::NONE)?, wa, wa + 1);
+                let eb = zext(&self.operand(b, prec::NONE)?, wa, wa + 1);
+                format!("$signed({ea}) {sym} $signed({eb})")
+            }
+            CmpOp::LtS | CmpOp::LeS => {
+                let (ea, eb) = (self.atom_operand(a)?, self.atom_operand(b)?);
+                format!("$signed({ea}) {sym} $signed({eb})")
+            }
+        };
+        Ok(Expr::op(text, p))
+    }
+
+    /// Zero- or sign-extension of `src` to `net`'s width.
+    fn extend(&mut self, net: NetId, src: NetId, signed: bool) -> Result<Expr, GenError> {
+        let w = self.width(net);
+        let ws = self.width(src);
+        if ws > w {
+            let reason = format!("extension of a {ws}-bit net to {w} bits");
+            return Err(self.malformed(net, reason));
+        }
+        Ok(match (w - ws, signed) {
+            (0, _) => Expr::atom(self.all(src)),
+            (n, false) => Expr::atom(zext(&self.operand(src, prec::NONE)?, ws, ws + n)),
+            (n, true) => {
+                let a = self.all(src);
+                let sign = self.msb(src);
+                if n == 1 {
+                    Expr::atom(format!("{{{sign}, {a}}}"))
+                } else {
+                    Expr::atom(format!("{{{{{n}{{{sign}}}}}, {a}}}"))
+                }
+            }
+        })
+    }
+
+    /// A shift by the amount a net holds: `<<`, `>>`, or `$signed(x) >>> n`, a signed
+    /// expression that always stays a wire of its own.
+    fn shift(&mut self, op: ShiftOp, src: NetId, amt: NetId) -> Result<Expr, GenError> {
+        Ok(match op {
+            ShiftOp::Left | ShiftOp::RightLogical => {
+                let sym = if op == ShiftOp::Left { "<<" } else { ">>" };
+                let a = self.operand(src, prec::OPERAND)?;
+                let n = self.operand(amt, prec::OPERAND)?;
+                Expr::op(format!("{a} {sym} {n}"), prec::SHIFT)
+            }
+            ShiftOp::RightArithmetic => {
+                let a = self.atom_operand(src)?;
+                let n = self.operand(amt, prec::OPERAND)?;
+                Expr {
+                    text: format!("$signed({a}) >>> {n}"),
+                    prec: prec::SHIFT,
+                    atom: false,
+                    signed: true,
+                }
             }
         })
     }

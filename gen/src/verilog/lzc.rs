@@ -26,6 +26,7 @@ pub(crate) fn emit(refs: &mut Refs<'_>, body: &mut Body, net: NetId, src: NetId)
     let w = refs.width(src);
     let r = refs.width(net);
     let out = refs.names.net(net).to_string();
+    let loc = refs.m.net(net).location;
     if w == 1 {
         let x = refs.all(src);
         body.assign(&out, &zext(&format!("~{x}"), 1, r));
@@ -40,7 +41,7 @@ pub(crate) fn emit(refs: &mut Refs<'_>, body: &mut Body, net: NetId, src: NetId)
     } else {
         let name = refs.space.fresh(&format!("{out}_lzp"));
         let x = refs.all(src);
-        body.decl_vector("wire", p, &name);
+        body.decl_vector("wire", p, &name, &loc);
         body.assign(&name, &format!("{{{x}, {}}}", literal(&Bits::ones(p - w))));
         name
     };
@@ -55,9 +56,9 @@ pub(crate) fn emit(refs: &mut Refs<'_>, body: &mut Body, net: NetId, src: NetId)
         // The top flag is only needed when there is no padding (all-zero input possible).
         let need_z = j < k || p == w;
         if need_z {
-            body.decl_vector("wire", blocks, &z);
+            body.decl_vector("wire", blocks, &z, &loc);
         }
-        body.decl_vector("wire", blocks * j, &c);
+        body.decl_vector("wire", blocks * j, &c, &loc);
         for b in 0..blocks {
             let (hi, lo) = (2 * b + 1, 2 * b);
             if j == 1 {
@@ -118,7 +119,7 @@ pub(crate) fn emit(refs: &mut Refs<'_>, body: &mut Body, net: NetId, src: NetId)
         body.assign(&out, &value);
     } else {
         let full = refs.space.fresh(&format!("{out}_lzn"));
-        body.decl_vector("wire", natural, &full);
+        body.decl_vector("wire", natural, &full, &loc);
         body.assign(&full, &value);
         body.assign(&out, &format!("{full}[{}:0]", r - 1));
         refs.usage

@@ -4,10 +4,16 @@
 //! builder's names (ports, wires, registers, memories and instances; unnamed nets are
 //! `_n<id>`), and is written to be clean under `verilator --lint-only -Wall`, to compile
 //! with `iverilog -g2005` and to synthesize with `yosys synth_xilinx`, memories as
-//! block RAM. Each IR net is its own `wire` (or `reg` when a register or memory read
-//! port drives it), so Verilog's context-dependent expression widths never come into
-//! play. Notable choices:
+//! block RAM. Notable choices:
 //!
+//! - a value read once and not named is written inline in the expression that reads it
+//!   (see `inline` for the exact rule); values read several times, named values,
+//!   registers, memory ports and instance ports are wires. Every expression has its
+//!   net's width wherever it stands, so Verilog's context-dependent widths never come
+//!   into play;
+//! - wires, registers and instances carry `// @[file.rs:line]` source locators naming
+//!   the generator line that built them, relative to the workspace root, and each file
+//!   opens with what generated it ([`EmitOptions`] turns locators off);
 //! - add/sub/mul zero-extend their operands to the result width explicitly;
 //! - unsigned `<`/`<=` are written as signed compares of zero-extended operands
 //!   (`$signed({1'b0, a}) < $signed({1'b0, b})`): Verilator folds constants through any
@@ -24,6 +30,7 @@
 //!   in tools that read `.v` as SystemVerilog.
 
 mod expr;
+mod inline;
 mod lzc;
 mod module;
 mod names;
@@ -34,6 +41,31 @@ mod unused;
 use crate::GenError;
 use hdl::Module;
 use std::collections::{BTreeSet, HashMap};
+
+/// How [`emit_with`] writes Verilog. The default (what [`emit`] uses) inlines and
+/// writes source locators.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmitOptions {
+    /// Write a value read once and not named inside the expression that reads it
+    /// (off: every operation is a wire of its own, as a netlist).
+    pub inline: bool,
+    /// Write `// @[path/to/file.rs:line]` after every wire, register and instance and
+    /// name the generator line of each module in its opening comment.
+    pub locators: bool,
+    /// Lines to add to the top module's opening comment (the block and parameters it
+    /// was generated with, for example), if any.
+    pub top_note: Option<String>,
+}
+
+impl Default for EmitOptions {
+    fn default() -> Self {
+        EmitOptions {
+            inline: true,
+            locators: true,
+            top_note: None,
+        }
+    }
+}
 
 /// A generated design: one Verilog source file per unique module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,6 +173,11 @@ impl Hierarchy {
 /// (which `ModuleBuilder::finish` rules out), on names Verilog cannot take, and on
 /// top-level ports named after a C++ word Verilator reserves (such as `switch`).
 pub fn emit(top: &Module) -> Result<Design, GenError> {
+    emit_with(top, &EmitOptions::default())
+}
+
+/// [`emit`] with `options` (inlining, source locators, a note in the top's comment).
+pub fn emit_with(top: &Module, options: &EmitOptions) -> Result<Design, GenError> {
     let h = Hierarchy::new(top);
     if let Some(m) = h
         .modules
@@ -175,7 +212,8 @@ pub fn emit(top: &Module) -> Result<Design, GenError> {
     let mut files = Vec::with_capacity(h.modules.len());
     for i in h.dependency_order() {
         let name = &h.names[i];
-        let text = module::emit_module(&h.modules[i], name, &child_name)?;
+        let note = options.top_note.as_deref().filter(|_| i == 0);
+        let text = module::emit_module(&h.modules[i], name, &child_name, options, note)?;
         files.push((format!("{name}.v"), text));
     }
     Ok(Design {
@@ -184,5 +222,7 @@ pub fn emit(top: &Module) -> Result<Design, GenError> {
     })
 }
 
+#[cfg(test)]
+mod inline_tests;
 #[cfg(test)]
 mod tests;

@@ -1,12 +1,13 @@
 //! The Verilog text of one module: header, declarations, continuous assigns, registers,
 //! memories, instances and the `_unused_ok` line.
 
-use super::expr::Refs;
+use super::expr::{prec, Refs};
+use super::inline::{Plan, Recorder};
 use super::names::ModuleNames;
 use super::unused::Usage;
-use super::{lzc, params, seq};
+use super::{lzc, params, seq, EmitOptions};
 use crate::GenError;
-use hdl::ir::{Direction, Driver, NetId, Op};
+use hdl::ir::{comb_order, Direction, Driver, NetId, Op, SourceLoc};
 use hdl::Module;
 
 /// Declares the file's keywords to be Verilog-2005's, so that names SystemVerilog took
@@ -21,6 +22,8 @@ const KEYWORDS_END: &str = "`ifndef YOSYS\n`end_keywords\n`endif\n";
 /// The sections of a module body being written, each a sequence of indented lines.
 #[derive(Debug, Default)]
 pub(crate) struct Body {
+    /// Whether declarations and instances carry `// @[file:line]` source locators.
+    pub(crate) locators: bool,
     /// Net, helper and memory declarations.
     pub(crate) decls: String,
     /// Continuous assigns.
@@ -41,16 +44,45 @@ pub(crate) fn range(width: u32) -> String {
 }
 
 impl Body {
-    /// Declares `name` of `width` bits (a scalar when 1 bit): `kind` is `wire` or `reg`.
-    pub(crate) fn decl(&mut self, kind: &str, width: u32, name: &str) {
-        self.decls
-            .push_str(&format!("    {kind} {}{name};\n", range(width)));
+    /// An empty body; `locators` as in [`EmitOptions`].
+    pub(crate) fn new(locators: bool) -> Self {
+        Body {
+            locators,
+            ..Body::default()
+        }
     }
 
-    /// Declares `name` as a vector `[width-1:0]` even when 1 bit (so it can be indexed).
-    pub(crate) fn decl_vector(&mut self, kind: &str, width: u32, name: &str) {
+    /// ` // @[file:line]` for `loc` when locators are on and the location is known,
+    /// else nothing.
+    pub(crate) fn locator(&self, loc: &SourceLoc) -> String {
+        match loc.relative() {
+            Some(at) if self.locators => format!(" // @[{at}]"),
+            _ => String::new(),
+        }
+    }
+
+    /// Declares `name` of `width` bits (a scalar when 1 bit): `kind` is `wire` or `reg`,
+    /// with the locator of the generator line that made it.
+    pub(crate) fn decl_at(&mut self, kind: &str, width: u32, name: &str, loc: &SourceLoc) {
+        let at = self.locator(loc);
         self.decls
-            .push_str(&format!("    {kind} [{}:0] {name};\n", width - 1));
+            .push_str(&format!("    {kind} {}{name};{at}\n", range(width)));
+    }
+
+    /// Declares `name` as a vector `[width-1:0]` even when 1 bit (so it can be
+    /// indexed), with the locator of the generator line it helps to implement.
+    pub(crate) fn decl_vector(&mut self, kind: &str, width: u32, name: &str, loc: &SourceLoc) {
+        let at = self.locator(loc);
+        self.decls
+            .push_str(&format!("    {kind} [{}:0] {name};{at}\n", width - 1));
+    }
+
+    /// `wire [W-1:0] name = rhs;` with the locator of the generator line that made it:
+    /// a wire declared with its value, in the logic section.
+    pub(crate) fn wire_is(&mut self, width: u32, name: &str, rhs: &str, loc: &SourceLoc) {
+        let at = self.locator(loc);
+        self.logic
+            .push_str(&format!("    wire {}{name} = {rhs};{at}\n", range(width)));
     }
 
     /// `assign lhs = rhs;`
@@ -70,82 +102,40 @@ pub(crate) fn emit_module(
     m: &Module,
     verilog_name: &str,
     child_name: &dyn Fn(&Module) -> String,
+    options: &EmitOptions,
+    note: Option<&str>,
 ) -> Result<String, GenError> {
     let (names, space) = ModuleNames::new(m)?;
+    // First pass (with inlining on): every net by name, recording how each is read.
+    let plan = if options.inline {
+        let mut refs = Refs {
+            m,
+            names: &names,
+            usage: Usage::new(m),
+            space: space.clone(),
+            recorder: Some(Recorder::new(m.nets.len())),
+            plan: None,
+        };
+        write_body(&mut refs, &mut Body::new(false), child_name)?;
+        match &refs.recorder {
+            Some(rec) => Plan::new(m, rec),
+            None => Plan::none(m.nets.len()),
+        }
+    } else {
+        Plan::none(m.nets.len())
+    };
     let mut refs = Refs {
         m,
         names: &names,
         usage: Usage::new(m),
         space,
+        recorder: None,
+        plan: Some(&plan),
     };
-    let mut body = Body::default();
+    let mut body = Body::new(options.locators);
+    write_body(&mut refs, &mut body, child_name)?;
 
-    let port_nets: Vec<bool> = {
-        let mut v = vec![false; m.nets.len()];
-        for p in &m.ports {
-            v[p.net.0 as usize] = true;
-        }
-        v
-    };
-    for (i, net) in m.nets.iter().enumerate() {
-        let id = NetId(i as u32);
-        if net.width == 0 {
-            return Err(refs.malformed(id, "zero width".into()));
-        }
-        if port_nets[i] {
-            continue;
-        }
-        match &net.driver {
-            Driver::Undriven => return Err(refs.malformed(id, "net is not driven".into())),
-            Driver::Input(_) => {
-                return Err(refs.malformed(id, "input-driven net is not a port".into()))
-            }
-            _ => {}
-        }
-        let kind = if is_procedural(m, id) { "reg" } else { "wire" };
-        body.decl(kind, net.width, names.net(id));
-    }
-
-    for (i, net) in m.nets.iter().enumerate() {
-        let id = NetId(i as u32);
-        match &net.driver {
-            Driver::Op(Op::LeadingZeros(src)) => lzc::emit(&mut refs, &mut body, id, *src),
-            Driver::Op(op) => {
-                let rhs = refs.op_expr(id, op)?;
-                body.assign(names.net(id), &rhs);
-            }
-            Driver::Alias(src) => {
-                if refs.width(*src) != net.width {
-                    return Err(refs.malformed(id, "alias of a net of another width".into()));
-                }
-                let rhs = refs.all(*src);
-                body.assign(names.net(id), &rhs);
-            }
-            _ => {}
-        }
-    }
-
-    for (i, r) in m.regs.iter().enumerate() {
-        seq::register(&mut refs, &mut body, i, r)?;
-    }
-    for i in 0..m.mems.len() {
-        seq::memory(&mut refs, &mut body, i)?;
-    }
-    for (i, inst) in m.instances.iter().enumerate() {
-        instance(&mut refs, &mut body, &names.instances[i], inst, child_name)?;
-    }
-
-    let mut text = String::new();
-    text.push_str(&format!(
-        "// Generated by wirespeed from HDL module `{}`. Do not edit.\n",
-        m.name
-    ));
-    if m.name != verilog_name {
-        text.push_str(&format!(
-            "// Emitted as `{verilog_name}`: another module of the design is also called `{}`.\n",
-            m.name
-        ));
-    }
+    let mut text = banner(m, verilog_name, options.locators, note);
     text.push_str(KEYWORDS_BEGIN);
     text.push_str("`default_nettype none\n\n");
     text.push_str(&header(m, &names, verilog_name));
@@ -172,6 +162,142 @@ pub(crate) fn emit_module(
     text.push_str("\nendmodule\n\n`default_nettype wire\n");
     text.push_str(KEYWORDS_END);
     Ok(text)
+}
+
+/// The comment that opens a module's file: what generated it (wirespeed's version, the
+/// HDL module and, with locators on, the generator line that built it) and, for the
+/// top, `note` (the block and parameters given in [`EmitOptions::top_note`]).
+fn banner(m: &Module, verilog_name: &str, locators: bool, note: Option<&str>) -> String {
+    let mut text = format!(
+        "// Generated by wirespeed {} from HDL module `{}`. Do not edit.\n",
+        env!("CARGO_PKG_VERSION"),
+        m.name
+    );
+    if m.name != verilog_name {
+        text.push_str(&format!(
+            "// Emitted as `{verilog_name}`: another module of the design is also called `{}`.\n",
+            m.name
+        ));
+    }
+    if let Some(at) = m.location.relative().filter(|_| locators) {
+        text.push_str(&format!("// Built by the generator at @[{at}].\n"));
+    }
+    if let Some(note) = note {
+        for line in note.lines() {
+            text.push_str(&format!("// {line}\n"));
+        }
+    }
+    text
+}
+
+/// Declarations, assigns, registers, memories and instances of `refs.m` into `body`.
+fn write_body(
+    refs: &mut Refs<'_>,
+    body: &mut Body,
+    child_name: &dyn Fn(&Module) -> String,
+) -> Result<(), GenError> {
+    let m = refs.m;
+    let names = refs.names;
+    let port_nets: Vec<bool> = {
+        let mut v = vec![false; m.nets.len()];
+        for p in &m.ports {
+            v[p.net.0 as usize] = true;
+        }
+        v
+    };
+    for (i, net) in m.nets.iter().enumerate() {
+        let id = NetId(i as u32);
+        if net.width == 0 {
+            return Err(refs.malformed(id, "zero width".into()));
+        }
+        if port_nets[i] || refs.is_inlined(id) || declared_with_value(m, id, false) {
+            continue;
+        }
+        match &net.driver {
+            Driver::Undriven => return Err(refs.malformed(id, "net is not driven".into())),
+            Driver::Input(_) => {
+                return Err(refs.malformed(id, "input-driven net is not a port".into()))
+            }
+            _ => {}
+        }
+        let kind = if is_procedural(m, id) { "reg" } else { "wire" };
+        body.decl_at(kind, net.width, names.net(id), &net.location);
+    }
+
+    // Combinational logic in dataflow order, so that every wire declared with its value
+    // comes after the wires its value reads.
+    let order = comb_order(m).map_err(|e| GenError::Malformed {
+        module: m.name.clone(),
+        signal: e.signal.clone().unwrap_or_default(),
+        reason: e.kind.to_string(),
+    })?;
+    for id in order {
+        if refs.is_inlined(id) {
+            continue;
+        }
+        if let Some(r) = &mut refs.recorder {
+            r.consumer(Some(id));
+        }
+        logic(refs, body, id, port_nets[id.0 as usize])?;
+        if let Some(r) = &mut refs.recorder {
+            r.consumer(None);
+        }
+    }
+
+    for (i, r) in m.regs.iter().enumerate() {
+        seq::register(refs, body, i, r)?;
+    }
+    for i in 0..m.mems.len() {
+        seq::memory(refs, body, i)?;
+    }
+    for (i, inst) in m.instances.iter().enumerate() {
+        instance(refs, body, &names.instances[i], inst, child_name)?;
+    }
+    Ok(())
+}
+
+/// True if `net` is declared together with its value (`wire x = …;`): a net that is
+/// not a port (`port`), driven by an operation other than leading zeros or by a plain
+/// assign.
+fn declared_with_value(m: &Module, net: NetId, port: bool) -> bool {
+    !port
+        && match &m.net(net).driver {
+            Driver::Alias(_) => true,
+            Driver::Op(op) => !matches!(op, Op::LeadingZeros(_)),
+            _ => false,
+        }
+}
+
+/// The logic that drives `net` (`port`: it is a port, assigned rather than declared).
+fn logic(refs: &mut Refs<'_>, body: &mut Body, id: NetId, port: bool) -> Result<(), GenError> {
+    let net = refs.m.net(id);
+    let rhs = match &net.driver {
+        Driver::Op(Op::LeadingZeros(src)) => {
+            lzc::emit(refs, body, id, *src);
+            return Ok(());
+        }
+        Driver::Op(op) => {
+            let rhs = refs.op_expr(id, op)?;
+            if let Some(r) = &mut refs.recorder {
+                r.expression(id, &rhs);
+            }
+            rhs.text
+        }
+        Driver::Alias(src) => {
+            if refs.width(*src) != net.width {
+                return Err(refs.malformed(id, "alias of a net of another width".into()));
+            }
+            refs.operand(*src, prec::NONE)?
+        }
+        _ => return Ok(()),
+    };
+    let name = refs.names.net(id);
+    if port {
+        body.assign(name, &rhs);
+    } else {
+        body.wire_is(net.width, name, &rhs, &net.location);
+    }
+    Ok(())
 }
 
 /// `module name #(parameters) (ports);` with one aligned declaration per line.
@@ -245,13 +371,14 @@ fn instance(
         conns.push(format!(".{}({text})", port.name));
     }
     let module_name = child_name(child);
+    let at = body.locator(&inst.location);
     if conns.is_empty() {
         body.insts
-            .push_str(&format!("    {module_name} {inst_name} ();\n"));
+            .push_str(&format!("    {module_name} {inst_name} ();{at}\n"));
         return Ok(());
     }
     body.insts
-        .push_str(&format!("    {module_name} {inst_name} (\n"));
+        .push_str(&format!("    {module_name} {inst_name} ({at}\n"));
     let n = conns.len();
     for (i, c) in conns.into_iter().enumerate() {
         let sep = if i + 1 == n { "" } else { "," };

@@ -33,7 +33,7 @@ pub(crate) fn is_verilator_cpp_word(name: &str) -> bool {
 }
 
 /// The identifiers taken in one Verilog module scope.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Namespace {
     taken: HashSet<String>,
 }

@@ -65,18 +65,20 @@ pub(crate) fn register(
     let next = refs.all(r.next);
     let load = format!("{q} <= {next};");
     let s = &mut body.seq;
+    // Without a reset, one line: `always @(posedge clk) [if (en)] q <= next;`.
+    let Some((cond, value)) = reset else {
+        let guarded = match enable {
+            Some(en) => format!("if ({en}) {load}"),
+            None => load,
+        };
+        s.push_str(&format!("    always @({edge}) {guarded}\n"));
+        return Ok(());
+    };
     s.push_str(&format!("    always @({edge}) begin\n"));
-    match (reset, enable) {
-        (Some((cond, value)), Some(en)) => {
-            s.push_str(&format!("        if ({cond}) {q} <= {value};\n"));
-            s.push_str(&format!("        else if ({en}) {load}\n"));
-        }
-        (Some((cond, value)), None) => {
-            s.push_str(&format!("        if ({cond}) {q} <= {value};\n"));
-            s.push_str(&format!("        else {load}\n"));
-        }
-        (None, Some(en)) => s.push_str(&format!("        if ({en}) {load}\n")),
-        (None, None) => s.push_str(&format!("        {load}\n")),
+    s.push_str(&format!("        if ({cond}) {q} <= {value};\n"));
+    match enable {
+        Some(en) => s.push_str(&format!("        else if ({en}) {load}\n")),
+        None => s.push_str(&format!("        else {load}\n")),
     }
     s.push_str("    end\n");
     Ok(())
@@ -107,8 +109,12 @@ pub(crate) fn memory(refs: &mut Refs<'_>, body: &mut Body, index: usize) -> Resu
         "    // memory `{name}`: {depth} x {w} bits, simple dual port, synchronous read-first reads\n"
     );
     body.decls.push_str(&s);
-    body.decls
-        .push_str(&format!("    reg {}{name} [0:{}];\n", range(w), depth - 1));
+    let at = body.locator(&mem.location);
+    body.decls.push_str(&format!(
+        "    reg {}{name} [0:{}];{at}\n",
+        range(w),
+        depth - 1
+    ));
 
     // Initial contents: zeros, then every non-zero word of `init`. Each memory has its
     // own loop variable, so that no two `initial` blocks share a variable.

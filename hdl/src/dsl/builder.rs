@@ -57,6 +57,8 @@ pub struct ModuleBuilder {
     /// Where each wire and output port to be driven later was declared, so that
     /// one left undriven is reported at its generator line.
     declared_at: BTreeMap<NetId, &'static Location<'static>>,
+    /// While set (see [`located`](Self::located)), the location of every new net.
+    located_at: Option<&'static Location<'static>>,
 }
 
 impl ModuleBuilder {
@@ -75,6 +77,7 @@ impl ModuleBuilder {
                 instances: vec![],
                 summary: PortSummary::default(),
                 parameters: vec![],
+                location: SourceLoc::caller(),
             },
             errors: vec![],
             names: HashMap::new(),
@@ -82,6 +85,7 @@ impl ModuleBuilder {
             dual_clock_mems: BTreeSet::new(),
             inverted_resets: HashMap::new(),
             declared_at: BTreeMap::new(),
+            located_at: None,
         };
         if !is_legal_identifier(name) {
             b.error(
@@ -143,19 +147,35 @@ impl ModuleBuilder {
         width
     }
 
-    /// Adds a net and returns its signal.
+    /// Adds a net, made at the caller's location, and returns its signal.
+    #[track_caller]
     pub(crate) fn new_net(&mut self, name: Option<String>, width: u32, driver: Driver) -> Signal {
         let id = NetId(self.data.nets.len() as u32);
         self.data.nets.push(Net {
             name,
             width,
             driver,
+            location: SourceLoc::at(self.located_at.unwrap_or(Location::caller())),
         });
         Signal {
             builder: self.id,
             net: id,
             width,
         }
+    }
+
+    /// Runs `f`, every net it makes located at this call's caller (closures cannot
+    /// pass `#[track_caller]` on; helpers that loop through closures use this).
+    /// Nested calls keep the outermost location.
+    #[track_caller]
+    pub(crate) fn located<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.located_at;
+        if outer.is_none() {
+            self.located_at = Some(Location::caller());
+        }
+        let result = f(self);
+        self.located_at = outer;
+        result
     }
 
     /// Checks `s` was made by this builder; records an error (and returns false) if not.

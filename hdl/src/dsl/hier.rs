@@ -40,6 +40,7 @@ impl ModuleBuilder {
             name: name.to_string(),
             module: module.clone(),
             connections,
+            location: SourceLoc::caller(),
         });
         Instance {
             builder: self.id,

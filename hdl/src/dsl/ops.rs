@@ -162,16 +162,18 @@ impl ModuleBuilder {
             return self.poison(1);
         }
         let mut level = values.to_vec();
-        while level.len() > 1 {
-            level = level
-                .chunks(2)
-                .map(|pair| match *pair {
-                    [a, b] => self.add_wrap(a, b),
-                    [a] => a,
-                    _ => unreachable!("chunks(2) yields one or two values"),
-                })
-                .collect();
-        }
+        self.located(|m| {
+            while level.len() > 1 {
+                level = level
+                    .chunks(2)
+                    .map(|pair| match *pair {
+                        [a, b] => m.add_wrap(a, b),
+                        [a] => a,
+                        _ => unreachable!("chunks(2) yields one or two values"),
+                    })
+                    .collect();
+            }
+        });
         level[0]
     }
 
@@ -186,7 +188,7 @@ impl ModuleBuilder {
             self.width_error(name, "no operands".into());
             return self.poison(1);
         };
-        rest.iter().fold(*first, |acc, v| f(self, acc, *v))
+        self.located(|m| rest.iter().fold(*first, |acc, v| f(m, acc, *v)))
     }
 
     #[track_caller]
@@ -343,10 +345,12 @@ impl ModuleBuilder {
     /// is 1, else `default`.
     #[track_caller]
     pub fn select(&mut self, cases: &[(Signal, Signal)], default: Signal) -> Signal {
-        cases
-            .iter()
-            .rev()
-            .fold(default, |acc, (c, v)| self.mux(*c, *v, acc))
+        self.located(|m| {
+            cases
+                .iter()
+                .rev()
+                .fold(default, |acc, (c, v)| m.mux(*c, *v, acc))
+        })
     }
 
     /// `values[index]` (index unsigned; an index past the end gives `values[last]`).
@@ -356,18 +360,20 @@ impl ModuleBuilder {
             self.width_error("index", "no values to select from".into());
             return self.poison(1);
         };
-        let cases: Vec<(Signal, Signal)> = values[..values.len() - 1]
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let hit = if index.width < 64 && (i as u64) >= (1u64 << index.width) {
-                    self.lit(0, 1)
-                } else {
-                    self.eq_const(index, i as u64)
-                };
-                (hit, *v)
-            })
-            .collect();
+        let cases: Vec<(Signal, Signal)> = self.located(|m| {
+            values[..values.len() - 1]
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let hit = if index.width < 64 && (i as u64) >= (1u64 << index.width) {
+                        m.lit(0, 1)
+                    } else {
+                        m.eq_const(index, i as u64)
+                    };
+                    (hit, *v)
+                })
+                .collect()
+        });
         self.select(&cases, last)
     }
 
@@ -451,9 +457,11 @@ impl ModuleBuilder {
             self.width_error("split_lanes", detail);
             return vec![];
         }
-        (0..a.width / lane_width)
-            .map(|i| self.slice(a, i * lane_width, lane_width))
-            .collect()
+        self.located(|m| {
+            (0..a.width / lane_width)
+                .map(|i| m.slice(a, i * lane_width, lane_width))
+                .collect()
+        })
     }
 
     /// `count` copies of `a` side by side.
@@ -601,7 +609,7 @@ impl ModuleBuilder {
     #[track_caller]
     pub fn popcount(&mut self, a: Signal) -> Signal {
         let out_width = bits_for(a.width);
-        let mut level: Vec<Signal> = (0..a.width).map(|i| self.bit(a, i)).collect();
+        let mut level: Vec<Signal> = self.located(|m| (0..a.width).map(|i| m.bit(a, i)).collect());
         while level.len() > 1 {
             let mut next = Vec::with_capacity(level.len().div_ceil(2));
             for pair in level.chunks(2) {

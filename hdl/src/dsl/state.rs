@@ -264,6 +264,7 @@ impl ModuleBuilder {
             init,
             write: None,
             reads: vec![],
+            location: SourceLoc::caller(),
         });
         Memory {
             builder: self.id,

@@ -5,7 +5,9 @@ use super::error::{HdlError, HdlErrorKind};
 use super::names::is_legal_identifier;
 use crate::bits::Bits;
 use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 use std::ops::Deref;
+use std::panic::Location;
 use std::sync::Arc;
 
 /// Index of a net in its module's `nets`.
@@ -31,6 +33,60 @@ pub struct MemId(pub u32);
 /// Index of an instance in its module's `instances`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct InstId(pub u32);
+
+/// Where in the generator's Rust source something of the IR was built: the line of
+/// the builder call (`#[track_caller]` carries it through the builder API) that made a
+/// net, an instance or a module.
+///
+/// It is metadata, not structure: equality and hashing ignore it, so two modules that
+/// differ only in where they were built are the same module (and are emitted once).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SourceLoc(Option<&'static Location<'static>>);
+
+impl SourceLoc {
+    /// The location of the caller (through any chain of `#[track_caller]` functions).
+    #[track_caller]
+    pub fn caller() -> Self {
+        SourceLoc(Some(Location::caller()))
+    }
+
+    /// The location `loc`.
+    pub fn at(loc: &'static Location<'static>) -> Self {
+        SourceLoc(Some(loc))
+    }
+
+    /// No known location (nets made by IR passes rather than by a builder call).
+    pub fn unknown() -> Self {
+        SourceLoc(None)
+    }
+
+    /// `file:line`, the file relative to the workspace root with `/` separators, or
+    /// `None` when unknown. Cargo names the files of workspace crates relative to the
+    /// workspace root already; an absolute path under the root of the workspace `hdl`
+    /// was built in is made relative to it, any other path is kept as it is.
+    pub fn relative(&self) -> Option<String> {
+        let loc = self.0?;
+        let file = loc.file().replace('\\', "/");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../").replace('\\', "/");
+        let root = root.strip_suffix("hdl/../").unwrap_or(&root);
+        let file = file.strip_prefix(root).unwrap_or(&file);
+        Some(format!("{file}:{}", loc.line()))
+    }
+}
+
+impl PartialEq for SourceLoc {
+    /// Always true: a location never makes two IR objects different.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for SourceLoc {}
+
+impl Hash for SourceLoc {
+    /// Hashes nothing, consistent with [`PartialEq`].
+    fn hash<H: Hasher>(&self, _: &mut H) {}
+}
 
 /// A finished, validated module. Cheap to clone (shared), immutable.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -94,6 +150,8 @@ pub struct ModuleData {
     pub summary: PortSummary,
     /// Verilog parameters the module declares for the context that instantiates it.
     pub parameters: Vec<Parameter>,
+    /// Where the generator started the module (its `ModuleBuilder::new` call).
+    pub location: SourceLoc,
 }
 
 impl ModuleData {
@@ -188,6 +246,8 @@ pub struct Net {
     pub width: u32,
     /// What gives the net its value.
     pub driver: Driver,
+    /// The generator line that made the net (an operation, port, wire, register …).
+    pub location: SourceLoc,
 }
 
 /// The single source of a net's value.
@@ -470,6 +530,8 @@ pub struct Memory {
     pub write: Option<MemWrite>,
     /// Synchronous read ports.
     pub reads: Vec<MemRead>,
+    /// The generator line that made the memory.
+    pub location: SourceLoc,
 }
 
 /// A memory write port: on a rising edge of its domain's clock, if `enable`, `mem[addr] <= data`.
@@ -582,6 +644,8 @@ pub struct Instance {
     /// For each port of `module` (by index): the parent net connected to it.
     /// Inputs (data, clock, reset) are driven by that net; outputs drive it.
     pub connections: Vec<Option<NetId>>,
+    /// The generator line that instantiated the module.
+    pub location: SourceLoc,
 }
 
 /// What a module's ports look like from outside: used to check hierarchy for
