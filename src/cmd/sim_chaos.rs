@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use hdl::panama::config::PanamaConfig;
-use testbench::engine::{speed_line, DomainClock, Engine};
+use testbench::engine::{speed_line, verilator_options, DomainClock, Engine};
 use testbench::panama::chaos::{run_engines, ChaosConfig, EngineChaos};
 
 /// Runs `chaos` on `cfg` with every engine of `engine` (clock periods from
@@ -30,7 +30,8 @@ pub fn run(
             speed_line(
                 first.outcome.cycles,
                 (native.wall, native.build),
-                (verilator.wall, verilator.build)
+                (verilator.wall, verilator.build),
+                &verilator_options(false).describe()
             )
         );
     }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
-use testbench::engine::{board_clocks, speed_line};
+use testbench::engine::{board_clocks, speed_line, verilator_options};
 use testbench::lightning::arith::Contract;
 use testbench::lightning::impaired::{
     board_cores, calibration_fail_text, run_impaired, CalibrationReport, ImpairedOptions,
@@ -187,7 +187,8 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
             speed_line(
                 cycles,
                 (native.wall, native.build),
-                (verilator.wall, verilator.build)
+                (verilator.wall, verilator.build),
+                &verilator_options(args.vcd.is_some()).describe()
             ),
             2 * n
         );

@@ -9,7 +9,7 @@ use clap::Args;
 use hdl::panama::config::PanamaConfig;
 use std::path::PathBuf;
 use std::str::FromStr;
-use testbench::engine::{board_clocks, speed_line, DomainClock};
+use testbench::engine::{board_clocks, speed_line, verilator_options, DomainClock};
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::golden::InFrame;
@@ -386,7 +386,8 @@ fn run_frames(
             speed_line(
                 run.cycles,
                 (native.wall, native.build),
-                (verilator.wall, verilator.build)
+                (verilator.wall, verilator.build),
+                &verilator_options(args.vcd.is_some()).describe()
             )
         );
     }

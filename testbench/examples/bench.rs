@@ -85,6 +85,8 @@ fn run(dut: &mut dyn Dut, stim: &Stimulus, cycles: usize) -> f64 {
         .filter(|(_, p)| p.direction == Direction::Output)
         .map(|(i, _)| i)
         .collect();
+    let widest = dut.ports().iter().map(|p| p.width.div_ceil(64)).max();
+    let mut buf = vec![0u64; widest.unwrap_or(1) as usize];
     let start = Instant::now();
     let mut sink = 0u64;
     for sets in stim.iter().cycle().take(cycles) {
@@ -93,7 +95,8 @@ fn run(dut: &mut dyn Dut, stim: &Stimulus, cycles: usize) -> f64 {
         }
         dut.step();
         for o in &outputs {
-            sink ^= dut.get(*o).expect("readable")[0];
+            dut.get_into(*o, &mut buf).expect("readable");
+            sink ^= buf[0];
         }
     }
     std::hint::black_box(sink);
@@ -111,9 +114,14 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(200_000);
     let cold_cache = std::env::temp_dir().join(format!("wirespeed-bench-{}", std::process::id()));
+    let cold_opts = BuildOptions {
+        cache_dir: Some(cold_cache.clone()),
+        ..BuildOptions::default()
+    };
     println!(
-        "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait\n"
+        "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait"
     );
+    println!("Verilator flags: {}\n", cold_opts.describe());
     println!("| design | native first cycle | Verilator first cycle (cold / cached) | native cycles/s | Verilator cycles/s | native ÷ Verilator |");
     println!("|---|---|---|---|---|---|");
     for case in cases() {
@@ -121,10 +129,6 @@ fn main() {
         let mut native = NativeDut::new(&case.module).expect("the native simulator compiles it");
         let native_first = t.elapsed();
 
-        let cold_opts = BuildOptions {
-            cache_dir: Some(cold_cache.clone()),
-            ..BuildOptions::default()
-        };
         let t = Instant::now();
         drop(VerilatorDut::new(&case.module, &cold_opts).expect("Verilator builds it"));
         let cold = t.elapsed();

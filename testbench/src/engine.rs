@@ -43,14 +43,7 @@ impl Engine {
     ) -> Result<(Box<dyn Dut>, Duration)> {
         let started = Instant::now();
         let mut dut: Box<dyn Dut> = match self {
-            Engine::Verilator => {
-                let options = if trace {
-                    BuildOptions::with_trace()
-                } else {
-                    BuildOptions::default()
-                };
-                Box::new(VerilatorDut::new(module, &options)?)
-            }
+            Engine::Verilator => Box::new(VerilatorDut::new(module, &verilator_options(trace))?),
             Engine::Native | Engine::Both => Box::new(NativeDut::new(module)?),
         };
         for domain in dut.domains().to_vec() {
@@ -130,16 +123,30 @@ pub fn board_clocks(board: &Board, bindings: &[(&str, &str)]) -> Result<Vec<Doma
         .collect()
 }
 
-/// The line comparing two engines' speeds over the same `cycles`.
+/// The options [`Engine::build`] builds Verilator models with (`trace`: VCD tracing
+/// compiled in); [`BuildOptions::describe`] gives their flags for [`speed_line`].
+pub fn verilator_options(trace: bool) -> BuildOptions {
+    if trace {
+        BuildOptions::with_trace()
+    } else {
+        BuildOptions::default()
+    }
+}
+
+/// The line comparing two engines' speeds over the same `cycles`, ending with the flags
+/// the Verilator model was built with (`verilator_flags`, from
+/// [`BuildOptions::describe`]).
 pub fn speed_line(
     cycles: u64,
     native: (Duration, Duration),
     verilator: (Duration, Duration),
+    verilator_flags: &str,
 ) -> String {
     let rate = |wall: Duration| cycles as f64 / wall.as_secs_f64().max(1e-9);
     format!(
         "engines: identical results; native {:.0} cycles/s (build {:.2} s), Verilator {:.0} \
-         cycles/s (build {:.1} s), native ÷ Verilator {:.2}",
+         cycles/s (build {:.1} s), native ÷ Verilator {:.2}; Verilator built with \
+         `{verilator_flags}`",
         rate(native.0),
         native.1.as_secs_f64(),
         rate(verilator.0),

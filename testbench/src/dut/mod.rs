@@ -78,6 +78,13 @@ pub trait Dut {
     fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError>;
     /// Reads any port (settled) as little-endian 64-bit words.
     fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError>;
+    /// Reads any port (settled) into `out[..n]`, `n = ceil(width / 64)`, without
+    /// allocating (engines override the default, which goes through [`get`](Self::get));
+    /// `out` may be longer (the rest is left alone). A shorter `out` is an error.
+    fn get_into(&mut self, port: usize, out: &mut [u64]) -> Result<(), DutError> {
+        let words = self.get(port)?;
+        copy_words(self.ports(), port, &words, out)
+    }
     /// Advances to the next rising edge of any clock; returns the indices (into
     /// [`domains`](Self::domains)) of the domains that rose.
     fn step_edge(&mut self) -> Vec<usize>;
@@ -108,6 +115,14 @@ pub trait Dut {
         while !self.step_edge().contains(&0) {}
     }
 
+    /// `n` cycles of [`step`](Self::step) with the inputs left as they are (engines may
+    /// run them without returning to the caller between cycles).
+    fn step_cycles(&mut self, n: u64) {
+        for _ in 0..n {
+            self.step();
+        }
+    }
+
     /// Sets input `name` to `value`.
     fn set_u64(&mut self, name: &str, value: u64) -> Result<(), DutError> {
         let p = self.port(name)?;
@@ -117,6 +132,11 @@ pub trait Dut {
     /// Reads port `name` (at most 64 bits wide).
     fn get_u64(&mut self, name: &str) -> Result<u64, DutError> {
         let p = self.port(name)?;
+        if self.ports()[p].width <= 64 {
+            let mut word = [0u64; 1];
+            self.get_into(p, &mut word)?;
+            return Ok(word[0]);
+        }
         let words = self.get(p)?;
         if words.iter().skip(1).any(|w| *w != 0) {
             return Err(DutError::BadValue {
@@ -126,6 +146,30 @@ pub trait Dut {
         }
         Ok(words.first().copied().unwrap_or(0))
     }
+}
+
+/// Copies the value `words` of port `port` into `out` (for [`Dut::get_into`]).
+fn copy_words(
+    ports: &[DutPort],
+    port: usize,
+    words: &[u64],
+    out: &mut [u64],
+) -> Result<(), DutError> {
+    let Some(dst) = out.get_mut(..words.len()) else {
+        let name = ports
+            .get(port)
+            .map_or_else(|| format!("#{port}"), |p| p.name.clone());
+        return Err(DutError::BadValue {
+            port: name,
+            reason: format!(
+                "a buffer of {} words is too short for {} words",
+                out.len(),
+                words.len()
+            ),
+        });
+    };
+    dst.copy_from_slice(words);
+    Ok(())
 }
 
 /// The ports of `module` as a `Dut` sees them.

@@ -69,6 +69,15 @@ impl Dut for NativeDut {
         Ok(self.sim.get_words(h)?.to_vec())
     }
 
+    fn get_into(&mut self, port: usize, out: &mut [u64]) -> Result<(), DutError> {
+        let h = *self
+            .handles
+            .get(port)
+            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        let words = self.sim.get_words(h)?;
+        super::copy_words(&self.ports, port, words, out)
+    }
+
     fn step_edge(&mut self) -> Vec<usize> {
         self.sim.step_edge().iter().map(|h| h.index()).collect()
     }

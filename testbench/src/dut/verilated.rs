@@ -1,5 +1,11 @@
 //! The Verilator model of the emitted Verilog as a `Dut`, clocked by the native
 //! simulator's own schedule (`sim::clock::Clocks`).
+//!
+//! Evaluation is lazy: the model's `eval()` runs once per clock edge (a fall, a rise),
+//! and otherwise only when an input changed since the last `eval()` and something needs
+//! settled values (a read, or a rising edge with no fall before it). A single-clock design
+//! stepped a cycle at a time costs two `eval()` calls per cycle, whatever is set and read
+//! between the edges.
 
 use super::{ports_of, Dut, DutError, DutPort};
 use crate::verilator::{BuildOptions, PortInfo, VerilatorDesign, VerilatorModel};
@@ -21,6 +27,10 @@ pub struct VerilatorDut {
     domain_ports: Vec<DomainPorts>,
     clocks: Clocks,
     tracing: bool,
+    /// An input changed since the last `eval()`: outputs are not settled.
+    dirty: bool,
+    /// The domains that rose at the last edge (reused: no allocation per edge).
+    fired: Vec<usize>,
 }
 
 impl VerilatorDut {
@@ -71,9 +81,11 @@ impl VerilatorDut {
             clocks: Clocks::new(domain_ports.len()),
             domain_ports,
             tracing: false,
+            dirty: true,
+            fired: Vec::new(),
         };
         dut.drive_resets(false)?;
-        dut.model.eval();
+        dut.settle();
         Ok(dut)
     }
 
@@ -82,7 +94,21 @@ impl VerilatorDut {
         &self.model
     }
 
+    /// Evaluates the model if an input changed since the last `eval()`.
+    fn settle(&mut self) {
+        if self.dirty {
+            self.eval();
+        }
+    }
+
+    /// Evaluates the model (a clock edge, or settling new inputs).
+    fn eval(&mut self) {
+        self.model.eval();
+        self.dirty = false;
+    }
+
     fn drive_resets(&mut self, active: bool) -> Result<(), DutError> {
+        self.dirty = true;
         for d in &self.domain_ports {
             if let Some((port, level)) = d.reset {
                 let v = if active { level } else { 1 - level };
@@ -90,6 +116,42 @@ impl VerilatorDut {
             }
         }
         Ok(())
+    }
+
+    /// Advances to the next rising edge of any clock, leaving the domains that rose in
+    /// `self.fired` (empty without clocks).
+    fn edge(&mut self) {
+        let Some(t) = self.clocks.next_rise() else {
+            self.settle();
+            self.fired.clear();
+            return;
+        };
+        while let Some(tf) = self.clocks.next_fall_until(t) {
+            for d in 0..self.domain_ports.len() {
+                if self.clocks.clocks[d].next_fall == Some(tf) {
+                    self.clocks.clocks[d].next_fall = None;
+                    self.set_clock(d, 0);
+                }
+            }
+            // One eval per falling edge; it also settles inputs set since the last one.
+            self.eval();
+            if self.tracing && tf < t {
+                self.model.trace_dump(tf);
+            }
+        }
+        // Inputs set since the last eval settle before the rising edge samples them (an
+        // extra eval only when no falling edge came first).
+        self.settle();
+        let mut fired = std::mem::take(&mut self.fired);
+        self.clocks.rise(t, &mut fired);
+        for &d in &fired {
+            self.set_clock(d, 1);
+        }
+        self.fired = fired;
+        self.eval();
+        if self.tracing {
+            self.model.trace_dump(t);
+        }
     }
 
     fn set_clock(&mut self, domain: usize, level: u64) {
@@ -143,42 +205,55 @@ impl Dut for VerilatorDut {
                 reason: format!("value does not fit in {} bits", p.width),
             });
         }
-        Ok(self.model.set(port, words)?)
+        self.model.set(port, words)?;
+        self.dirty = true;
+        Ok(())
     }
 
     fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError> {
-        self.model.eval();
+        self.settle();
         Ok(self.model.get(port)?)
     }
 
+    fn get_into(&mut self, port: usize, out: &mut [u64]) -> Result<(), DutError> {
+        self.settle();
+        Ok(self.model.get_into(port, out)?)
+    }
+
     fn step_edge(&mut self) -> Vec<usize> {
-        let Some(t) = self.clocks.next_rise() else {
-            self.model.eval();
-            return vec![];
-        };
-        self.model.eval();
-        while let Some(tf) = self.clocks.next_fall_until(t) {
-            for d in 0..self.domain_ports.len() {
-                if self.clocks.clocks[d].next_fall == Some(tf) {
-                    self.clocks.clocks[d].next_fall = None;
-                    self.set_clock(d, 0);
-                }
+        self.edge();
+        self.fired.clone()
+    }
+
+    fn step(&mut self) {
+        self.edge();
+        while !self.domain_ports.is_empty() && !self.fired.contains(&0) {
+            self.edge();
+        }
+    }
+
+    fn step_cycles(&mut self, n: u64) {
+        // One clock and no trace: the n cycles run inside C++ (`ws_cycles`: fall, eval,
+        // rise, eval — each cycle exactly what `step_edge` does for one clock, whose
+        // pending fall always comes before its next rise; the first fall of a run settles
+        // the inputs set before it), and the schedule is advanced to match.
+        if self.domain_ports.len() != 1 || self.tracing || n == 0 {
+            for _ in 0..n {
+                self.step();
             }
-            self.model.eval();
-            if self.tracing && tf < t {
-                self.model.trace_dump(tf);
-            }
+            return;
         }
-        let mut fired = Vec::new();
-        self.clocks.rise(t, &mut fired);
-        for &d in &fired {
-            self.set_clock(d, 1);
+        let clock = self.domain_ports[0].clock;
+        self.model
+            .cycle_clock(clock, n)
+            .expect("clock ports are 1-bit inputs");
+        self.dirty = false;
+        for _ in 0..n {
+            let c = &mut self.clocks.clocks[0];
+            c.next_fall = None;
+            let t = c.next_rise;
+            self.clocks.rise(t, &mut self.fired);
         }
-        self.model.eval();
-        if self.tracing {
-            self.model.trace_dump(t);
-        }
-        fired
     }
 
     fn time_ps(&self) -> u64 {
@@ -187,11 +262,18 @@ impl Dut for VerilatorDut {
 
     fn reset(&mut self, cycles: u64) {
         if self.domain_ports.is_empty() {
-            self.model.eval();
+            self.settle();
             return;
         }
         self.drive_resets(true)
             .expect("reset ports are 1-bit inputs");
+        if self.domain_ports.len() == 1 {
+            self.step_cycles(cycles);
+            self.drive_resets(false)
+                .expect("reset ports are 1-bit inputs");
+            self.settle();
+            return;
+        }
         let start: Vec<u64> = self.clocks.clocks.iter().map(|c| c.cycles).collect();
         while self
             .clocks
@@ -204,7 +286,7 @@ impl Dut for VerilatorDut {
         }
         self.drive_resets(false)
             .expect("reset ports are 1-bit inputs");
-        self.model.eval();
+        self.settle();
     }
 
     fn trace_open(&mut self, path: &Path) -> Result<(), DutError> {

@@ -3,8 +3,10 @@
 //! A cold build, in a private directory `<cache>/<key>/tmp-*/`:
 //!
 //! 1. `verilator --cc --build -j <jobs> -O3 --x-assign 0 --x-initial 0 --noassert
-//!    -CFLAGS -fPIC [--trace] --prefix Vdut --top-module <top> -Mdir obj src/<files>`
-//!    → `obj/Vdut__ALL.a` (the model; Verilator 5.006 builds no runtime library here).
+//!    -CFLAGS -fPIC --prefix Vdut --top-module <top> [--trace] -MAKEFLAGS OPT_FAST=-O2 ...
+//!    -Mdir obj src/<files>` → `obj/Vdut__ALL.a` (the model; Verilator 5.006 builds no
+//!    runtime library here). The make variables of [`BuildOptions::make_vars`] (C++
+//!    optimization levels) go to every make run below as well.
 //! 2. The Verilator runtime (`verilated.o`, `verilated_threads.o`, `verilated_vcd_c.o`, ...)
 //!    is design-independent: it is cached separately as
 //!    `<cache>/runtime-<key>/libverilated.a`, keyed by the compile flags Verilator's
@@ -26,7 +28,7 @@ use super::tools::{self, Tool, ToolVersions};
 use super::{header, shim, BridgeError, BuildOptions, VerilatorDesign};
 
 /// Bumped whenever the build recipe changes in a way the hashed inputs do not show.
-const RECIPE_VERSION: &str = "wirespeed-verilator-bridge-1";
+const RECIPE_VERSION: &str = "wirespeed-verilator-bridge-2";
 
 /// File name of the model library inside a cache entry.
 const LIBRARY: &str = "libdut.so";
@@ -52,7 +54,7 @@ ws-runtime: $(VK_GLOBAL_OBJS)
 \t$(AR) rcs $(WS_RUNTIME_OUT) $^
 
 ws_shim.o: ../ws_shim.cpp
-\t$(CXX) $(CXXFLAGS) $(CPPFLAGS) -O2 -c -o $@ $<
+\t$(CXX) $(CXXFLAGS) $(CPPFLAGS) $(OPT_FAST) -c -o $@ $<
 
 libdut.so: ws_shim.o Vdut__ALL.a $(WS_RUNTIME)
 \t$(CXX) -shared -o $@ ws_shim.o Vdut__ALL.a $(WS_RUNTIME) -Wl,--exclude-libs,ALL -Wl,--no-undefined $(LDFLAGS) $(LDLIBS)
@@ -68,31 +70,31 @@ pub(super) struct Built {
     pub runtime_cache_hit: Option<bool>,
 }
 
+/// The Verilator options that decide how fast the model runs (besides `--trace`).
+///
+/// `-O3`: all of Verilator's own optimizations. `--x-assign 0 --x-initial 0`: every
+/// variable starts at 0 and an `x` is 0, as in the native simulator, so both engines agree
+/// from the first cycle (`fast` for both measured no faster). `--noassert`: no assertion
+/// checks.
+pub(super) const SPEED_FLAGS: &[&str] =
+    &["-O3", "--x-assign", "0", "--x-initial", "0", "--noassert"];
+
 /// The verilator arguments that affect the output (all part of the cache key).
 fn verilator_flags(design: &VerilatorDesign, options: &BuildOptions) -> Vec<String> {
-    let mut flags: Vec<String> = [
-        "--cc",
-        "--build",
-        "-O3",
-        "--x-assign",
-        "0",
-        // Every variable starts at 0, as in the native simulator, so both engines agree
-        // from the first cycle.
-        "--x-initial",
-        "0",
-        "--noassert",
-        "-CFLAGS",
-        "-fPIC",
-        "--prefix",
-        "Vdut",
-        "--top-module",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut flags: Vec<String> = ["--cc", "--build"]
+        .iter()
+        .chain(SPEED_FLAGS)
+        .chain(&["-CFLAGS", "-fPIC", "--prefix", "Vdut", "--top-module"])
+        .map(|s| s.to_string())
+        .collect();
     flags.push(design.top.clone());
     if options.trace {
         flags.push("--trace".into());
+    }
+    // The C++ optimization levels, for the model's own make run (`--build`).
+    for var in &options.make_vars {
+        flags.push("-MAKEFLAGS".into());
+        flags.push(var.clone());
     }
     flags.extend(options.extra_verilator_args.iter().cloned());
     flags
@@ -201,6 +203,7 @@ impl Job<'_> {
         cmd.arg("-C")
             .arg(&obj)
             .args(["-f", "ws.mk", LIBRARY])
+            .args(&self.options.make_vars)
             .arg(format!("WS_RUNTIME={}", runtime.display()));
         tools::run(
             &Tool::Make,
@@ -225,7 +228,8 @@ impl Job<'_> {
         cmd.arg("-s")
             .arg("-C")
             .arg(obj)
-            .args(["-f", "ws.mk", "ws-runtime-key"]);
+            .args(["-f", "ws.mk", "ws-runtime-key"])
+            .args(&self.options.make_vars);
         let out = tools::run(
             &Tool::Make,
             "querying Verilator's make flags",
@@ -239,6 +243,7 @@ impl Job<'_> {
             .field(&out.stdout);
         let entry = self.root.join(format!("runtime-{}", key.finish()));
         let jobs = self.jobs();
+        let make_vars = &self.options.make_vars;
         let log = &mut self.log;
         let Artifact { path, hit } = cache::get_or_build(&entry, RUNTIME, |tmp| {
             let archive = tmp.join(RUNTIME);
@@ -246,6 +251,7 @@ impl Job<'_> {
             cmd.arg("-C")
                 .arg(obj)
                 .args(["-f", "ws.mk", "-j", &jobs, "ws-runtime"])
+                .args(make_vars)
                 .arg(format!("WS_RUNTIME_OUT={}", archive.display()));
             tools::run(&Tool::Make, "building the Verilator runtime", &mut cmd, log)?;
             Ok(archive)

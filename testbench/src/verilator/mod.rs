@@ -118,7 +118,17 @@ pub struct BuildOptions {
     pub jobs: u32,
     /// Extra arguments for `verilator` (part of the cache key).
     pub extra_verilator_args: Vec<String>,
+    /// Make variable assignments (`NAME=value`) for every make run of the build: the C++
+    /// optimization levels of the model's hot code (`OPT_FAST`), its run-once code
+    /// (`OPT_SLOW`) and the Verilator runtime (`OPT_GLOBAL`). Part of the cache key.
+    /// Default: [`DEFAULT_MAKE_VARS`].
+    pub make_vars: Vec<String>,
 }
+
+/// The C++ optimization levels models are built with by default, chosen by measurement
+/// (README, "Performance"): Verilator's own default is `-Os` for `OPT_FAST` and
+/// `OPT_GLOBAL`; `-O2` runs the models faster.
+pub const DEFAULT_MAKE_VARS: &[&str] = &["OPT_FAST=-O2", "OPT_GLOBAL=-O2"];
 
 impl Default for BuildOptions {
     fn default() -> Self {
@@ -128,11 +138,30 @@ impl Default for BuildOptions {
             cache_dir: None,
             jobs: 2,
             extra_verilator_args: Vec::new(),
+            make_vars: DEFAULT_MAKE_VARS.iter().map(|s| s.to_string()).collect(),
         }
     }
 }
 
 impl BuildOptions {
+    /// The flags a model is built with, for printing beside every engine comparison:
+    /// Verilator's speed-relevant options, `--trace` if set, the extra arguments and the
+    /// C++ optimization levels, e.g.
+    /// `verilator -O3 --x-assign 0 --x-initial 0 --noassert; make OPT_FAST=-O2 OPT_GLOBAL=-O2`.
+    pub fn describe(&self) -> String {
+        let mut verilator: Vec<&str> = build::SPEED_FLAGS.to_vec();
+        if self.trace {
+            verilator.push("--trace");
+        }
+        verilator.extend(self.extra_verilator_args.iter().map(String::as_str));
+        let make = if self.make_vars.is_empty() {
+            "Verilator's default OPT_FAST/OPT_GLOBAL (-Os)".to_string()
+        } else {
+            format!("make {}", self.make_vars.join(" "))
+        };
+        format!("verilator {}; {make}", verilator.join(" "))
+    }
+
     /// Default options with VCD tracing compiled in.
     pub fn with_trace() -> Self {
         Self {

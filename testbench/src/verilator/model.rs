@@ -226,6 +226,22 @@ impl VerilatorModel {
         self.check_rc(rc, clock)
     }
 
+    /// `n` cycles of the 1-bit input `clock` in `sim::clock`'s order, run inside C++: each
+    /// cycle sets it to 0 and evals (the falling edge, which also settles inputs set
+    /// before), then to 1 and evals (the rising edge). Does not write trace samples.
+    pub fn cycle_clock(&mut self, clock: usize, n: u64) -> Result<(), BridgeError> {
+        let p = self.input(clock)?;
+        if p.width != 1 {
+            return Err(BridgeError::NotAClock {
+                port: p.name.clone(),
+                width: p.width,
+            });
+        }
+        // SAFETY: `handle` is live; `clock` is a 1-bit input, which the shim steps.
+        let rc = unsafe { (self.loaded.api.cycles)(self.handle.as_ptr(), clock as u32, n) };
+        self.check_rc(rc, clock)
+    }
+
     /// Whether the design executed `$finish`.
     pub fn finished(&self) -> bool {
         // SAFETY: `handle` is live.

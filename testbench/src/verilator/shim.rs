@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use super::{PortDirection, PortInfo};
 
 /// Version of the C ABI the Rust side expects from `ws_abi_version()`.
-pub(super) const ABI_VERSION: u32 = 1;
+pub(super) const ABI_VERSION: u32 = 2;
 
 /// The C++ identifier Verilator gives a Verilog simple identifier.
 ///
@@ -135,16 +135,27 @@ fn push_get_port(s: &mut String, ports: &[PortInfo]) {
     s.push_str("    default: return -1;\n    }\n}\n");
 }
 
-/// `ws_step`: n full cycles of a 1-bit input clock (rise: 1, eval; fall: 0, eval).
+/// `ws_step`: n full cycles of a 1-bit input clock (rise: 1, eval; fall: 0, eval), and
+/// `ws_cycles`: n cycles in the other order (fall: 0, eval; rise: 1, eval), the order of
+/// `sim::clock`, where a cycle ends on its rising edge.
 fn push_step(s: &mut String, ports: &[PortInfo]) {
+    push_clock_loop(s, ports, "ws_step", ("1", "0"));
+    push_clock_loop(s, ports, "ws_cycles", ("0", "1"));
+}
+
+/// One n-cycle clock loop over every 1-bit input: `levels` are the clock's two values,
+/// each followed by an eval.
+fn push_clock_loop(s: &mut String, ports: &[PortInfo], name: &str, levels: (&str, &str)) {
     s.push_str(
-        "\n// ---- Clocking\n\
-         WS_API int ws_step(void* h, uint32_t port, uint64_t n) {\n\
-         \x20   Vdut& top = *static_cast<WsModel*>(h)->top;\n\
-         \x20   (void)top;\n\
-         \x20   (void)n;\n\
-         \x20   switch (port) {\n",
+        &"\n// ---- Clocking\n\
+          WS_API int @NAME@(void* h, uint32_t port, uint64_t n) {\n\
+          \x20   Vdut& top = *static_cast<WsModel*>(h)->top;\n\
+          \x20   (void)top;\n\
+          \x20   (void)n;\n\
+          \x20   switch (port) {\n"
+            .replace("@NAME@", name),
     );
+    let (first, second) = levels;
     for (i, p) in ports.iter().enumerate() {
         if p.direction == PortDirection::In && p.width == 1 {
             let m = cpp_member_name(&p.name);
@@ -152,8 +163,8 @@ fn push_step(s: &mut String, ports: &[PortInfo]) {
                 s,
                 "    case {i}:\n\
                  \x20       for (uint64_t k = 0; k < n; ++k) {{\n\
-                 \x20           top.{m} = 1; top.eval();\n\
-                 \x20           top.{m} = 0; top.eval();\n\
+                 \x20           top.{m} = {first}; top.eval();\n\
+                 \x20           top.{m} = {second}; top.eval();\n\
                  \x20       }}\n\
                  \x20       return 0;"
             );
@@ -365,6 +376,7 @@ mod tests {
         assert!(text.contains("case 2: WsPort<WS_T(y)>::get(top.y, w, 7); return 0;"));
         assert!(!text.contains("put(top.y"));
         assert!(text.contains("top.clk = 1; top.eval();"));
+        assert!(text.contains("WS_API int ws_cycles(void* h, uint32_t port, uint64_t n)"));
         assert!(!text.contains("top.a = 1"));
     }
 }
