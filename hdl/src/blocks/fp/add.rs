@@ -143,27 +143,39 @@ struct Unpacked {
     magnitude: Signal,
 }
 
-fn unpack(m: &mut ModuleBuilder, f: FpFormat, ftz: bool, x: Signal) -> Unpacked {
+/// Unpacks operand `x`; its values are named `<p>_sign`, `<p>_exp`, ….
+fn unpack(m: &mut ModuleBuilder, f: FpFormat, ftz: bool, x: Signal, p: &str) -> Unpacked {
     let (e, mb) = (f.exp_bits(), f.frac_bits());
+    let name =
+        |m: &mut ModuleBuilder, what: &str, v: Signal| m.named(&format!("{p}_{what}"), v);
     let sign = m.bit(x, e + mb);
+    let sign = name(m, "sign", sign);
     let exp = m.slice(x, mb, e);
+    let exp = name(m, "exp", exp);
     let frac = m.slice(x, 0, mb);
+    let frac = name(m, "frac", frac);
     let exp_ones = m.reduce_and(exp);
+    let exp_ones = name(m, "exp_max", exp_ones);
     let exp_any = m.reduce_or(exp);
+    let exp_any = name(m, "exp_nonzero", exp_any);
     let frac_any = m.reduce_or(frac);
+    let frac_any = name(m, "frac_nonzero", frac_any);
     let no_frac = m.not(frac_any);
     let nan = m.and(exp_ones, frac_any);
     let inf = m.and(exp_ones, no_frac);
+    let inf = name(m, "inf", inf);
     let one = m.lit(1, e);
     let eff_exp = m.mux(exp_any, exp, one);
-    let zero_frac = m.zeros(mb);
+    let eff_exp = name(m, "eff_exp", eff_exp);
     // With flush-to-zero a subnormal is a zero of the same sign.
     let frac = if ftz {
+        let zero_frac = m.zeros(mb);
         m.mux(exp_any, frac, zero_frac)
     } else {
         frac
     };
     let sig = m.concat(&[exp_any, frac]);
+    let sig = name(m, "sig", sig);
     let magnitude = m.concat(&[exp, frac]);
     Unpacked {
         sign,
@@ -188,22 +200,30 @@ fn build_adder(
     let ext = mb + 4; // significand with hidden bit + guard, round, sticky
 
     // 1. Unpack, order by magnitude, specials.
-    let ua = unpack(m, f, cfg.ftz, a);
-    let ub = unpack(m, f, cfg.ftz, b);
+    let ua = unpack(m, f, cfg.ftz, a, "a");
+    let ub = unpack(m, f, cfg.ftz, b, "b");
     let a_smaller = m.lt(ua.magnitude, ub.magnitude);
+    let a_smaller = m.named("a_smaller", a_smaller);
     let sign = m.mux(a_smaller, ub.sign, ua.sign);
+    let sign = m.named("sign", sign);
     let eff_sub = m.xor(ua.sign, ub.sign);
+    let eff_sub = m.named("eff_sub", eff_sub);
     let exp_big = m.mux(a_smaller, ub.exp, ua.exp);
+    let exp_big = m.named("exp_big", exp_big);
     let exp_small = m.mux(a_smaller, ua.exp, ub.exp);
     let sig_big = m.mux(a_smaller, ub.sig, ua.sig);
     let sig_small = m.mux(a_smaller, ua.sig, ub.sig);
     let dist = m.sub_wrap(exp_big, exp_small);
+    let dist = m.named("exp_dist", dist);
     let any_nan = m.or(ua.nan, ub.nan);
     let both_inf = m.and(ua.inf, ub.inf);
     let inf_clash = m.and(both_inf, eff_sub);
     let nan = m.or(any_nan, inf_clash);
+    let nan = m.named("nan", nan);
     let inf = m.or(ua.inf, ub.inf);
+    let inf = m.named("inf", inf);
     let inf_sign = m.mux(ua.inf, ua.sign, ub.sign);
+    let inf_sign = m.named("inf_sign", inf_sign);
     let (valid, [sign, eff_sub, exp_big, sig_big, sig_small, dist, nan, inf, inf_sign]) = pipe.cut(
         m,
         1,
@@ -229,18 +249,22 @@ fn build_adder(
     let limit = m.lit(ext as u64, dist_w);
     let too_far = m.gt(dist_x, limit);
     let dist_c = m.mux(too_far, limit, dist_x);
+    let dist_c = m.named("align_dist", dist_c);
     let shift = m.truncate(dist_c, sw);
     let grs = m.zeros(3);
     let small_ext = m.concat(&[sig_small, grs]);
     let low = m.zeros(ext);
     let wide = m.concat(&[small_ext, low]);
     let shifted = m.shr_by(wide, shift);
+    let shifted = m.named("aligned", shifted);
     let kept = m.slice(shifted, ext, ext);
     let lost = m.truncate(shifted, ext);
     let sticky = m.reduce_or(lost);
     let sticky_x = m.zext(sticky, ext);
     let small_al = m.or(kept, sticky_x);
+    let small_al = m.named("small_al", small_al);
     let big_ext = m.concat(&[sig_big, grs]);
+    let big_ext = m.named("big_ext", big_ext);
     let (valid, [sign, eff_sub, exp_big, big_ext, small_al, nan, inf, inf_sign]) = pipe.cut(
         m,
         2,
@@ -261,6 +285,7 @@ fn build_adder(
     let sum = m.add(big_ext, small_al);
     let diff = m.sub(big_ext, small_al);
     let total = m.mux(eff_sub, diff, sum);
+    let total = m.named("total", total);
     let (valid, [sign, eff_sub, exp_big, total, nan, inf, inf_sign]) = pipe.cut(
         m,
         3,
@@ -280,16 +305,24 @@ fn build_adder(
     // not below exponent 1 (subnormal results); right by one on a carry.
     let xw = e.max(bits_for(ext)) + 2;
     let carry = m.bit(total, ext);
+    let carry = m.named("carry", carry);
     let exp_x = m.zext(exp_big, xw);
+    let exp_x = m.named("exp_x", exp_x);
     let one_x = m.lit(1, xw);
     let body = m.truncate(total, ext);
+    let body = m.named("body", body);
     let lz = m.leading_zeros(body);
+    let lz = m.named("lz", lz);
     let lz_x = m.zext(lz, xw);
+    let lz_x = m.named("lz_x", lz_x);
     let room = m.sub_wrap(exp_x, one_x);
+    let room = m.named("room", room);
     let lz_fits = m.le(lz_x, room);
     let left = m.mux(lz_fits, lz_x, room);
+    let left = m.named("left", left);
     let zero = m.reduce_or(total);
     let zero = m.not(zero);
+    let zero = m.named("zero", zero);
     let (valid, [sign, eff_sub, total, carry, exp_x, left, zero, nan, inf, inf_sign]) = pipe.cut(
         m,
         4,
@@ -321,6 +354,7 @@ fn build_adder(
     let left_full = m.shl_by(body, left_sh);
     let exp_left = m.sub_wrap(exp_x, left);
     let norm = m.mux(carry, carry_sig, left_full);
+    let norm = m.named("norm", norm);
     let exp_n = m.mux(carry, exp_plus, exp_left);
     let (valid, [sign, eff_sub, norm, exp_n, zero, nan, inf, inf_sign]) = pipe.cut(
         m,
@@ -340,17 +374,21 @@ fn build_adder(
 
     // 6. Round to nearest, ties to even.
     let kept = m.slice(norm, 3, mb + 1);
+    let kept = m.named("kept", kept);
     let guard = m.bit(norm, 2);
     let round = m.bit(norm, 1);
     let sticky = m.bit(norm, 0);
     let lsb = m.bit(kept, 0);
     let rest = m.or_all(&[round, sticky, lsb]);
     let up = m.and(guard, rest);
+    let up = m.named("round_up", up);
     let up_x = m.zext(up, mb + 1);
     let rounded = m.add(kept, up_x);
+    let rounded = m.named("rounded", rounded);
     let overflow = m.bit(rounded, mb + 1);
     let ovf_x = m.zext(overflow, xw);
     let exp_r = m.add_wrap(exp_n, ovf_x);
+    let exp_r = m.named("exp_r", exp_r);
     let (valid, [sign, eff_sub, rounded, exp_r, zero, nan, inf, inf_sign]) = pipe.cut(
         m,
         6,
@@ -369,11 +407,13 @@ fn build_adder(
 
     // 7. Pack, with the special results.
     let overflow = m.bit(rounded, mb + 1);
+    let overflow = m.named("overflow", overflow);
     let hidden = m.bit(rounded, mb);
     let frac_shifted = m.slice(rounded, 1, mb);
     let frac_plain = m.slice(rounded, 0, mb);
     let frac_r = m.mux(overflow, frac_shifted, frac_plain);
     let normal = m.or(hidden, overflow);
+    let normal = m.named("normal", normal);
     let max_exp = m.lit((1u64 << e) - 1, xw);
     let too_big = m.ge(exp_r, max_exp);
     let exp_field = m.truncate(exp_r, e);
@@ -389,9 +429,11 @@ fn build_adder(
     let zero_frac = m.zeros(mb);
     let ones_e = m.ones(e);
     let finite = m.concat(&[sign, exp_out, frac_r]);
+    let finite = m.named("finite", finite);
     let signed_zero = {
         let z = m.zeros(e + mb);
-        m.concat(&[zero_sign, z])
+        let signed_zero = m.concat(&[zero_sign, z]);
+        m.named("signed_zero", signed_zero)
     };
     let inf_out = m.concat(&[inf_sign, ones_e, zero_frac]);
     let ovf_out = m.concat(&[sign, ones_e, zero_frac]);
@@ -405,6 +447,7 @@ fn build_adder(
         ],
         finite,
     );
+    let y = m.named("result", y);
     let (valid, [y]) = pipe.cut(m, 7, valid, [("y", y)]);
     (y, valid)
 }
