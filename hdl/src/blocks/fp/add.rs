@@ -146,8 +146,7 @@ struct Unpacked {
 /// Unpacks operand `x`; its values are named `<p>_sign`, `<p>_exp`, ….
 fn unpack(m: &mut ModuleBuilder, f: FpFormat, ftz: bool, x: Signal, p: &str) -> Unpacked {
     let (e, mb) = (f.exp_bits(), f.frac_bits());
-    let name =
-        |m: &mut ModuleBuilder, what: &str, v: Signal| m.named(&format!("{p}_{what}"), v);
+    let name = |m: &mut ModuleBuilder, what: &str, v: Signal| m.named(&format!("{p}_{what}"), v);
     let sign = m.bit(x, e + mb);
     let sign = name(m, "sign", sign);
     let exp = m.slice(x, mb, e);
