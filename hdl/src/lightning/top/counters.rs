@@ -3,6 +3,15 @@
 use super::super::datapath::COUNTER_WIDTH;
 use crate::dsl::{Domain, ModuleBuilder, Signal};
 
+/// What a 32-bit counter does at all ones.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AtMax {
+    /// Stays there.
+    Saturate,
+    /// Goes on from 0.
+    Wrap,
+}
+
 /// A 32-bit counter of `inc`, saturating at all ones, cleared by `clear`.
 pub(super) fn saturating_counter(
     m: &mut ModuleBuilder,
@@ -11,16 +20,7 @@ pub(super) fn saturating_counter(
     inc: Signal,
     clear: Signal,
 ) -> Signal {
-    let q = m.reg(dom, name, COUNTER_WIDTH);
-    let full = m.reduce_and(q);
-    let room = m.not(full);
-    let step = m.and(inc, room);
-    let next = m.add_const_wrap(q, 1);
-    let kept = m.mux(step, next, q);
-    let zero = m.zeros(COUNTER_WIDTH);
-    let next = m.mux(clear, zero, kept);
-    m.set_next(q, next);
-    q
+    counter(m, dom, name, inc, clear, AtMax::Saturate)
 }
 
 /// A 32-bit counter of `inc`, wrapping, cleared by `clear`.
@@ -31,9 +31,29 @@ pub(super) fn wrapping_counter(
     inc: Signal,
     clear: Signal,
 ) -> Signal {
+    counter(m, dom, name, inc, clear, AtMax::Wrap)
+}
+
+/// A 32-bit counter of `inc`, cleared by `clear`, doing `at_max` at all ones.
+fn counter(
+    m: &mut ModuleBuilder,
+    dom: Domain,
+    name: &str,
+    inc: Signal,
+    clear: Signal,
+    at_max: AtMax,
+) -> Signal {
     let q = m.reg(dom, name, COUNTER_WIDTH);
+    let step = match at_max {
+        AtMax::Wrap => inc,
+        AtMax::Saturate => {
+            let full = m.reduce_and(q);
+            let room = m.not(full);
+            m.and(inc, room)
+        }
+    };
     let next = m.add_const_wrap(q, 1);
-    let kept = m.mux(inc, next, q);
+    let kept = m.mux(step, next, q);
     let zero = m.zeros(COUNTER_WIDTH);
     let next = m.mux(clear, zero, kept);
     m.set_next(q, next);
