@@ -15,7 +15,8 @@
 //!   expression Verilog would shift it logically);
 //! - under `$signed(…)`, it is a self-determined atom (a concatenation or literal);
 //! - the consumer's expression stays small: at most [`MAX_DEPTH`] operators deep and
-//!   [`MAX_SIZE`] operators in all (the largest inlined operands become wires first).
+//!   [`MAX_SIZE`] operators in all, where literals and selects of a name (`x[7:0]`)
+//!   count as none (the largest inlined operands become wires first).
 //!
 //! The second pass writes the inlined nets' expressions in place of their names.
 
@@ -26,7 +27,7 @@ use hdl::Module;
 /// Deepest nesting of inlined operators in one expression.
 pub(crate) const MAX_DEPTH: u32 = 4;
 
-/// Most operators (and constants) inlined into one expression.
+/// Most operators inlined into one expression (literals and selects count none).
 pub(crate) const MAX_SIZE: u32 = 10;
 
 /// How a net is referenced.
@@ -162,8 +163,12 @@ impl Plan {
         let mut depth = vec![0u32; m.nets.len()];
         let mut size = vec![0u32; m.nets.len()];
         for net in order {
-            // A plain assign (`assign y = …;`) adds no operator of its own.
-            let own = u32::from(!matches!(m.net(net).driver, Driver::Alias(_)));
+            // A plain assign (`assign y = …;`), a literal and a select of a name
+            // (`x[7:0]`) add no operator of their own.
+            let own = u32::from(!matches!(
+                m.net(net).driver,
+                Driver::Alias(_) | Driver::Op(Op::Const(_) | Op::Slice { .. })
+            ));
             let kids = &mut children[net.0 as usize];
             kids.retain(|k| self.inlined[k.0 as usize]);
             kids.sort_by_key(|k| (std::cmp::Reverse(size[k.0 as usize]), k.0));

@@ -199,7 +199,7 @@ fn what_must_stay_a_wire_stays_one() {
 }
 
 #[test]
-fn register_memory_and_instance_inputs_stay_wires() {
+fn register_memory_and_instance_inputs_stay_wires_named_after_their_role() {
     let child = {
         let mut m = ModuleBuilder::new("child");
         let x = m.input("x", 8);
@@ -211,22 +211,48 @@ fn register_memory_and_instance_inputs_stay_wires() {
     let a = m.input("a", 8);
     let b = m.input("b", 8);
     let sum = m.add_wrap(a, b);
-    let q = m.register(d, "q", sum);
+    let q = m.reg(d, "q", 8);
+    m.set_next(q, sum);
+    let load = m.ne(a, b);
+    m.set_enable(q, load);
     let diff = m.sub_wrap(a, b);
     let u = m.instance("u", &child);
     m.connect(u, "x", diff);
     let y = m.instance_output(u, "y");
+    let store = m.memory("store", 8, 4, None);
+    let wa = m.slice(a, 0, 2);
+    let ra = m.slice(b, 0, 2);
+    let wd = m.xor(a, b);
+    let we = m.bit(a, 7);
+    m.mem_write(store, d, wa, wd, we);
+    let rd = m.mem_read(store, d, "rd", ra, None);
+    // A register's next value that already has a name keeps it.
+    let kept = m.or(a, b);
+    let kept = m.named("either", kept);
+    let p = m.register(d, "p", kept);
     m.output("q_out", q);
+    m.output("p_out", p);
     m.output("y", y);
+    m.output("rd_out", rd);
     let t = plain(&m.finish().unwrap());
-    assert!(
-        t.contains(&format!(
-            "    always @(posedge clk) q <= _n{};\n",
-            sum.net().0
-        )),
-        "{t}"
-    );
-    assert!(t.contains(&format!(".x(_n{})", diff.net().0)), "{t}");
+    for line in [
+        "    wire [7:0] q_next = a + b;\n",
+        "    wire q_en = a != b;\n",
+        "    wire [7:0] u_x = a - b;\n",
+        "    wire [1:0] store_waddr = a[1:0];\n",
+        "    wire [7:0] store_wdata = a ^ b;\n",
+        "    wire store_we = a[7];\n",
+        "    wire [1:0] store_raddr = b[1:0];\n",
+        "    wire [7:0] either = a | b;\n",
+        ".x(u_x)",
+        "p <= either;",
+    ] {
+        assert!(t.contains(line), "{line}: {t}");
+    }
+    let unnamed = t
+        .match_indices("_n")
+        .any(|(i, _)| t[i + 2..].starts_with(|c: char| c.is_ascii_digit()));
+    assert!(!unnamed, "every value has a name: {t}");
 }
 
 #[test]

@@ -1,5 +1,7 @@
-//! Verilog identifiers of one module: builder names are kept, unnamed nets become
-//! `_n<id>`, and every helper name the emitter invents is made unique.
+//! Verilog identifiers of one module: builder names are kept, an unnamed net that
+//! feeds a register, memory or instance is named after that role (`count_next`,
+//! `ram_waddr`, `u_fifo_din`), other unnamed nets become `_n<id>`, and every helper
+//! name the emitter invents is made unique.
 
 use crate::GenError;
 use hdl::ir::{is_legal_identifier, NetId};
@@ -104,9 +106,10 @@ impl ModuleNames {
                 return Err(bad("parameter", &p.name, "its name is taken"));
             }
         }
+        let roles = role_names(m);
         // Unnamed nets first: `_n<id>` can never clash with a legal builder name.
         for (i, net) in m.nets.iter().enumerate() {
-            if nets[i].is_none() && net.name.is_none() {
+            if nets[i].is_none() && net.name.is_none() && roles[i].is_none() {
                 let name = format!("_n{i}");
                 space.reserve(&name);
                 nets[i] = Some(name);
@@ -123,9 +126,12 @@ impl ModuleNames {
             .nets
             .iter()
             .zip(nets)
-            .map(|(net, pre)| match pre {
-                Some(n) => n,
-                None => claim(net.name.as_deref().unwrap_or("_renamed")),
+            .zip(&roles)
+            .map(|((net, pre), role)| match (pre, &net.name, role) {
+                (Some(n), _, _) => n,
+                (None, Some(name), _) => claim(name),
+                (None, None, Some(role)) => claim(role),
+                (None, None, None) => claim("_renamed"),
             })
             .collect();
         let mems = m.mems.iter().map(|mem| claim(&mem.name)).collect();
@@ -142,6 +148,53 @@ impl ModuleNames {
     pub(crate) fn net(&self, net: NetId) -> &str {
         &self.nets[net.0 as usize]
     }
+}
+
+/// For every unnamed net that feeds a register, a memory port or an instance input, a
+/// name after its first such role (registers, then memories, then instances, each in
+/// build order): `{reg}_next`, `{reg}_en`, `{mem}_waddr`, `{mem}_wdata`, `{mem}_we`,
+/// `{mem}_raddr` (`{mem}_raddr{k}` for read port k > 0), `{mem}_re`, `{inst}_{port}`.
+fn role_names(m: &Module) -> Vec<Option<String>> {
+    let mut roles: Vec<Option<String>> = vec![None; m.nets.len()];
+    let mut give = |net: NetId, name: String| {
+        let i = net.0 as usize;
+        if m.nets.get(i).is_some_and(|n| n.name.is_none()) && roles[i].is_none() {
+            roles[i] = Some(name);
+        }
+    };
+    let port_name = |net: NetId| m.ports.iter().find(|p| p.net == net).map(|p| &p.name);
+    for reg in &m.regs {
+        let Some(r) = m.net(reg.q).name.as_ref().or_else(|| port_name(reg.q)) else {
+            continue;
+        };
+        give(reg.next, format!("{r}_next"));
+        if let Some(en) = reg.enable {
+            give(en, format!("{r}_en"));
+        }
+    }
+    for mem in &m.mems {
+        let name = &mem.name;
+        if let Some(w) = &mem.write {
+            give(w.addr, format!("{name}_waddr"));
+            give(w.data, format!("{name}_wdata"));
+            give(w.enable, format!("{name}_we"));
+        }
+        for (k, r) in mem.reads.iter().enumerate() {
+            let k = if k == 0 { String::new() } else { k.to_string() };
+            give(r.addr, format!("{name}_raddr{k}"));
+            if let Some(en) = r.enable {
+                give(en, format!("{name}_re{k}"));
+            }
+        }
+    }
+    for inst in &m.instances {
+        for (port, conn) in inst.module.ports.iter().zip(&inst.connections) {
+            if let (hdl::ir::Direction::Input, Some(net)) = (port.direction, conn) {
+                give(*net, format!("{}_{}", inst.name, port.name));
+            }
+        }
+    }
+    roles
 }
 
 #[cfg(test)]

@@ -159,6 +159,68 @@ fn names_come_from_the_builder_and_unnamed_nets_get_n_ids() {
     assert!(!t.contains("_unused_ok"), "every bit is read: {t}");
 }
 
+/// One queue of a repeated structure: a register and named values, built by the same
+/// helper for every queue. Returns the queue's `at_max` flag.
+fn counter_queue(m: &mut ModuleBuilder, clk: hdl::Domain, bump: hdl::Signal) -> hdl::Signal {
+    let count = m.reg(clk, "count", 4);
+    let up = m.add_const_wrap(count, 1);
+    let up = m.named("up", up);
+    let next = m.mux(bump, up, count);
+    m.set_next(count, next);
+    let at_max = m.eq_const(count, 15);
+    m.named("at_max", at_max)
+}
+
+/// A helper that names a value without a scope of its own: `x ^ 3` read twice.
+fn named_twice_read(m: &mut ModuleBuilder, x: hdl::Signal) -> hdl::Signal {
+    let three = m.lit(3, x.width());
+    let v = m.xor(x, three);
+    let v = m.named("flipped", v);
+    m.and(v, v)
+}
+
+#[test]
+fn scopes_prefix_names_and_repeated_names_get_deterministic_suffixes() {
+    let build = || {
+        let mut m = ModuleBuilder::new("scoped");
+        let clk = m.domain("sys", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+        let bump = m.input("bump", 1);
+        let x = m.input("x", 4);
+        let mut flags: Vec<_> = (0..2)
+            .map(|q| m.scope(&format!("q{q}"), |m| counter_queue(m, clk, bump)))
+            .collect();
+        flags.push(m.scope("outer", |m| m.scope("inner", |m| counter_queue(m, clk, bump))));
+        let any = m.or_all(&flags);
+        m.output("any_max", any);
+        let a = named_twice_read(&mut m, x);
+        let b = named_twice_read(&mut m, a);
+        m.output("y", b);
+        emit(&m.finish().unwrap()).unwrap()
+    };
+    let d = build();
+    let t = text_of(&d, "scoped");
+    for q in ["q0", "q1", "outer_inner"] {
+        assert!(t.contains(&format!("reg [3:0] {q}_count")), "{q}: {t}");
+        assert!(t.contains(&format!("wire [3:0] {q}_up = {q}_count + 4'h1;")), "{t}");
+        assert!(t.contains(&format!("wire {q}_at_max = {q}_count == 4'hf;")), "{t}");
+    }
+    assert!(t.contains("wire [3:0] flipped = x ^ 4'h3;"), "{t}");
+    assert!(t.contains("wire [3:0] flipped_1 = (flipped & flipped) ^ 4'h3;"), "{t}");
+    assert!(t.contains("input  wire       bump,"), "ports are not scoped: {t}");
+    let again = build();
+    assert_eq!(t, text_of(&again, "scoped"), "deterministic");
+}
+
+#[test]
+fn an_illegal_scope_is_a_name_error() {
+    let mut m = ModuleBuilder::new("bad_scope");
+    let a = m.input("a", 1);
+    let y = m.scope("9lives", |m| m.not(a));
+    m.output("y", y);
+    let e = m.finish().expect_err("illegal scope").to_string();
+    assert!(e.contains("scope `9lives` is not a legal identifier"), "{e}");
+}
+
 #[test]
 fn helper_names_never_clash_with_builder_names() {
     let mut m = ModuleBuilder::new("clash");

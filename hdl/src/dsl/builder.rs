@@ -59,6 +59,9 @@ pub struct ModuleBuilder {
     declared_at: BTreeMap<NetId, &'static Location<'static>>,
     /// While set (see [`located`](Self::located)), the location of every new net.
     located_at: Option<&'static Location<'static>>,
+    /// The prefix of every name made inside [`scope`](Self::scope): the open scopes'
+    /// prefixes, each followed by `_` (empty outside any scope).
+    scope: String,
 }
 
 impl ModuleBuilder {
@@ -86,6 +89,7 @@ impl ModuleBuilder {
             inverted_resets: HashMap::new(),
             declared_at: BTreeMap::new(),
             located_at: None,
+            scope: String::new(),
         };
         if !is_legal_identifier(name) {
             b.error(
@@ -106,6 +110,32 @@ impl ModuleBuilder {
     pub(crate) fn error(&mut self, signal: Option<&str>, kind: HdlErrorKind) {
         let e = HdlError::new(&self.data.name, signal, kind).at(Location::caller());
         self.errors.push(e);
+    }
+
+    /// Builds with `build`, naming every value, register, wire, memory and instance
+    /// named inside it `{prefix}_{name}` (scopes nest: `lane0_align_shift`). Ports and
+    /// parameters keep their names: they are the module's interface. For repeated
+    /// structure (one scope per queue, per lane) built by one helper.
+    #[track_caller]
+    pub fn scope<R>(&mut self, prefix: &str, build: impl FnOnce(&mut Self) -> R) -> R {
+        let outer = self.scope.len();
+        if is_legal_identifier(&format!("{prefix}_")) {
+            self.scope.push_str(prefix);
+            self.scope.push('_');
+        } else {
+            self.error(
+                Some(prefix),
+                HdlErrorKind::BadName(format!("scope `{prefix}` is not a legal identifier")),
+            );
+        }
+        let r = build(self);
+        self.scope.truncate(outer);
+        r
+    }
+
+    /// `name` inside the open scopes.
+    pub(crate) fn scoped(&self, name: &str) -> String {
+        format!("{}{name}", self.scope)
     }
 
     /// Reserves `name` in the module's namespace; records an error if it is taken or illegal.
@@ -293,6 +323,7 @@ impl ModuleBuilder {
     /// (for feedback paths and signals used before they are computed).
     #[track_caller]
     pub fn wire(&mut self, name: &str, width: u32) -> Signal {
+        let name = &self.scoped(name);
         let width = self.check_width(name, width);
         self.claim_name(name, "wire");
         let s = self.new_net(Some(name.to_string()), width, Driver::Undriven);
@@ -339,9 +370,23 @@ impl ModuleBuilder {
 
     /// Gives `value` a readable name (used in Verilog, VCD and messages) and returns it.
     /// An unnamed computed value is renamed in place; otherwise a named copy is made.
+    /// The name is taken inside the open [`scope`](Self::scope)s; if another value of
+    /// the module already has it, the first free `{name}_1`, `{name}_2`, … is used, so a
+    /// helper called twice names both its values, deterministically in build order.
     #[track_caller]
     pub fn named(&mut self, name: &str, value: Signal) -> Signal {
-        if !self.owns(value) || !self.claim_name(name, "wire") {
+        if !self.owns(value) {
+            return value;
+        }
+        let base = self.scoped(name);
+        let name = &(0..)
+            .map(|k| match k {
+                0 => base.clone(),
+                k => format!("{base}_{k}"),
+            })
+            .find(|n| !self.names.contains_key(n))
+            .expect("a free suffix exists: the namespace is finite");
+        if !self.claim_name(name, "wire") {
             return value;
         }
         let net = &mut self.data.nets[value.net.0 as usize];

@@ -17,6 +17,7 @@ impl ModuleBuilder {
     /// named `{name}_{port}`.
     #[track_caller]
     pub fn instance(&mut self, name: &str, module: &Module) -> Instance {
+        let name = &self.scoped(name);
         self.claim_name(name, "instance");
         let id = InstId(self.data.instances.len() as u32);
         let mut connections = vec![None; module.ports.len()];

@@ -36,6 +36,7 @@ impl ModuleBuilder {
         reset_value: Option<Bits>,
         crossing: bool,
     ) -> Signal {
+        let name = &self.scoped(name);
         let width = self.check_width(name, width);
         self.owns_domain(domain);
         self.claim_name(name, "register");
@@ -228,6 +229,7 @@ impl ModuleBuilder {
         depth: u32,
         init: Option<Vec<Bits>>,
     ) -> Memory {
+        let name = &self.scoped(name);
         let width = self.check_width(name, width);
         self.claim_name(name, "memory");
         if depth < 2 {
@@ -357,6 +359,7 @@ impl ModuleBuilder {
         if !ok {
             return self.zeros(mem.width);
         }
+        let name = &self.scoped(name);
         self.claim_name(name, "memory read data");
         let port = self.data.mems[mem.id.0 as usize].reads.len() as u32;
         let data = self.new_net(
