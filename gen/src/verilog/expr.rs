@@ -141,6 +141,11 @@ impl Refs<'_> {
         self.plan.is_some_and(|p| p.inlined(net))
     }
 
+    /// True if `net` is left out of the module: nothing written reads it.
+    pub(crate) fn is_dead(&self, net: NetId) -> bool {
+        self.plan.is_some_and(|p| p.dead(net))
+    }
+
     /// `net` as an operand that binds at `bind`: its name, or (when inlined) its
     /// expression, parenthesized unless it binds tighter than `bind`.
     pub(crate) fn operand(&mut self, net: NetId, bind: u8) -> Result<String, GenError> {

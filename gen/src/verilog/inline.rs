@@ -7,16 +7,18 @@
 //!
 //! - a combinational operation (not leading zeros) drives it, and it has no name (named
 //!   values, ports, registers, memory ports and instance outputs stay wires);
-//! - it is read exactly once (a constant may be read any number of times), by another
-//!   operation or by a plain assign, in a position that takes an expression: not sliced
-//!   or indexed (a select of an expression is not Verilog), not a register, memory or
-//!   instance input;
+//! - it is read exactly once (a constant or a select of a name, `x[7:0]`, may be read
+//!   any number of times), by another operation or by a plain assign, in a position that
+//!   takes an expression: not sliced or indexed (a select of an expression is not
+//!   Verilog), not a register, memory or instance input;
 //! - its expression is unsigned (`$signed(x) >>> n` stays a wire: inside an unsigned
 //!   expression Verilog would shift it logically);
 //! - under `$signed(…)`, it is a self-determined atom (a concatenation or literal);
 //! - the consumer's expression stays small: at most [`MAX_DEPTH`] operators deep and
 //!   [`MAX_SIZE`] operators in all, where literals and selects of a name (`x[7:0]`)
 //!   count as none (the largest inlined operands become wires first).
+//!
+//! An unnamed operation that nothing written reads is left out ([`Plan::dead`]).
 //!
 //! The second pass writes the inlined nets' expressions in place of their names.
 
@@ -106,10 +108,11 @@ impl Recorder {
     }
 }
 
-/// The nets a module writes inline.
+/// The nets a module writes inline, and the nets it leaves out.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     inlined: Vec<bool>,
+    dead: Vec<bool>,
 }
 
 impl Plan {
@@ -117,6 +120,7 @@ impl Plan {
     pub(crate) fn none(nets: usize) -> Self {
         Plan {
             inlined: vec![false; nets],
+            dead: vec![false; nets],
         }
     }
 
@@ -132,14 +136,43 @@ impl Plan {
         for (i, port) in is_port.iter().enumerate() {
             inlined[i] &= !port;
         }
-        let mut plan = Plan { inlined };
+        let mut plan = Plan {
+            inlined,
+            dead: vec![false; m.nets.len()],
+        };
         plan.limit(m, rec);
+        plan.find_dead(m, rec, &is_port);
         plan
     }
 
     /// True if `net` is written as its expression.
     pub(crate) fn inlined(&self, net: NetId) -> bool {
         self.inlined.get(net.0 as usize).copied().unwrap_or(false)
+    }
+
+    /// True if `net` is left out: nothing that is written reads it.
+    pub(crate) fn dead(&self, net: NetId) -> bool {
+        self.dead.get(net.0 as usize).copied().unwrap_or(false)
+    }
+
+    /// Marks the unnamed operations that nothing live reads (a helper's byte lane that
+    /// a design replaced, say): every reference comes from a dead net's expression.
+    /// Consumers before operands (reverse combinational order), so chains die whole.
+    fn find_dead(&mut self, m: &Module, rec: &Recorder, is_port: &[bool]) {
+        let Ok(order) = comb_order(m) else {
+            return;
+        };
+        for net in order.into_iter().rev() {
+            let i = net.0 as usize;
+            let n = m.net(net);
+            let removable = n.name.is_none()
+                && !is_port[i]
+                && matches!(&n.driver, Driver::Op(op) if !matches!(op, Op::LeadingZeros(_)));
+            self.dead[i] = removable
+                && rec.refs[i]
+                    .iter()
+                    .all(|r| r.consumer.is_some_and(|c| self.dead[c.0 as usize]));
+        }
     }
 
     /// Turns inlined operands back into wires until every expression is within
@@ -191,8 +224,8 @@ impl Plan {
                         .unwrap_or(0)
                 };
                 let k = kids.remove(pick);
-                // A constant read elsewhere stays inlined there; a wire here means a
-                // wire everywhere, so constants are simply kept as wires too.
+                // An operand read elsewhere stays inlined there; a wire here means a
+                // wire everywhere.
                 self.inlined[k.0 as usize] = false;
             }
         }
@@ -216,7 +249,9 @@ fn candidate(m: &Module, rec: &Recorder, net: NetId) -> bool {
         return false;
     }
     let refs = &rec.refs[i];
-    let count_ok = refs.len() == 1 || (matches!(op, Op::Const(_)) && !refs.is_empty());
+    // A literal or a select of a name reads as well as a wire would: inline everywhere.
+    let leaf = matches!(op, Op::Const(_) | Op::Slice { .. });
+    let count_ok = refs.len() == 1 || (leaf && !refs.is_empty());
     count_ok
         && refs.iter().all(|r| match r.slot {
             Slot::Name => false,

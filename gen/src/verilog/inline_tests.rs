@@ -452,3 +452,31 @@ fn memories_and_leading_zero_helpers_carry_locators_too() {
         assert!(l.ends_with(&format!("; // @[{here}:{lz_line}]")), "{l}");
     }
 }
+
+#[test]
+fn values_nothing_reads_are_left_out_and_their_sources_marked_unused() {
+    let t = one(|m, [a, b, ..]| {
+        // Lanes 0 and 1 of `a` are replaced; the chain that only fed lane 1 dies too.
+        let mut lanes = m.split_lanes(a, 2);
+        let inverted = m.not(lanes[1]);
+        let _never_read = m.xor(inverted, lanes[0]);
+        let b_low = m.slice(b, 0, 2);
+        lanes[0] = b_low;
+        lanes[1] = b_low;
+        m.join_lanes(&lanes)
+    });
+    assigns(&t, "{a[7:6], a[5:4], b[1:0], b[1:0]}");
+    assert!(
+        !t.contains('^') && !t.contains('~'),
+        "dead logic written: {t}"
+    );
+    let unused = t
+        .lines()
+        .find(|l| l.contains("wire _unused_ok"))
+        .expect("the unread lanes are marked");
+    assert!(unused.contains("a[3:0]"), "{t}");
+    assert!(
+        !unused.contains("_n"),
+        "a value left out is not declared: {t}"
+    );
+}

@@ -232,6 +232,11 @@ fn write_body(
         reason: e.kind.to_string(),
     })?;
     for id in order {
+        if refs.is_dead(id) {
+            // Not declared: nothing of it may be named as unused either.
+            refs.usage.read_all(id);
+            continue;
+        }
         if refs.is_inlined(id) {
             continue;
         }

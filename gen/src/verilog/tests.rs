@@ -189,7 +189,9 @@ fn scopes_prefix_names_and_repeated_names_get_deterministic_suffixes() {
         let mut flags: Vec<_> = (0..2)
             .map(|q| m.scope(&format!("q{q}"), |m| counter_queue(m, clk, bump)))
             .collect();
-        flags.push(m.scope("outer", |m| m.scope("inner", |m| counter_queue(m, clk, bump))));
+        flags.push(m.scope("outer", |m| {
+            m.scope("inner", |m| counter_queue(m, clk, bump))
+        }));
         let any = m.or_all(&flags);
         m.output("any_max", any);
         let a = named_twice_read(&mut m, x);
@@ -201,12 +203,24 @@ fn scopes_prefix_names_and_repeated_names_get_deterministic_suffixes() {
     let t = text_of(&d, "scoped");
     for q in ["q0", "q1", "outer_inner"] {
         assert!(t.contains(&format!("reg [3:0] {q}_count")), "{q}: {t}");
-        assert!(t.contains(&format!("wire [3:0] {q}_up = {q}_count + 4'h1;")), "{t}");
-        assert!(t.contains(&format!("wire {q}_at_max = {q}_count == 4'hf;")), "{t}");
+        assert!(
+            t.contains(&format!("wire [3:0] {q}_up = {q}_count + 4'h1;")),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("wire {q}_at_max = {q}_count == 4'hf;")),
+            "{t}"
+        );
     }
     assert!(t.contains("wire [3:0] flipped = x ^ 4'h3;"), "{t}");
-    assert!(t.contains("wire [3:0] flipped_1 = (flipped & flipped) ^ 4'h3;"), "{t}");
-    assert!(t.contains("input  wire       bump,"), "ports are not scoped: {t}");
+    assert!(
+        t.contains("wire [3:0] flipped_1 = (flipped & flipped) ^ 4'h3;"),
+        "{t}"
+    );
+    assert!(
+        t.contains("input  wire       bump,"),
+        "ports are not scoped: {t}"
+    );
     let again = build();
     assert_eq!(t, text_of(&again, "scoped"), "deterministic");
 }
@@ -218,7 +232,10 @@ fn an_illegal_scope_is_a_name_error() {
     let y = m.scope("9lives", |m| m.not(a));
     m.output("y", y);
     let e = m.finish().expect_err("illegal scope").to_string();
-    assert!(e.contains("scope `9lives` is not a legal identifier"), "{e}");
+    assert!(
+        e.contains("scope `9lives` is not a legal identifier"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -306,7 +306,9 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
     let bvalid = m.reg(axil, "bvalid_q", 1);
     let bresp = m.reg(axil, "bresp_q", 2);
     let awready = m.not(aw_full);
+    let awready = m.named("awready", awready);
     let wready = m.not(w_full);
+    let wready = m.named("wready", wready);
     let aw_take = m.and(bus.awvalid, awready);
     let w_take = m.and(bus.wvalid, wready);
     let both = m.and(aw_full, w_full);
@@ -336,6 +338,7 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
     let rdata = m.reg(axil, "rdata_q", 32);
     let rresp = m.reg(axil, "rresp_q", 2);
     let arready = m.not(rvalid);
+    let arready = m.named("arready", arready);
     let ar_take = m.and(bus.arvalid, arready);
     let r_done = m.and(rvalid, bus.rready);
     let r_pending = m.not(r_done);
@@ -352,12 +355,14 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
         })
         .collect();
     let strb_mask = m.join_lanes(&strb_bits);
+    let strb_mask = m.named("strb_mask", strb_mask);
 
     let mut read_values = Vec::new();
     let mut write_ok = Vec::new();
     let mut entries = Vec::new();
     for (i, r) in spec.registers.iter().enumerate() {
         let hit = m.eq_const(aw_index, i as u64);
+        let hit = m.named(&format!("{}_addressed", r.name), hit);
         let wr = m.and(do_write, hit);
         let value = match r.access {
             Access::ReadWrite => {
@@ -369,6 +374,7 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
                 let new = m.and(w_data, strb_mask);
                 let merged = m.or(kept, new);
                 let merged = m.truncate(merged, r.width);
+                let merged = m.named(&format!("{}_written", r.name), merged);
                 if r.hardware_load {
                     let load = m.input(&format!("{}_load", r.name), 1);
                     let value = m.input(&format!("{}_load_value", r.name), r.width);

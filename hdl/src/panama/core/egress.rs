@@ -185,14 +185,13 @@ pub(super) fn egress(
     let whole = m.eq_const(tail, 0);
     let not_last = m.not(e2_last);
     let full_beat = m.or(not_last, whole);
-    let keep: Vec<Signal> = (0..bytes)
-        .map(|i| {
-            let k = m.lit(u64::from(i), tail.width());
-            let inside = m.gt(tail, k);
-            m.or(full_beat, inside)
-        })
-        .collect();
-    let keep = m.join_lanes(&keep);
+    let full_beat = m.named("full_beat", full_beat);
+    // A last beat of `tail` bytes keeps bytes 0 .. tail: the bits below `tail`.
+    let all = m.ones(bytes);
+    let from_tail = m.shl_by(all, tail);
+    let below_tail = m.not(from_tail);
+    let keep = m.mux(full_beat, all, below_tail);
+    let keep = m.named("keep", keep);
     let codes: Vec<Signal> = cfg
         .port_codes
         .iter()

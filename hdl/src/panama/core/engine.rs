@@ -107,7 +107,8 @@ fn heads_ready(
                 let absent = m.not(takes_part);
                 terms.push(m.or(absent, queues.nonempty[s][p]));
             }
-            m.and_all(&terms)
+            let ready = m.and_all(&terms);
+            m.named(&format!("slot{s}_heads_ready"), ready)
         })
         .collect()
 }
@@ -129,7 +130,9 @@ fn stale_flush(
     let mut holding_masks = vec![];
     for (s, &ready) in heads.iter().enumerate() {
         let holding = m.join_lanes(&io.queues.nonempty[s]);
+        let holding = m.named(&format!("t{s}_holding"), holding);
         let holds = m.reduce_or(holding);
+        let holds = m.named(&format!("t{s}_holds"), holds);
         let here = m.eq_const(pop_slot, s as u64);
         let served = m.and(here, any_pop);
         let waiting = m.not(ready);
@@ -143,7 +146,8 @@ fn stale_flush(
         let next = m.mux(ages, kept, zero);
         m.set_next(age, next);
         let timed_out = m.ge(age, io.slot_timeout);
-        stale.push(m.and_all(&[holds, waiting, timed_out]));
+        let is_stale = m.and_all(&[holds, waiting, timed_out]);
+        stale.push(m.named(&format!("t{s}_stale"), is_stale));
         holding_masks.push(holding);
     }
     let (any_stale, stale_slot) = lowest_set(m, &stale, sw);
@@ -176,14 +180,22 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     let pop_ports_w = m.wire("e_pop_ports", ports as u32);
     let (flush, stale_slot, stale_mask) = stale_flush(m, io, &heads, scan, (pop_slot, pop_ports_w));
     let no_flush = m.not(flush);
-    let ready: Vec<Signal> = heads.iter().map(|&h| m.and(h, io.bank_free)).collect();
+    let ready: Vec<Signal> = heads
+        .iter()
+        .enumerate()
+        .map(|(s, &h)| {
+            let ready = m.and(h, io.bank_free);
+            m.named(&format!("slot{s}_ready"), ready)
+        })
+        .collect();
     let after: Vec<Signal> = ready
         .iter()
         .enumerate()
         .map(|(s, &r)| {
             let k = m.lit(s as u64, sw);
             let later = m.gt(k, last_served);
-            m.and(r, later)
+            let after = m.and(r, later);
+            m.named(&format!("slot{s}_ready_next"), after)
         })
         .collect();
     let (any_after, first_after) = lowest_set(m, &after, sw);
@@ -205,6 +217,7 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     for p in 0..ports {
         let heads: Vec<Signal> = queues.head.iter().map(|row| row[p]).collect();
         let head = m.index(slot, &heads);
+        let head = m.named(&format!("e_head{p}"), head);
         let cell = m.concat(&[slot, head]);
         let cell_addr = m.zext(cell, meta_mems[p].addr_width());
         records.push(m.mem_read(meta_mems[p], clk, &format!("e_record{p}"), cell_addr, None));
@@ -232,6 +245,7 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
         })
         .collect();
     let newest = max_of(m, &masked);
+    let newest = m.named("e_newest_seq", newest);
     let older: Vec<Signal> = seqs
         .iter()
         .zip(&part_bits)
@@ -252,8 +266,11 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
         m.select(&cases, zero)
     };
     let ref_count = first(m, PacketMeta::ELEM_COUNT);
+    let ref_count = m.named("e_ref_count", ref_count);
     let ref_format = first(m, PacketMeta::FORMAT);
+    let ref_format = m.named("e_ref_format", ref_format);
     let ref_len = first(m, PacketMeta::LEN);
+    let ref_len = m.named("e_ref_len", ref_len);
     let mut mismatches = vec![];
     let mut ecns = vec![];
     for (&r, &b) in records.iter().zip(&part_bits) {
@@ -262,7 +279,8 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
         let c_bad = m.ne(count, ref_count);
         let f_bad = m.ne(format, ref_format);
         let bad = m.or(c_bad, f_bad);
-        mismatches.push(m.and(b, bad));
+        let bad = m.and(b, bad);
+        mismatches.push(m.named(&format!("e_mismatch{}", mismatches.len()), bad));
         let ecn = f(m, r, PacketMeta::ECN);
         let z = m.zeros(2);
         ecns.push(m.mux(b, ecn, z));
@@ -271,6 +289,7 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     let foreign = m.ne(ref_format, instance_format);
     mismatches.push(foreign);
     let mismatch = m.or_all(&mismatches);
+    let mismatch = m.named("e_mismatch", mismatch);
     let ecn = m.or_all(&ecns);
     let consistent = m.not(mismatch);
     let in_order = m.not(any_older);

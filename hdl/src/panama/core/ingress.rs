@@ -327,7 +327,11 @@ pub(super) fn ingress(
     let from: Vec<Signal> = cfg
         .port_codes
         .iter()
-        .map(|&c| m.eq_const(src, u64::from(c)))
+        .enumerate()
+        .map(|(i, &c)| {
+            let is = m.eq_const(src, u64::from(c));
+            m.named(&format!("d_from_port{i}"), is)
+        })
         .collect();
     let (known_port, port) = lowest_set(m, &from, pw);
     let port = m.named("d_port", port);
@@ -339,7 +343,8 @@ pub(super) fn ingress(
             let same_tree = m.eq(sl.tree_id[k], tree);
             let member = m.and(sl.ports[k], from_bits);
             let member = m.reduce_or(member);
-            m.and_all(&[sl.enable[k], same_job, same_tree, member])
+            let hit = m.and_all(&[sl.enable[k], same_job, same_tree, member]);
+            m.named(&format!("d_hits_slot{k}"), hit)
         })
         .collect();
     let (hit, slot) = lowest_set(m, &hits, sw);
@@ -354,12 +359,20 @@ pub(super) fn ingress(
     // A full packet buffer: wait at most `full_wait` cycles, at once if wedged.
     let busy = m.reg(clk, "d_busy", 1);
     let idle = m.not(busy);
-    let at_port = |m: &mut ModuleBuilder, rows: &[Vec<Signal>]| {
-        let per_slot: Vec<Signal> = rows.iter().map(|row| m.index(port, row)).collect();
-        m.index(slot, &per_slot)
+    let at_port = |m: &mut ModuleBuilder, name: &str, rows: &[Vec<Signal>]| {
+        let per_slot: Vec<Signal> = rows
+            .iter()
+            .enumerate()
+            .map(|(k, row)| {
+                let at = m.index(port, row);
+                m.named(&format!("{name}_slot{k}"), at)
+            })
+            .collect();
+        let at = m.index(slot, &per_slot);
+        m.named(name, at)
     };
-    let full = at_port(m, &io.queues.full);
-    let wedged = at_port(m, &io.queues.wedged);
+    let full = at_port(m, "d_queue_full", &io.queues.full);
+    let wedged = at_port(m, "d_queue_wedged", &io.queues.wedged);
     let waited = m.reg(clk, "d_waited", 32);
     let expired = m.ge(waited, io.full_wait);
     let give_up = m.or(wedged, expired);
@@ -435,6 +448,7 @@ pub(super) fn ingress(
         .map(|row| m.index(port, row))
         .collect();
     let tail = m.index(slot, &tails);
+    let tail = m.named("d_queue_tail", tail);
     let cell = m.concat(&[slot, tail]);
     let cell = m.named("d_cell", cell);
     debug_assert_eq!(cell.width(), sw + ptr_w);
@@ -461,6 +475,7 @@ pub(super) fn ingress(
     debug_assert_eq!(meta.width(), PacketMeta::WIDTH);
     for (i, (&mem, &rmem)) in io.packet_mems.iter().zip(io.meta_mems).enumerate() {
         let here = m.eq_const(port, i as u64);
+        let here = m.named(&format!("d_to_port{i}"), here);
         let we = m.and(write, here);
         m.mem_write(mem, clk, addr, head.tdata, we);
         let ce = m.and(commit, here);

@@ -20,10 +20,13 @@ pub(super) fn lowest_set(
     (any, index)
 }
 
-/// `index` decoded to `count` one-hot flags.
-pub(super) fn decode(m: &mut ModuleBuilder, index: Signal, count: u32) -> Vec<Signal> {
+/// `index` decoded to `count` one-hot flags, named `{name}_is{i}`.
+pub(super) fn decode(m: &mut ModuleBuilder, name: &str, index: Signal, count: u32) -> Vec<Signal> {
     (0..count)
-        .map(|i| m.eq_const(index, u64::from(i)))
+        .map(|i| {
+            let is = m.eq_const(index, u64::from(i));
+            m.named(&format!("{name}_is{i}"), is)
+        })
         .collect()
 }
 

@@ -53,11 +53,9 @@ pub(super) fn queues(
     fifo_depth: u32,
     upd: &QueueUpdates,
 ) -> Queues {
-    let pw = pointer_width(fifo_depth);
-    let cw = bits_for(fifo_depth);
-    let commit_slot = decode(m, upd.commit_slot, slots);
-    let commit_port = decode(m, upd.commit_port, ports);
-    let pop_slot = decode(m, upd.pop_slot, slots);
+    let commit_slot = decode(m, "commit_slot", upd.commit_slot, slots);
+    let commit_port = decode(m, "commit_port", upd.commit_port, ports);
+    let pop_slot = decode(m, "pop_slot", upd.pop_slot, slots);
     let mut q = Queues {
         head: vec![],
         tail: vec![],
@@ -69,38 +67,24 @@ pub(super) fn queues(
         let (mut head, mut tail, mut nonempty, mut full) = (vec![], vec![], vec![], vec![]);
         let mut wedged = vec![];
         for p in 0..ports {
-            let h = m.reg(clk, &format!("q{s}_{p}_head"), pw);
-            let t = m.reg(clk, &format!("q{s}_{p}_tail"), pw);
-            let c = m.reg(clk, &format!("q{s}_{p}_count"), cw);
             let here = m.and(commit_slot[s as usize], commit_port[p as usize]);
-            let inc = m.and(upd.commit, here);
             let pop_here = m.bit(upd.pop_ports, p);
-            let dec = m.and(pop_slot[s as usize], pop_here);
-            let t_next = step_mod(m, t, fifo_depth);
-            m.set_next(t, t_next);
-            m.set_enable(t, inc);
-            let h_next = step_mod(m, h, fifo_depth);
-            m.set_next(h, h_next);
-            m.set_enable(h, dec);
-            let up = m.add_const_wrap(c, 1);
-            let one = m.lit(1, cw);
-            let down = m.sub_wrap(c, one);
-            let c_next = m.mux(inc, up, down);
-            let changes = m.xor(inc, dec);
-            m.set_next(c, c_next);
-            m.set_enable(c, changes);
-            let empty = m.eq_const(c, 0);
-            nonempty.push(m.not(empty));
-            full.push(m.eq_const(c, u64::from(fifo_depth)));
-            let w = m.reg(clk, &format!("q{s}_{p}_wedged"), 1);
-            let set = m.and(upd.wedge, here);
-            let on = m.ones(1);
-            let off = m.zeros(1);
-            let w_next = m.select(&[(dec, off), (set, on)], w);
-            m.set_next(w, w_next);
-            wedged.push(w);
-            head.push(h);
-            tail.push(t);
+            let queue = m.scope(&format!("q{s}_{p}"), |m| {
+                queue(
+                    m,
+                    clk,
+                    fifo_depth,
+                    upd,
+                    here,
+                    pop_slot[s as usize],
+                    pop_here,
+                )
+            });
+            nonempty.push(queue.nonempty);
+            full.push(queue.full);
+            wedged.push(queue.wedged);
+            head.push(queue.head);
+            tail.push(queue.tail);
         }
         q.head.push(head);
         q.tail.push(tail);
@@ -109,4 +93,65 @@ pub(super) fn queues(
         q.wedged.push(wedged);
     }
     q
+}
+
+/// The state of one queue.
+struct Queue {
+    head: Signal,
+    tail: Signal,
+    nonempty: Signal,
+    full: Signal,
+    wedged: Signal,
+}
+
+/// One queue's registers (`head`, `tail`, `count`, `wedged`): `here` the dispatcher's
+/// commit or wedge targets it; `pop_slot` and `pop_here` the engine pops its slot and port.
+fn queue(
+    m: &mut ModuleBuilder,
+    clk: Domain,
+    fifo_depth: u32,
+    upd: &QueueUpdates,
+    here: Signal,
+    pop_slot: Signal,
+    pop_here: Signal,
+) -> Queue {
+    let cw = bits_for(fifo_depth);
+    let pw = pointer_width(fifo_depth);
+    let head = m.reg(clk, "head", pw);
+    let tail = m.reg(clk, "tail", pw);
+    let count = m.reg(clk, "count", cw);
+    let here = m.named("targeted", here);
+    let inc = m.and(upd.commit, here);
+    let inc = m.named("push", inc);
+    let dec = m.and(pop_slot, pop_here);
+    let dec = m.named("pop", dec);
+    let t_next = step_mod(m, tail, fifo_depth);
+    m.set_next(tail, t_next);
+    m.set_enable(tail, inc);
+    let h_next = step_mod(m, head, fifo_depth);
+    m.set_next(head, h_next);
+    m.set_enable(head, dec);
+    let up = m.add_const_wrap(count, 1);
+    let one = m.lit(1, cw);
+    let down = m.sub_wrap(count, one);
+    let c_next = m.mux(inc, up, down);
+    let changes = m.xor(inc, dec);
+    m.set_next(count, c_next);
+    m.set_enable(count, changes);
+    let empty = m.eq_const(count, 0);
+    let nonempty = m.not(empty);
+    let full = m.eq_const(count, u64::from(fifo_depth));
+    let wedged = m.reg(clk, "wedged", 1);
+    let set = m.and(upd.wedge, here);
+    let on = m.ones(1);
+    let off = m.zeros(1);
+    let w_next = m.select(&[(dec, off), (set, on)], wedged);
+    m.set_next(wedged, w_next);
+    Queue {
+        head,
+        tail,
+        nonempty: m.named("nonempty", nonempty),
+        full: m.named("full", full),
+        wedged,
+    }
 }

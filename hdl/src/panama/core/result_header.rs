@@ -31,6 +31,7 @@ pub(super) fn result_header(
     ecn: Signal,
     bitmap: Signal,
 ) -> Signal {
+    let header = m.named("header", header);
     let mut b: Vec<Signal> = m.split_lanes(header, 8);
     let swap = |b: &mut Vec<Signal>, x: usize, y: usize, n: usize| {
         for i in 0..n {
@@ -40,23 +41,11 @@ pub(super) fn result_header(
     swap(&mut b, at::MAC_DST, at::MAC_SRC, 6);
     swap(&mut b, at::IPV4_SRC, at::IPV4_DST, 4);
     swap(&mut b, at::UDP_SRC, at::UDP_DST, 2);
-    let dscp = m.slice(b[at::IPV4_TOS], 2, 6);
-    b[at::IPV4_TOS] = m.concat(&[dscp, ecn]);
+    let dscp = m.slice(header, 8 * at::IPV4_TOS as u32 + 2, 6);
+    let tos = m.concat(&[dscp, ecn]);
+    b[at::IPV4_TOS] = m.named("tos", tos);
 
-    // One's-complement sum of the header's ten 16-bit words but the checksum.
-    let mut sum = m.zeros(20);
-    for word in (at::IPV4..at::IPV4_END).step_by(2) {
-        if word == at::IPV4_CHECKSUM {
-            continue;
-        }
-        let w = m.concat(&[b[word], b[word + 1]]);
-        let w = m.zext(w, 20);
-        sum = m.add_wrap(sum, w);
-    }
-    let folded = fold(m, sum);
-    let folded = fold(m, folded);
-    let low = m.slice(folded, 0, 16);
-    let checksum = m.not(low);
+    let checksum = ipv4_checksum(m, header, b[at::IPV4_TOS]);
     b[at::IPV4_CHECKSUM] = m.slice(checksum, 8, 8);
     b[at::IPV4_CHECKSUM + 1] = m.slice(checksum, 0, 8);
 
@@ -66,10 +55,54 @@ pub(super) fn result_header(
     let result_flag = m.lit(1, 8);
     b[at::PANAMA_FLAGS] = m.or(b[at::PANAMA_FLAGS], result_flag);
     let bitmap = m.zext(bitmap, 32);
+    let bitmap = m.named("bitmap", bitmap);
     for i in 0..4 {
         b[at::PANAMA_BITMAP + i] = m.slice(bitmap, 24 - 8 * i as u32, 8);
     }
-    m.join_lanes(&b)
+    let result = m.join_lanes(&b);
+    m.named("result_header", result)
+}
+
+/// The IPv4 header checksum of `header` with its ToS byte replaced by `tos`: the one's
+/// complement of the one's-complement sum of the header's ten 16-bit big-endian words
+/// but the checksum. Swapping the source and destination addresses leaves it unchanged.
+fn ipv4_checksum(m: &mut ModuleBuilder, header: Signal, tos: Signal) -> Signal {
+    let byte = |m: &mut ModuleBuilder, at: usize| m.slice(header, 8 * at as u32, 8);
+    let words: Vec<usize> = (at::IPV4..at::IPV4_END)
+        .step_by(2)
+        .filter(|&word| word != at::IPV4_CHECKSUM)
+        .collect();
+    let mut sum = None;
+    for (k, &word) in words.iter().enumerate() {
+        let high = byte(m, word);
+        let low = if word + 1 == at::IPV4_TOS {
+            tos
+        } else {
+            byte(m, word + 1)
+        };
+        let w = m.concat(&[high, low]);
+        let w = m.zext(w, 20);
+        let total = match sum {
+            None => w,
+            Some(s) => m.add_wrap(s, w),
+        };
+        // A name every second word keeps each line a sum of two more words.
+        sum = Some(if k + 1 == words.len() {
+            m.named("ipv4_sum", total)
+        } else if k % 2 == 1 {
+            m.named(&format!("ipv4_sum{}", k + 1), total)
+        } else {
+            total
+        });
+    }
+    let sum = sum.expect("an IPv4 header has words besides its checksum");
+    let folded = fold(m, sum);
+    let folded = m.named("ipv4_folded", folded);
+    let folded = fold(m, folded);
+    let folded = m.named("ipv4_refolded", folded);
+    let low = m.slice(folded, 0, 16);
+    let checksum = m.not(low);
+    m.named("ipv4_checksum", checksum)
 }
 
 /// `(x & 0xFFFF) + (x >> 16)`, as wide as `x`.

@@ -74,7 +74,9 @@ pub(super) fn sum_stage(
         } else {
             m.slice(data, 0, HEADER_BITS)
         };
-        let result = result_header(m, header, e.s1_ecn, e.s1_ports);
+        let result = m.scope(&format!("port{p}"), |m| {
+            result_header(m, header, e.s1_ecn, e.s1_ports)
+        });
         let addr = m.zext(e.s1_bank, mem.addr_width());
         m.mem_write(mem, clk, addr, result, complete);
     }

@@ -78,8 +78,10 @@ impl Capture {
         let zero_len = m.zeros(LEN_WIDTH);
         let base = m.mux(first, zero_len, len);
         let count = m.popcount(tkeep);
+        let count = m.named("beat_bytes", count);
         let count = m.zext(count, LEN_WIDTH);
         let sum = m.add(base, count);
+        let sum = m.named("frame_len_sum", sum);
         let carry = m.msb(sum);
         let low = m.truncate(sum, LEN_WIDTH);
         let full = m.ones(LEN_WIDTH);

@@ -56,7 +56,8 @@ fn is_aggregation(
         let visible = ge_len(m, len, at_port + 2);
         let port = cap.be(m, at_port, 2)?;
         let same = m.eq(port, agg_udp_port);
-        port_hits.push(m.and_all(&[this_ihl, visible, same]));
+        let hit = m.and_all(&[this_ihl, visible, same]);
+        port_hits.push(m.named(&format!("agg_port_at_ihl{words}"), hit));
     }
     let port_hit = m.or_all(&port_hits);
     let is_agg = m.and_all(&[long_enough, ipv4, version4, udp, first_fragment, port_hit]);

@@ -209,6 +209,7 @@ pub fn parser(cfg: &ParserConfig) -> Result<Module, HdlError> {
     let a_valid = m.reg(clk, "a_valid", 1);
     let a_empty = m.not(a_valid);
     let s_ready = m.or(a_empty, out_ready);
+    let s_ready = m.named("s_ready", s_ready);
     let accept = m.and(s.tvalid, s_ready);
     let accept = m.named("accept", accept);
     let out_stalled = m.not(out_ready);
@@ -268,6 +269,7 @@ pub fn parser(cfg: &ParserConfig) -> Result<Module, HdlError> {
     m.assign(o.tvalid, out_valid);
     m.drive_beat(&o.beat, &out_beat);
     let valid_last = m.and(out_valid, out_last);
+    let valid_last = m.named("out_frame_end", valid_last);
     m.assign(meta_valid, valid_last);
     let stored = m.slice(out_user, USER_WIDTH, record_width);
     let no_record = m.zeros(record_width);
