@@ -11,7 +11,7 @@ use super::inline::{Plan, Recorder, Slot};
 use super::names::{ModuleNames, Namespace};
 use super::unused::Usage;
 use crate::GenError;
-use hdl::ir::{ArithOp, BitOp, CmpOp, NetId, Op, ReduceOp, ShiftAmount, ShiftOp};
+use hdl::ir::{ArithOp, BitOp, CmpOp, Driver, NetId, Op, ReduceOp, ShiftAmount, ShiftOp};
 use hdl::{Bits, Module};
 
 /// A Verilog literal of exactly `b`'s width: `W'h...`.
@@ -43,6 +43,15 @@ pub(crate) fn zext(expr: &str, from: u32, to: u32) -> String {
         1 => format!("{{1'b0, {expr}}}"),
         n => format!("{{{{{n}{{1'b0}}}}, {expr}}}"),
     }
+}
+
+/// The literal that decides an unsigned comparison from one side.
+#[derive(Clone, Copy, Debug)]
+enum Bound {
+    /// All zeros.
+    Zero,
+    /// All ones.
+    Max,
 }
 
 /// Binding strength of an expression's outermost operator (Verilog-2005 Table 5-4;
@@ -384,6 +393,14 @@ impl Refs<'_> {
                 );
                 format!("{ea} {sym} {eb}")
             }
+            CmpOp::LtU | CmpOp::LeU if self.order_is_variable(op, a, b) => {
+                let (ea, eb) = (self.operand(a, prec::REL)?, self.operand(b, prec::REL)?);
+                format!("{ea} {sym} {eb}")
+            }
+            // Unsigned order as a signed compare of zero-extended operands otherwise:
+            // Verilator folds constants through logic and then reports `x < 0` or
+            // `x <= MAX` as UNSIGNED/CMPCONST; signed compares are never reported, and
+            // synthesis removes the extra bit.
             CmpOp::LtU | CmpOp::LeU => {
                 let ea = zext(&self.operand(a, prec::NONE)?, wa, wa + 1);
                 let eb = zext(&self.operand(b, prec::NONE)?, wa, wa + 1);
@@ -395,6 +412,49 @@ impl Refs<'_> {
             }
         };
         Ok(Expr::op(text, p))
+    }
+
+    /// True if the unsigned comparison `a op b` can be neither constant nor folded to a
+    /// constant by Verilator, so it may be written plainly (`a < b`): each side is a
+    /// register, input, memory read or instance output (or a select of one), or a
+    /// literal other than the bound (0, all ones) that would decide the comparison.
+    fn order_is_variable(&self, op: CmpOp, a: NetId, b: NetId) -> bool {
+        let (left_bound_decides, right_bound_decides) = match op {
+            // `0 < x` varies; `MAX < x` is false. `x < 0` is false; `x < MAX` varies.
+            CmpOp::LtU => (Bound::Max, Bound::Zero),
+            // `0 <= x` is true; `x <= MAX` is true.
+            _ => (Bound::Zero, Bound::Max),
+        };
+        self.side_varies(a, b, left_bound_decides) && self.side_varies(b, a, right_bound_decides)
+    }
+
+    /// True if `side` of a comparison with `other` is variable, or a literal that is not
+    /// `bound` compared with a variable `other`.
+    fn side_varies(&self, side: NetId, other: NetId, bound: Bound) -> bool {
+        if self.variable(side) {
+            return true;
+        }
+        let Driver::Op(Op::Const(k)) = &self.m.net(side).driver else {
+            return false;
+        };
+        let decides = match bound {
+            Bound::Zero => k.is_zero(),
+            Bound::Max => *k == Bits::ones(k.width()),
+        };
+        !decides && self.variable(other)
+    }
+
+    /// True if `net` is state or an input (or a select or copy of one): never a
+    /// constant, whatever Verilator folds.
+    fn variable(&self, net: NetId) -> bool {
+        match &self.m.net(net).driver {
+            Driver::Reg(_)
+            | Driver::Input(_)
+            | Driver::MemRead { .. }
+            | Driver::InstanceOutput { .. } => true,
+            Driver::Alias(src) | Driver::Op(Op::Slice { src, .. }) => self.variable(*src),
+            _ => false,
+        }
     }
 
     /// Zero- or sign-extension of `src` to `net`'s width.

@@ -15,8 +15,9 @@
 //!   expression Verilog would shift it logically);
 //! - under `$signed(…)`, it is a self-determined atom (a concatenation or literal);
 //! - the consumer's expression stays small: at most [`MAX_DEPTH`] operators deep and
-//!   [`MAX_SIZE`] operators in all, where literals and selects of a name (`x[7:0]`)
-//!   count as none (the largest inlined operands become wires first).
+//!   [`MAX_SIZE`] operators in all, where wiring (literals, selects, and
+//!   concatenations of them and of names) counts as none (the largest inlined operands
+//!   become wires first).
 //!
 //! An unnamed operation that nothing written reads is left out ([`Plan::dead`]).
 //!
@@ -29,7 +30,7 @@ use hdl::Module;
 /// Deepest nesting of inlined operators in one expression.
 pub(crate) const MAX_DEPTH: u32 = 4;
 
-/// Most operators inlined into one expression (literals and selects count none).
+/// Most operators inlined into one expression (wiring counts none).
 pub(crate) const MAX_SIZE: u32 = 10;
 
 /// How a net is referenced.
@@ -196,12 +197,7 @@ impl Plan {
         let mut depth = vec![0u32; m.nets.len()];
         let mut size = vec![0u32; m.nets.len()];
         for net in order {
-            // A plain assign (`assign y = …;`), a literal and a select of a name
-            // (`x[7:0]`) add no operator of their own.
-            let own = u32::from(!matches!(
-                m.net(net).driver,
-                Driver::Alias(_) | Driver::Op(Op::Const(_) | Op::Slice { .. })
-            ));
+            let own = u32::from(!self.wiring(m, net));
             let kids = &mut children[net.0 as usize];
             kids.retain(|k| self.inlined[k.0 as usize]);
             kids.sort_by_key(|k| (std::cmp::Reverse(size[k.0 as usize]), k.0));
@@ -228,6 +224,24 @@ impl Plan {
                 // wire everywhere.
                 self.inlined[k.0 as usize] = false;
             }
+        }
+    }
+}
+
+impl Plan {
+    /// True if `net` adds no operator to an expression: a plain assign (`assign y =
+    /// …;`), a literal, a select of a name, or a concatenation or copy of names,
+    /// literals and selects (wiring, as `{1'b0, x[7:0]}`).
+    fn wiring(&self, m: &Module, net: NetId) -> bool {
+        let leaf = |n: NetId| {
+            !self.inlined(n)
+                || matches!(m.net(n).driver, Driver::Op(Op::Const(_) | Op::Slice { .. }))
+        };
+        match &m.net(net).driver {
+            Driver::Alias(_) | Driver::Op(Op::Const(_) | Op::Slice { .. }) => true,
+            Driver::Op(Op::Concat(parts)) => parts.iter().all(|&p| leaf(p)),
+            Driver::Op(Op::Replicate { src, .. }) => leaf(*src),
+            _ => false,
         }
     }
 }

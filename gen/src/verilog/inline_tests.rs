@@ -480,3 +480,41 @@ fn values_nothing_reads_are_left_out_and_their_sources_marked_unused() {
         "a value left out is not declared: {t}"
     );
 }
+
+#[test]
+fn unsigned_order_is_plain_unless_a_side_may_fold_to_a_deciding_constant() {
+    let cases: [(&str, fn(&mut ModuleBuilder, Signal, Signal) -> Signal); 7] = [
+        ("a < b", |m, a, b| m.lt(a, b)),
+        ("a < 8'h05", |m, a, _| {
+            let k = m.lit(5, 8);
+            m.lt(a, k)
+        }),
+        ("8'h00 < a", |m, a, _| {
+            let k = m.lit(0, 8);
+            m.lt(k, a)
+        }),
+        ("$signed({1'b0, 8'h00}) <= $signed({1'b0, a})", |m, a, _| {
+            let k = m.lit(0, 8);
+            m.le(k, a)
+        }),
+        ("$signed({1'b0, a}) < $signed({1'b0, 8'h00})", |m, a, _| {
+            let k = m.lit(0, 8);
+            m.lt(a, k)
+        }),
+        ("$signed({1'b0, a}) <= $signed({1'b0, 8'hff})", |m, a, _| {
+            let k = m.lit(0xff, 8);
+            m.le(a, k)
+        }),
+        ("$signed({1'b0, a & b}) < $signed({1'b0, b})", |m, a, b| {
+            let x = m.and(a, b);
+            m.lt(x, b)
+        }),
+    ];
+    for (want, build) in cases {
+        let t = one(|m, [a, b, ..]| {
+            let c = build(m, a, b);
+            m.zext(c, 8)
+        });
+        assert!(t.contains(want), "{want}: {t}");
+    }
+}

@@ -37,6 +37,7 @@ mod names;
 mod params;
 mod seq;
 mod unused;
+mod wrap;
 
 use crate::GenError;
 use hdl::Module;

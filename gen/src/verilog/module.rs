@@ -5,6 +5,7 @@ use super::expr::{prec, Refs};
 use super::inline::{Plan, Recorder};
 use super::names::ModuleNames;
 use super::unused::Usage;
+use super::wrap::wrap_concat;
 use super::{lzc, params, seq, EmitOptions};
 use crate::GenError;
 use hdl::ir::{comb_order, Direction, Driver, NetId, Op, SourceLoc};
@@ -81,13 +82,16 @@ impl Body {
     /// a wire declared with its value, in the logic section.
     pub(crate) fn wire_is(&mut self, width: u32, name: &str, rhs: &str, loc: &SourceLoc) {
         let at = self.locator(loc);
-        self.logic
-            .push_str(&format!("    wire {}{name} = {rhs};{at}\n", range(width)));
+        let lead = format!("    wire {}{name} = ", range(width));
+        let rhs = wrap_concat(lead.len(), rhs);
+        self.logic.push_str(&format!("{lead}{rhs};{at}\n"));
     }
 
     /// `assign lhs = rhs;`
     pub(crate) fn assign(&mut self, lhs: &str, rhs: &str) {
-        self.logic.push_str(&format!("    assign {lhs} = {rhs};\n"));
+        let lead = format!("    assign {lhs} = ");
+        let rhs = wrap_concat(lead.len(), rhs);
+        self.logic.push_str(&format!("{lead}{rhs};\n"));
     }
 }
 

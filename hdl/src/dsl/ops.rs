@@ -139,15 +139,25 @@ impl ModuleBuilder {
         self.bitop("xor", BitOp::Xor, a, b)
     }
 
-    /// And of all `values` (equal widths; at least one).
+    /// And of all `values` (equal widths; at least one). Three or more flags (1 bit
+    /// each) are one reduction of their concatenation, `&{a, b, c}`.
     #[track_caller]
     pub fn and_all(&mut self, values: &[Signal]) -> Signal {
+        if values.len() >= 3 && values.iter().all(|v| v.width == 1) {
+            let flags = self.concat(values);
+            return self.reduce_and(flags);
+        }
         self.fold("and_all", values, Self::and)
     }
 
-    /// Or of all `values` (equal widths; at least one).
+    /// Or of all `values` (equal widths; at least one). Three or more flags (1 bit
+    /// each) are one reduction of their concatenation, `|{a, b, c}`.
     #[track_caller]
     pub fn or_all(&mut self, values: &[Signal]) -> Signal {
+        if values.len() >= 3 && values.iter().all(|v| v.width == 1) {
+            let flags = self.concat(values);
+            return self.reduce_or(flags);
+        }
         self.fold("or_all", values, Self::or)
     }
 

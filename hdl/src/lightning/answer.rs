@@ -368,6 +368,7 @@ fn bank(
             let take = m.and_all(&[v, hit, not_busy]);
             written = m.mux(take, values[c], written);
         }
+        let written = m.named(&format!("logit{k}_written"), written);
         let next_entry = entries[(k + 1) % entries.len()];
         let rotated = m.mux(ctl.rotate, next_entry, written);
         let next = m.mux(ctl.clear, zero, rotated);

@@ -361,7 +361,14 @@ fn watch_adc(
     let words = m.reg(clk, "words_q", ARRIVAL_WIDTH - 4);
     let samples = m.split_lanes(adc_data, SAMPLE_WIDTH);
     let thr = m.lit(THRESHOLD, SAMPLE_WIDTH);
-    let hits: Vec<Signal> = samples.iter().map(|&s| m.ge(s, thr)).collect();
+    let hits: Vec<Signal> = samples
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let hit = m.ge(s, thr);
+            m.named(&format!("lane{i}_lit"), hit)
+        })
+        .collect();
     let any_hit = m.or_all(&hits);
     let lane_bits = bits_for(SAMPLES - 1);
     let lanes: Vec<(Signal, Signal)> = hits

@@ -139,7 +139,8 @@ pub fn decode(cfg: &DecodeConfig) -> Result<Module, HdlError> {
     let products: Vec<Signal> = m
         .split_lanes(in_data, SAMPLE_WIDTH)
         .into_iter()
-        .map(|s| compensated_product(&mut m, s, loss))
+        .enumerate()
+        .map(|(i, s)| m.scope(&format!("lane{i}"), |m| compensated_product(m, s, loss)))
         .collect();
     let products = m.join_lanes(&products);
     let v1 = m.register(clk, "s1_valid", in_valid);
@@ -155,7 +156,8 @@ pub fn decode(cfg: &DecodeConfig) -> Result<Module, HdlError> {
         let zero = m.zeros(LANE_SUM_WIDTH);
         let neg = m.sub_wrap(zero, p);
         let negative = m.bit(signs1, i as u32);
-        terms.push(m.mux(negative, neg, p));
+        let term = m.mux(negative, neg, p);
+        terms.push(m.named(&format!("s2_term{i}"), term));
     }
     let sum = m.add_tree_wrap(&terms);
     let v2 = m.register(clk, "s2_valid", v1);
@@ -293,12 +295,15 @@ fn compensated_product(m: &mut ModuleBuilder, sample: Signal, loss: Signal) -> S
     let scaled = m.mul(sample, loss); // 32 bits
     let half = m.lit(0x80 + (0x40 << 8), 32);
     let rounded = m.add(scaled, half); // 33 bits
+    let rounded = m.named("rounded", rounded);
     let shifted = m.slice(rounded, 8, 25);
+    let shifted = m.named("shifted", shifted);
     let high = m.slice(shifted, 15, 10);
     let over = m.reduce_or(high);
     let product = m.slice(shifted, 7, 8);
     let max = m.ones(8);
-    m.mux(over, max, product)
+    let product = m.mux(over, max, product);
+    m.named("product", product)
 }
 
 /// Clamps a signed `w + 1`-bit value into `w` bits signed.

@@ -151,9 +151,10 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
             // Stage 2: the mask, sample i above the mean <=> 16 * sample > sum.
             let four = m.zeros(4);
             let mut bits = Vec::new();
-            for s in m.split_lanes(word1, SAMPLE_WIDTH) {
+            for (i, s) in m.split_lanes(word1, SAMPLE_WIDTH).into_iter().enumerate() {
                 let times16 = m.concat(&[s, four]);
-                bits.push(m.gt(times16, sum1));
+                let above = m.gt(times16, sum1);
+                bits.push(m.named(&format!("above_mean{i}"), above));
             }
             (v1, word1, m.join_lanes(&bits))
         }
@@ -187,7 +188,8 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     let mut hits = Vec::new();
     for k in 0..SAMPLES {
         let window = m.slice(pair, k, SAMPLES);
-        hits.push(m.eq_const(window, u64::from(PREAMBLE_MASK)));
+        let hit = m.eq_const(window, u64::from(PREAMBLE_MASK));
+        hits.push(m.named(&format!("preamble_at{k}"), hit));
     }
     let hit_bits = m.join_lanes(&hits);
     let any = m.reduce_or(hit_bits);

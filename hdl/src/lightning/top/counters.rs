@@ -54,6 +54,7 @@ fn counter(
     };
     let next = m.add_const_wrap(q, 1);
     let kept = m.mux(step, next, q);
+    let kept = m.named(&format!("{name}_counted"), kept);
     let zero = m.zeros(COUNTER_WIDTH);
     let next = m.mux(clear, zero, kept);
     m.set_next(q, next);
