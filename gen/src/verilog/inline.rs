@@ -7,8 +7,8 @@
 //!
 //! - a combinational operation (not leading zeros) drives it, and it has no name (named
 //!   values, ports, registers, memory ports and instance outputs stay wires);
-//! - it is read exactly once (a constant or a select of a name, `x[7:0]`, may be read
-//!   any number of times), by another operation or by a plain assign, in a position that
+//! - it is read exactly once (a literal, a select of a name, `x[7:0]`, or small wiring
+//!   of those, `{4'h0, x[3:0]}`, may be read any number of times), by another operation or by a plain assign, in a position that
 //!   takes an expression: not sliced or indexed (a select of an expression is not
 //!   Verilog), not a register, memory or instance input;
 //! - its expression is unsigned (`$signed(x) >>> n` stays a wire: inside an unsigned
@@ -246,6 +246,28 @@ impl Plan {
     }
 }
 
+/// Most parts of a concatenation inlined wherever it is read.
+const SMALL_WIRING_PARTS: usize = 3;
+
+/// True if `op` is a concatenation of at most [`SMALL_WIRING_PARTS`] parts, a copy or a
+/// zero-extension, of names, literals and selects only (`{{5{1'b0}}, p[7:0]}`): text
+/// as plain as a name, so it may be repeated wherever it is read.
+fn small_wiring(m: &Module, op: &Op) -> bool {
+    let plain = |n: NetId| {
+        let net = m.net(n);
+        net.name.is_some()
+            || match &net.driver {
+                Driver::Op(op) => matches!(op, Op::Const(_) | Op::Slice { .. }),
+                _ => true,
+            }
+    };
+    match op {
+        Op::Concat(parts) => parts.len() <= SMALL_WIRING_PARTS && parts.iter().all(|&p| plain(p)),
+        Op::Replicate { src, .. } | Op::Extend { src, signed: false } => plain(*src),
+        _ => false,
+    }
+}
+
 /// True if `net` may be inlined as far as its driver and references go.
 fn candidate(m: &Module, rec: &Recorder, net: NetId) -> bool {
     let i = net.0 as usize;
@@ -263,8 +285,9 @@ fn candidate(m: &Module, rec: &Recorder, net: NetId) -> bool {
         return false;
     }
     let refs = &rec.refs[i];
-    // A literal or a select of a name reads as well as a wire would: inline everywhere.
-    let leaf = matches!(op, Op::Const(_) | Op::Slice { .. });
+    // A literal, a select of a name or small wiring of those reads as well as a wire
+    // would: inline everywhere.
+    let leaf = matches!(op, Op::Const(_) | Op::Slice { .. }) || small_wiring(m, op);
     let count_ok = refs.len() == 1 || (leaf && !refs.is_empty());
     count_ok
         && refs.iter().all(|r| match r.slot {

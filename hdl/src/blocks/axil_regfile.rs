@@ -373,8 +373,8 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
                 let kept = m.and(old, keep);
                 let new = m.and(w_data, strb_mask);
                 let merged = m.or(kept, new);
-                let merged = m.truncate(merged, r.width);
                 let merged = m.named(&format!("{}_written", r.name), merged);
+                let merged = m.truncate(merged, r.width);
                 if r.hardware_load {
                     let load = m.input(&format!("{}_load", r.name), 1);
                     let value = m.input(&format!("{}_load_value", r.name), r.width);
