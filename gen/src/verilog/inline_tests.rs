@@ -483,7 +483,8 @@ fn values_nothing_reads_are_left_out_and_their_sources_marked_unused() {
 
 #[test]
 fn unsigned_order_is_plain_unless_a_side_may_fold_to_a_deciding_constant() {
-    let cases: [(&str, fn(&mut ModuleBuilder, Signal, Signal) -> Signal); 7] = [
+    type Build = fn(&mut ModuleBuilder, Signal, Signal) -> Signal;
+    let cases: [(&str, Build); 7] = [
         ("a < b", |m, a, b| m.lt(a, b)),
         ("a < 8'h05", |m, a, _| {
             let k = m.lit(5, 8);

@@ -226,6 +226,32 @@ fn scopes_prefix_names_and_repeated_names_get_deterministic_suffixes() {
 }
 
 #[test]
+fn a_keyword_value_name_is_escaped_and_a_junk_one_refused() {
+    let mut m = ModuleBuilder::new("keywords");
+    let a = m.input("a", 4);
+    let x = m.not(a);
+    let x = m.named("class", x);
+    let y = m.xor(x, a);
+    let y = m.named("dist", y);
+    let z = m.and(x, y);
+    let z = m.named("class", z);
+    m.output("y", z);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let t = text_of(&d, "keywords");
+    assert!(t.contains("wire [3:0] class_ = ~a;"), "{t}");
+    assert!(t.contains("wire [3:0] dist_ = class_ ^ a;"), "{t}");
+    assert!(t.contains("wire [3:0] class__1 = class_ & dist_;"), "{t}");
+
+    let mut m = ModuleBuilder::new("junk");
+    let a = m.input("a", 1);
+    let x = m.not(a);
+    let x = m.named("two words", x);
+    m.output("y", x);
+    let e = m.finish().expect_err("junk name").to_string();
+    assert!(e.contains("`two words` is not a legal identifier"), "{e}");
+}
+
+#[test]
 fn an_illegal_scope_is_a_name_error() {
     let mut m = ModuleBuilder::new("bad_scope");
     let a = m.input("a", 1);

@@ -370,15 +370,20 @@ impl ModuleBuilder {
 
     /// Gives `value` a readable name (used in Verilog, VCD and messages) and returns it.
     /// An unnamed computed value is renamed in place; otherwise a named copy is made.
-    /// The name is taken inside the open [`scope`](Self::scope)s; if another value of
-    /// the module already has it, the first free `{name}_1`, `{name}_2`, … is used, so a
-    /// helper called twice names both its values, deterministically in build order.
+    /// The name is taken inside the open [`scope`](Self::scope)s; a Verilog or
+    /// SystemVerilog keyword gets a trailing `_`; if another value of the module already
+    /// has it, the first free `{name}_1`, `{name}_2`, … is used, so a helper called twice
+    /// names both its values, deterministically in build order.
     #[track_caller]
     pub fn named(&mut self, name: &str, value: Signal) -> Signal {
         if !self.owns(value) {
             return value;
         }
-        let base = self.scoped(name);
+        let mut base = self.scoped(name);
+        // A reserved word (`class`, `dist`) is escaped with a trailing underscore.
+        if !is_legal_identifier(&base) && is_legal_identifier(&format!("{base}_")) {
+            base.push('_');
+        }
         let name = &(0..)
             .map(|k| match k {
                 0 => base.clone(),
