@@ -340,6 +340,20 @@ fn located() -> (Module, u32, u32, u32) {
 }
 
 #[test]
+fn output_ports_carry_the_locator_of_their_value() {
+    let mut m = ModuleBuilder::new("out_located");
+    let a = m.input("a", 4);
+    let b = m.input("b", 4);
+    let x = m.and(a, b);
+    m.output("y", x);
+    let out_line = line!() - 1;
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let t = d.file("out_located.v").unwrap();
+    let want = format!("    assign y = a & b; // @[gen/src/verilog/inline_tests.rs:{out_line}]\n");
+    assert!(t.contains(&want), "{want}{t}");
+}
+
+#[test]
 fn locators_name_the_generator_line_relative_to_the_workspace() {
     let (m, xor_line, reg_line, inst_line) = located();
     let d = emit(&m).unwrap();

@@ -93,6 +93,15 @@ impl Body {
         let rhs = wrap_concat(lead.len(), rhs);
         self.logic.push_str(&format!("{lead}{rhs};\n"));
     }
+
+    /// `assign lhs = rhs;` with the locator of the generator line that made it (an
+    /// output port's value).
+    pub(crate) fn assign_at(&mut self, lhs: &str, rhs: &str, loc: &SourceLoc) {
+        let at = self.locator(loc);
+        let lead = format!("    assign {lhs} = ");
+        let rhs = wrap_concat(lead.len(), rhs);
+        self.logic.push_str(&format!("{lead}{rhs};{at}\n"));
+    }
 }
 
 /// True if `net` is driven from a procedural block (`reg` in Verilog-2005).
@@ -302,7 +311,7 @@ fn logic(refs: &mut Refs<'_>, body: &mut Body, id: NetId, port: bool) -> Result<
     };
     let name = refs.names.net(id);
     if port {
-        body.assign(name, &rhs);
+        body.assign_at(name, &rhs, &net.location);
     } else {
         body.wire_is(net.width, name, &rhs, &net.location);
     }
