@@ -5,12 +5,14 @@
 //! reorderings (every `wire x = e;` split into `wire x;` in place and `assign x = e;`,
 //! and all continuous assignments moved to the end of the module in a random order),
 //! pure text changes with identical logic (each reordering proven equivalent with
-//! `gen::toolchain::yosys_equiv` first); and the default (inlined, named) Verilog
-//! once. All with `yosys synth_xilinx -family xcup -flatten -noiopad`. Prints each run
-//! and a table of the LUT / FF / CARRY spread (min, max, mean) of each kind of change,
-//! with the default's counts and whether its LUT count falls inside each spread.
+//! `gen::toolchain::yosys_equiv` first); and the default (inlined, named) Verilog as
+//! emitted and after `K` reorderings. All with `yosys synth_xilinx -family xcup
+//! -flatten -noiopad`. Prints each run and a table of the LUT / FF / CARRY spread
+//! (min, max, mean) of each kind of change, with the default's counts and whether its
+//! LUT count falls inside the netlist style's spreads.
 //!
-//! `scripts/abc-noise [K]` (K = 8 by default; `WIRESPEED_SEED` changes the renamings).
+//! `scripts/abc-noise [K]` (K = 8 by default; `WIRESPEED_SEED` picks other renamings and
+//! reorderings).
 
 use gen::toolchain::{self, SynthReport};
 use gen::{emit_with, Design, EmitOptions};
@@ -72,25 +74,32 @@ fn renamed(text: &str, rng: &mut impl Rng) -> String {
 }
 
 /// `text` with its continuous assignments in a random order: each single-line
-/// `wire [..] x = e;` becomes `wire [..] x;` where it stood and `assign x = e;`, and
-/// every `assign` moves, shuffled, to just before `endmodule`.
+/// `wire [..] x = e;` becomes `wire [..] x;` where it stood (with its source locator,
+/// if any) and `assign x = e;`, and every single-line `assign` moves, shuffled, to
+/// just before `endmodule`.
 fn reordered(text: &str, rng: &mut impl Rng) -> String {
     let mut kept: Vec<String> = Vec::new();
     let mut assigns: Vec<String> = Vec::new();
     for line in text.lines() {
-        let body = line.trim_start();
-        if line.starts_with("    wire ") && body.ends_with(';') {
-            if let Some((decl, value)) = body.split_once(" = ") {
+        // A source locator (`; // @[file.rs:line]`) stays with the declaration.
+        let (code, comment) = line
+            .split_once("; // ")
+            .map_or((line, String::new()), |(c, r)| (c, format!(" // {r}")));
+        let code = code.strip_suffix(';').unwrap_or(code);
+        let statement = line.trim_end().ends_with(';') || !comment.is_empty();
+        if line.starts_with("    wire ") && statement {
+            if let Some((decl, value)) = code.trim_start().split_once(" = ") {
                 let name = decl.split_whitespace().last().unwrap_or_default();
-                kept.push(format!("    {decl};"));
-                assigns.push(format!("    assign {name} = {value}"));
+                kept.push(format!("    {decl};{comment}"));
+                assigns.push(format!("    assign {name} = {value};"));
                 continue;
             }
         }
-        if line.starts_with("    assign ") && body.ends_with(';') {
-            assigns.push(line.to_string());
+        if line.starts_with("    assign ") && statement {
+            assigns.push(format!("{code};"));
             continue;
         }
+        let body = line.trim_start();
         if body == "endmodule" {
             assigns.shuffle(rng);
             kept.append(&mut assigns);
@@ -100,11 +109,11 @@ fn reordered(text: &str, rng: &mut impl Rng) -> String {
     kept.join("\n") + "\n"
 }
 
-/// Checks with Yosys that the reordered `changed` is still `netlist`'s logic (its names
-/// are the same, so every one of them is compared).
-fn prove_same(name: &str, netlist: &Design, changed: &Design) {
-    let (gold, gate) = (write(netlist), write(changed));
-    toolchain::yosys_equiv(&[gold.path()], &[gate.path()], &netlist.top)
+/// Checks with Yosys that the reordered `changed` is still `original`'s logic (its
+/// names are the same, so every one of them is compared).
+fn prove_same(name: &str, original: &Design, changed: &Design) {
+    let (gold, gate) = (write(original), write(changed));
+    toolchain::yosys_equiv(&[gold.path()], &[gate.path()], &original.top)
         .unwrap_or_else(|e| panic!("{name}: the reordering changed the logic: {e}"));
 }
 
@@ -177,17 +186,30 @@ fn measure(name: &str, m: &Module, k: usize, rng: &mut impl Rng) -> String {
         run("reordered", format!("reordering {i}"), &d);
     }
     run("default", "default".into(), &default);
+    for i in 1..=k {
+        let mut d = default.clone();
+        for (_, text) in &mut d.files {
+            *text = reordered(text, rng);
+        }
+        prove_same(name, &default, &d);
+        run("default reordered", format!("default reordering {i}"), &d);
+    }
     let col = |kinds: &[&str], f: fn(&SynthReport) -> u64| -> Vec<u64> {
         runs.iter()
             .filter(|(kind, _)| kinds.contains(kind))
             .map(|(_, r)| f(r))
             .collect()
     };
-    let d = &runs.last().expect("the default ran").1;
+    let d = &runs
+        .iter()
+        .find(|(kind, _)| *kind == "default")
+        .expect("the default ran")
+        .1;
     let mut rows = Vec::new();
     for (label, kinds) in [
         ("as emitted + renamed", &["as emitted", "renamed"][..]),
         ("as emitted + reordered", &["as emitted", "reordered"][..]),
+        ("default + reordered", &["default", "default reordered"][..]),
     ] {
         let (luts, ffs, carries) = (
             col(kinds, |r| r.luts),
@@ -202,7 +224,11 @@ fn measure(name: &str, m: &Module, k: usize, rng: &mut impl Rng) -> String {
             d.luts,
             d.ffs,
             d.carries,
-            inside(&luts, d.luts)
+            if kinds.contains(&"default") {
+                "—".to_string()
+            } else {
+                inside(&luts, d.luts)
+            }
         ));
     }
     rows.join("\n")
@@ -252,11 +278,13 @@ fn main() {
         .map(|(name, m)| measure(name, m, k, &mut rng))
         .collect();
     println!(
-        "\nYosys synth_xilinx -family xcup: the netlist style as emitted with {k} renamings, \
-         and with {k} reorderings (min–max, mean, spread in % of the mean), and the default \
-         output:\n"
+        "\nYosys synth_xilinx -family xcup, min–max (mean, spread in % of the mean): the \
+         netlist style as emitted and {k} renamings, as emitted and {k} reorderings; the \
+         default output as emitted and {k} reorderings:\n"
     );
-    println!("| design | netlist style | LUT | FF | CARRY | default LUT / FF / CARRY | default LUT inside |");
+    println!(
+        "| design | Verilog | LUT | FF | CARRY | default LUT / FF / CARRY | default LUT inside |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
