@@ -12,7 +12,7 @@ const CONTINUE: &str = "        ";
 /// (and continuation indents) between the top-level parts of a concatenation when the
 /// line would be longer than [`LINE`]; unchanged otherwise.
 pub(crate) fn wrap_concat(lead: usize, rhs: &str) -> String {
-    if lead + rhs.len() + 1 <= LINE {
+    if lead + rhs.len() < LINE {
         return rhs.to_string();
     }
     let Some(parts) = top_level_parts(rhs) else {
