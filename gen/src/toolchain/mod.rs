@@ -1,6 +1,7 @@
 //! The external EDA tools on generated Verilog: Verilator lint (`-Wall`), Icarus
 //! Verilog compile and simulation, Verilator-built simulation binaries and Yosys
-//! synthesis for Xilinx parts with its report ([`SynthReport`], [`lut_levels`]).
+//! synthesis for Xilinx parts with its report ([`SynthReport`], [`lut_levels`]), and
+//! Yosys' equivalence check of two designs ([`yosys_equiv`]).
 //! `wirespeed synth` and the tests run them alike; a cancel flag
 //! ([`set_cancel_flag`]) stops a running tool.
 //!
@@ -72,6 +73,19 @@ pub enum ToolError {
         /// The operating system's reason.
         #[source]
         source: std::io::Error,
+    },
+    /// Yosys could not prove two designs equivalent ([`yosys_equiv`]).
+    #[error(
+        "yosys could not prove `{top}` equivalent: {unproven} unproven signal bits:\n{output}"
+    )]
+    NotEquivalent {
+        /// Top module compared.
+        top: String,
+        /// How many `$equiv` cells (matched signal bits) stayed unproven.
+        unproven: u64,
+        /// Yosys' `Unproven $equiv` lines (the signals that differ or could not be shown
+        /// equal).
+        output: String,
     },
     /// A tool's report could not be understood.
     #[error("cannot read {tool}'s report for `{top}`: {reason}")]
@@ -544,6 +558,99 @@ fn synth_xilinx<P: AsRef<Path>>(
             .collect();
     }
     Ok(report)
+}
+
+/// What [`yosys_equiv`] proved.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EquivReport {
+    /// `$equiv` cells proven: signal bits of the same name in both designs (ports,
+    /// registers, named wires, memory port signals) shown equal on every cycle.
+    pub proven: u64,
+}
+
+/// Proves with Yosys that the designs `gold` and `gate` (sources as for
+/// [`verilog_sources`], each with top module `top`) are the same logic: every output,
+/// register and same-named wire equal on every cycle from the same inputs and state.
+///
+/// Each design is read on its own, `proc`, `flatten`, `memory -nomap` and `opt_clean`ed
+/// and its top renamed `gold` / `gate`; then `equiv_make gold gate equiv` pairs the
+/// signals of the same name (a memory of the same shape in both becomes one, its
+/// ports' address, data and enable paired), `opt_merge` shares logic built alike from
+/// the same inputs, `equiv_simple -seq 5` proves what it can from the fan-in cones
+/// and `equiv_induct -seq 5` the rest by temporal induction over the state.
+/// `equiv_status -assert` fails with [`ToolError::NotEquivalent`] naming what was not
+/// proven.
+pub fn yosys_equiv<P: AsRef<Path>, Q: AsRef<Path>>(
+    gold: &[P],
+    gate: &[Q],
+    top: &str,
+) -> Result<EquivReport, ToolError> {
+    let gold_files = verilog_sources(gold)?;
+    let gate_files = verilog_sources(gate)?;
+    let dir = work_dir("yosys")?;
+    let mut script = String::new();
+    for (name, files) in [("gold", &gold_files), ("gate", &gate_files)] {
+        for f in files {
+            let _ = writeln!(script, "read_verilog -defer \"{}\"", f.display());
+        }
+        let _ = writeln!(
+            script,
+            "hierarchy -check -top {top}\nproc\nflatten\nmemory -nomap\nopt_clean\n\
+             rename {top} {name}\ndesign -stash {name}"
+        );
+    }
+    script.push_str(
+        "design -copy-from gold -as gold gold\n\
+         design -copy-from gate -as gate gate\n\
+         equiv_make gold gate equiv\n\
+         hierarchy -top equiv\n\
+         opt_merge\n\
+         equiv_simple -seq 5\n\
+         equiv_induct -seq 5\n\
+         tee -o status.txt equiv_status\n\
+         equiv_status -assert\n",
+    );
+    let script_path = dir.path().join("equiv.ys");
+    std::fs::write(&script_path, &script).map_err(|source| ToolError::Io {
+        action: "write",
+        path: script_path.clone(),
+        source,
+    })?;
+    let out = run(
+        "yosys",
+        Command::new("yosys")
+            .arg("-q")
+            .arg("-l")
+            .arg("yosys.log")
+            .arg("-s")
+            .arg(&script_path),
+        dir.path(),
+    )?;
+    let status = std::fs::read_to_string(dir.path().join("status.txt")).unwrap_or_default();
+    let count = |label: &str| -> Option<u64> {
+        let at = status.find(label)?;
+        status[..at].split_whitespace().last()?.parse().ok()
+    };
+    let proven = count(" are proven");
+    let unproven = count(" are unproven");
+    match (out.status.success(), proven, unproven) {
+        (true, Some(proven), Some(0)) => Ok(EquivReport { proven }),
+        (_, Some(_), Some(unproven)) if unproven > 0 => Err(ToolError::NotEquivalent {
+            top: top.into(),
+            unproven,
+            output: status
+                .lines()
+                .filter(|l| l.trim_start().starts_with("Unproven"))
+                .map(|l| format!("{}\n", l.trim()))
+                .collect(),
+        }),
+        (true, _, _) => Err(ToolError::Report {
+            tool: "yosys".into(),
+            top: top.into(),
+            reason: format!("no equiv_status counts in:\n{status}"),
+        }),
+        (false, _, _) => Err(failed("yosys", top, &out)),
+    }
 }
 
 #[cfg(test)]
