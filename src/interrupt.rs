@@ -1,6 +1,7 @@
-//! Ctrl-C (SIGINT) handling: the handler only raises a flag; long commands check it
+//! Signals. Ctrl-C (SIGINT): the handler only raises a flag; long commands check it
 //! between steps (and `synth` kills its Yosys child), so that their temporary folders
-//! are removed and no partial output is left before the process exits.
+//! are removed and no partial output is left before the process exits. A closed output
+//! pipe (SIGPIPE) ends the process quietly, as it ends any Unix filter.
 
 use anyhow::{bail, Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,4 +34,16 @@ pub fn check() -> Result<()> {
         bail!("interrupted; no output was written");
     }
     Ok(())
+}
+
+/// Lets a closed output pipe end the process quietly, as it ends `cat` or `grep`
+/// (`wirespeed list | head -3`). Rust starts programs with SIGPIPE ignored, so every
+/// later `println!` would panic on the broken pipe instead.
+pub fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with `SIG_DFL` installs no handler code and touches no Rust
+    // state; it is called first thing in `main`, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

@@ -60,6 +60,7 @@ enum SimCommand {
 }
 
 fn main() -> ExitCode {
+    wirespeed::interrupt::default_sigpipe();
     let cli = Cli::parse();
     // `gen` and `synth` clean up after Ctrl-C; the other commands keep the default
     // (the process ends at once).
