@@ -3,7 +3,7 @@
 //! clock domain with safe crossings to the datapath.
 
 use super::cdc::{cross_pulse, cross_word, handshake_sync};
-use crate::dsl::{AxiLiteConfig, Domain, ModuleBuilder, Signal};
+use crate::dsl::{AxiLiteConfig, AxiLiteSlave, Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 use serde::Serialize;
 
@@ -297,7 +297,81 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
     });
     let iw = spec.addr_width - 2;
 
-    // Write channel: latch address and data independently, then write and respond.
+    let w = write_channel(&mut m, axil, &bus, iw);
+    let r = read_channel(&mut m, axil, &bus, iw);
+    let strb_mask = strobe_mask(&mut m, w.strb);
+
+    let mut read_values = Vec::new();
+    let mut write_ok = Vec::new();
+    let mut entries = Vec::new();
+    for (i, reg) in spec.registers.iter().enumerate() {
+        let hit = m.eq_const(w.index, i as u64);
+        let hit = m.named(&format!("{}_addressed", reg.name), hit);
+        let wr = m.and(w.do_write, hit);
+        if reg.access != Access::ReadOnly {
+            write_ok.push(hit);
+        }
+        let value = match reg.access {
+            Access::ReadWrite => {
+                writable_register(&mut m, (axil, core), reg, (w.data, strb_mask), wr)?
+            }
+            Access::ReadOnly | Access::ClearOnWrite => {
+                status_register(&mut m, (axil, core), reg, wr)?
+            }
+        };
+        let rhit = m.eq_const(r.index, i as u64);
+        let word = m.zext(value, 32);
+        read_values.push((rhit, word));
+        entries.push(RegisterEntry {
+            name: reg.name.clone(),
+            offset: 4 * i as u32,
+            width: reg.width,
+            access: reg.access,
+            reset: reg.reset,
+            description: reg.description.clone(),
+            command: reg.command,
+            hardware_load: reg.hardware_load,
+            fields: reg.fields.clone(),
+        });
+    }
+    respond(&mut m, spec, &w, &r, &read_values, &write_ok);
+
+    m.assign(bus.awready, w.awready);
+    m.assign(bus.wready, w.wready);
+    m.assign(bus.bvalid, w.bvalid);
+    m.assign(bus.bresp, w.bresp);
+    m.assign(bus.arready, r.arready);
+    m.assign(bus.rvalid, r.rvalid);
+    m.assign(bus.rdata, r.rdata);
+    m.assign(bus.rresp, r.rresp);
+    let map = RegisterMap {
+        block: spec.name.clone(),
+        addr_width: spec.addr_width,
+        data_width: 32,
+        registers: entries,
+    };
+    Ok((m.finish()?, map))
+}
+
+/// The write channel's state: address and data latched independently, then written.
+struct WriteChannel {
+    /// Register index of the latched address.
+    index: Signal,
+    /// Latched write data (32 bits).
+    data: Signal,
+    /// Latched byte strobes (4 bits).
+    strb: Signal,
+    /// Address and data are both latched and no response is pending: write now.
+    do_write: Signal,
+    bvalid: Signal,
+    /// Registered write response; [`respond`] drives it.
+    bresp: Signal,
+    awready: Signal,
+    wready: Signal,
+}
+
+/// The write channel: latch address and data independently, then write and respond.
+fn write_channel(m: &mut ModuleBuilder, axil: Domain, bus: &AxiLiteSlave, iw: u32) -> WriteChannel {
     let aw_full = m.reg(axil, "aw_full", 1);
     let aw_index = m.reg(axil, "aw_index", iw);
     let w_full = m.reg(axil, "w_full", 1);
@@ -332,8 +406,34 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
     let b_keep = m.and(bvalid, b_pending);
     let bvalid_next = m.or(b_keep, do_write);
     m.set_next(bvalid, bvalid_next);
+    WriteChannel {
+        index: aw_index,
+        data: w_data,
+        strb: w_strb,
+        do_write,
+        bvalid,
+        bresp,
+        awready,
+        wready,
+    }
+}
 
-    // Read channel: one outstanding read; data registered.
+/// The read channel's state: one outstanding read, data registered.
+struct ReadChannel {
+    rvalid: Signal,
+    /// Registered read data; [`respond`] drives it.
+    rdata: Signal,
+    /// Registered read response; [`respond`] drives it.
+    rresp: Signal,
+    arready: Signal,
+    /// A read address is taken this cycle.
+    take: Signal,
+    /// Register index of the read address.
+    index: Signal,
+}
+
+/// The read channel: one outstanding read; data registered.
+fn read_channel(m: &mut ModuleBuilder, axil: Domain, bus: &AxiLiteSlave, iw: u32) -> ReadChannel {
     let rvalid = m.reg(axil, "rvalid_q", 1);
     let rdata = m.reg(axil, "rdata_q", 32);
     let rresp = m.reg(axil, "rresp_q", 2);
@@ -346,131 +446,124 @@ pub fn axil_regfile(spec: &RegFileSpec) -> Result<(Module, RegisterMap), HdlErro
     let rvalid_next = m.or(r_keep, ar_take);
     m.set_next(rvalid, rvalid_next);
     let ari = m.slice(bus.araddr, 2, iw);
+    ReadChannel {
+        rvalid,
+        rdata,
+        rresp,
+        arready,
+        take: ar_take,
+        index: ari,
+    }
+}
 
-    // Byte-strobe merge of the written word into an old value.
+/// The 4 byte strobes widened to a 32-bit mask, for merging a written word into an
+/// old value byte by byte.
+fn strobe_mask(m: &mut ModuleBuilder, strb: Signal) -> Signal {
     let strb_bits: Vec<Signal> = (0..4)
         .map(|i| {
-            let b = m.bit(w_strb, i);
+            let b = m.bit(strb, i);
             m.replicate(b, 8)
         })
         .collect();
     let strb_mask = m.join_lanes(&strb_bits);
-    let strb_mask = m.named("strb_mask", strb_mask);
+    m.named("strb_mask", strb_mask)
+}
 
-    let mut read_values = Vec::new();
-    let mut write_ok = Vec::new();
-    let mut entries = Vec::new();
-    for (i, r) in spec.registers.iter().enumerate() {
-        let hit = m.eq_const(aw_index, i as u64);
-        let hit = m.named(&format!("{}_addressed", r.name), hit);
-        let wr = m.and(do_write, hit);
-        let value = match r.access {
-            Access::ReadWrite => {
-                write_ok.push(hit);
-                let q = m.reg_init(axil, &format!("{}_q", r.name), r.width, r.reset as u64);
-                let old = m.zext(q, 32);
-                let keep = m.not(strb_mask);
-                let kept = m.and(old, keep);
-                let new = m.and(w_data, strb_mask);
-                let merged = m.or(kept, new);
-                let merged = m.named(&format!("{}_written", r.name), merged);
-                let merged = m.truncate(merged, r.width);
-                if r.hardware_load {
-                    let load = m.input(&format!("{}_load", r.name), 1);
-                    let value = m.input(&format!("{}_load_value", r.name), r.width);
-                    let next = m.mux(wr, merged, value);
-                    let en = m.or(wr, load);
-                    m.set_next(q, next);
-                    m.set_enable(q, en);
-                } else {
-                    m.set_next(q, merged);
-                    m.set_enable(q, wr);
-                }
-                let out = match core {
-                    Some(core) => to_core(&mut m, axil, core, r, q)?,
-                    None => q,
-                };
-                m.output(&r.name, out);
-                q
-            }
-            Access::ReadOnly | Access::ClearOnWrite => {
-                let input = m.input(&r.name, r.width);
-                if r.access == Access::ClearOnWrite {
-                    write_ok.push(hit);
-                    let clear = match core {
-                        Some(core) => cross_pulse(
-                            &mut m,
-                            &format!("u_{}_clear_sync", r.name),
-                            axil,
-                            core,
-                            wr,
-                        )?,
-                        None => wr,
-                    };
-                    m.output(&format!("{}_clear", r.name), clear);
-                }
-                match core {
-                    Some(core) => {
-                        cross_word(&mut m, &format!("u_{}_sync", r.name), core, axil, input)?
-                    }
-                    None => input,
-                }
-            }
-        };
-        let rhit = m.eq_const(ari, i as u64);
-        let word = m.zext(value, 32);
-        read_values.push((rhit, word));
-        entries.push(RegisterEntry {
-            name: r.name.clone(),
-            offset: 4 * i as u32,
-            width: r.width,
-            access: r.access,
-            reset: r.reset,
-            description: r.description.clone(),
-            command: r.command,
-            hardware_load: r.hardware_load,
-            fields: r.fields.clone(),
-        });
+/// A read-write register `r` (domains `(axil, core)`): loaded with the written word
+/// (`(data, strb_mask)`, merged byte by byte into its value) when `wr`, or from the
+/// datapath's `{name}_load` port; its value reaches the datapath as output `{name}`.
+/// Returns the value the bus reads.
+fn writable_register(
+    m: &mut ModuleBuilder,
+    (axil, core): (Domain, Option<Domain>),
+    r: &RegisterSpec,
+    (data, strb_mask): (Signal, Signal),
+    wr: Signal,
+) -> Result<Signal, HdlError> {
+    let q = m.reg_init(axil, &format!("{}_q", r.name), r.width, r.reset as u64);
+    let old = m.zext(q, 32);
+    let keep = m.not(strb_mask);
+    let kept = m.and(old, keep);
+    let new = m.and(data, strb_mask);
+    let merged = m.or(kept, new);
+    let merged = m.named(&format!("{}_written", r.name), merged);
+    let merged = m.truncate(merged, r.width);
+    if r.hardware_load {
+        let load = m.input(&format!("{}_load", r.name), 1);
+        let value = m.input(&format!("{}_load_value", r.name), r.width);
+        let next = m.mux(wr, merged, value);
+        let en = m.or(wr, load);
+        m.set_next(q, next);
+        m.set_enable(q, en);
+    } else {
+        m.set_next(q, merged);
+        m.set_enable(q, wr);
     }
+    let out = match core {
+        Some(core) => to_core(m, axil, core, r, q)?,
+        None => q,
+    };
+    m.output(&r.name, out);
+    Ok(q)
+}
+
+/// A read-only or clear-on-write register `r` (domains `(axil, core)`): the datapath's
+/// input `{name}`, and for clear-on-write a one-cycle `{name}_clear` pulse when `wr`.
+/// Returns the value the bus reads.
+fn status_register(
+    m: &mut ModuleBuilder,
+    (axil, core): (Domain, Option<Domain>),
+    r: &RegisterSpec,
+    wr: Signal,
+) -> Result<Signal, HdlError> {
+    let input = m.input(&r.name, r.width);
+    if r.access == Access::ClearOnWrite {
+        let clear = match core {
+            Some(core) => cross_pulse(m, &format!("u_{}_clear_sync", r.name), axil, core, wr)?,
+            None => wr,
+        };
+        m.output(&format!("{}_clear", r.name), clear);
+    }
+    Ok(match core {
+        Some(core) => cross_word(m, &format!("u_{}_sync", r.name), core, axil, input)?,
+        None => input,
+    })
+}
+
+/// The registered read data and response (SLVERR past the last register) and write
+/// response (SLVERR unless `write_ok` holds a hit).
+fn respond(
+    m: &mut ModuleBuilder,
+    spec: &RegFileSpec,
+    w: &WriteChannel,
+    r: &ReadChannel,
+    read_values: &[(Signal, Signal)],
+    write_ok: &[Signal],
+) {
+    let iw = r.index.width();
     let zero = m.zeros(32);
-    let read_word = m.select(&read_values, zero);
-    m.set_next(rdata, read_word);
-    m.set_enable(rdata, ar_take);
+    let read_word = m.select(read_values, zero);
+    m.set_next(r.rdata, read_word);
+    m.set_enable(r.rdata, r.take);
     let mapped = if spec.registers.len() as u64 == 1u64 << iw {
         m.lit(1, 1)
     } else {
         let count = m.lit(spec.registers.len() as u64, iw);
-        m.lt(ari, count)
+        m.lt(r.index, count)
     };
     let okay = m.lit(OKAY, 2);
     let slverr = m.lit(SLVERR, 2);
     let read_resp = m.mux(mapped, okay, slverr);
-    m.set_next(rresp, read_resp);
-    m.set_enable(rresp, ar_take);
+    m.set_next(r.rresp, read_resp);
+    m.set_enable(r.rresp, r.take);
     let writable = if write_ok.is_empty() {
         m.lit(0, 1)
     } else {
-        m.or_all(&write_ok)
+        m.or_all(write_ok)
     };
     let write_resp = m.mux(writable, okay, slverr);
-    m.set_next(bresp, write_resp);
-    m.set_enable(bresp, do_write);
-
-    m.assign(bus.awready, awready);
-    m.assign(bus.wready, wready);
-    m.assign(bus.bvalid, bvalid);
-    m.assign(bus.bresp, bresp);
-    m.assign(bus.arready, arready);
-    m.assign(bus.rvalid, rvalid);
-    m.assign(bus.rdata, rdata);
-    m.assign(bus.rresp, rresp);
-    let map = RegisterMap {
-        block: spec.name.clone(),
-        addr_width: spec.addr_width,
-        data_width: 32,
-        registers: entries,
-    };
-    Ok((m.finish()?, map))
+    m.set_next(w.bresp, write_resp);
+    m.set_enable(w.bresp, w.do_write);
 }
 
 /// Carries a read-write register's value to the datapath domain: re-sent
