@@ -76,25 +76,74 @@ struct Pipe<'a> {
 }
 
 impl Pipe<'_> {
-    fn cut<const N: usize>(
+    /// `values` (and `valid`) through cut `at`: registers named `{name}_s{at}` (and
+    /// `valid_s{at}`) if the depth puts a register there, the values themselves if not.
+    fn cut(
         &self,
         m: &mut ModuleBuilder,
         at: u32,
         valid: Signal,
-        values: [(&str, Signal); N],
-    ) -> (Signal, [Signal; N]) {
+        values: &[(&str, Signal)],
+    ) -> (Signal, Vec<Signal>) {
         match self.domain {
             Some(d) if self.cuts.contains(&at) => {
                 let v = m.register(d, &format!("valid_s{at}"), valid);
-                let regs = values.map(|(name, s)| {
-                    let r = m.reg_no_reset(d, &format!("{name}_s{at}"), s.width());
-                    m.set_next(r, s);
-                    r
-                });
+                let regs = values
+                    .iter()
+                    .map(|&(name, s)| {
+                        let r = m.reg_no_reset(d, &format!("{name}_s{at}"), s.width());
+                        m.set_next(r, s);
+                        r
+                    })
+                    .collect();
                 (v, regs)
             }
-            _ => (valid, values.map(|(_, s)| s)),
+            _ => (valid, values.iter().map(|&(_, s)| s).collect()),
         }
+    }
+}
+
+/// What every step carries to the next: the result's sign, whether the magnitudes are
+/// subtracted, and the special results.
+#[derive(Clone, Copy)]
+struct Carried {
+    sign: Signal,
+    eff_sub: Signal,
+    /// The result is the canonical NaN.
+    nan: Signal,
+    /// The result is an infinity, of sign `inf_sign`.
+    inf: Signal,
+    inf_sign: Signal,
+}
+
+impl Carried {
+    /// The carried values and a step's own `values` through cut `at` of `pipe`
+    /// (registered in the order sign, eff_sub, `values`, nan, inf, inf_sign).
+    fn cut<const N: usize>(
+        self,
+        pipe: &Pipe,
+        m: &mut ModuleBuilder,
+        at: u32,
+        valid: Signal,
+        values: [(&str, Signal); N],
+    ) -> (Signal, Carried, [Signal; N]) {
+        let mut all = vec![("sign", self.sign), ("eff_sub", self.eff_sub)];
+        all.extend(values);
+        all.extend([
+            ("nan", self.nan),
+            ("inf", self.inf),
+            ("inf_sign", self.inf_sign),
+        ]);
+        let (valid, out) = pipe.cut(m, at, valid, &all);
+        let carried = Carried {
+            sign: out[0],
+            eff_sub: out[1],
+            nan: out[N + 2],
+            inf: out[N + 3],
+            inf_sign: out[N + 4],
+        };
+        let own = std::array::from_fn(|i| out[i + 2]);
+        (valid, carried, own)
     }
 }
 
@@ -186,6 +235,8 @@ fn unpack(m: &mut ModuleBuilder, f: FpFormat, ftz: bool, x: Signal, p: &str) -> 
     }
 }
 
+/// The adder's seven steps with a cut after each (see [`cuts_for_depth`]): `a + b` and
+/// its valid bit.
 fn build_adder(
     m: &mut ModuleBuilder,
     cfg: &FpAddConfig,
@@ -197,8 +248,81 @@ fn build_adder(
     let f = cfg.format;
     let (e, mb) = (f.exp_bits(), f.frac_bits());
     let ext = mb + 4; // significand with hidden bit + guard, round, sticky
+    let xw = e.max(bits_for(ext)) + 2;
 
-    // 1. Unpack, order by magnitude, specials.
+    let (carried, [exp_big, sig_big, sig_small, dist]) = order(m, cfg, a, b);
+    let (valid, carried, [exp_big, sig_big, sig_small, dist]) = carried.cut(
+        pipe,
+        m,
+        1,
+        valid,
+        [
+            ("exp_big", exp_big),
+            ("sig_big", sig_big),
+            ("sig_small", sig_small),
+            ("dist", dist),
+        ],
+    );
+    let (big_ext, small_al) = align(m, f, sig_big, sig_small, dist);
+    let (valid, carried, [exp_big, big_ext, small_al]) = carried.cut(
+        pipe,
+        m,
+        2,
+        valid,
+        [
+            ("exp_big", exp_big),
+            ("big_ext", big_ext),
+            ("small_al", small_al),
+        ],
+    );
+
+    // 3. Add or subtract (the big operand is never smaller: no negative result).
+    let sum = m.add(big_ext, small_al);
+    let diff = m.sub(big_ext, small_al);
+    let total = m.mux(carried.eff_sub, diff, sum);
+    let total = m.named("total", total);
+    let (valid, carried, [exp_big, total]) =
+        carried.cut(pipe, m, 3, valid, [("exp_big", exp_big), ("total", total)]);
+
+    let shift = normalizing_shift(m, f, xw, total, exp_big);
+    let (valid, carried, [total, carry, exp_x, left, zero]) = carried.cut(
+        pipe,
+        m,
+        4,
+        valid,
+        [
+            ("total", total),
+            ("carry", shift.carry),
+            ("exp_x", shift.exp_x),
+            ("left", shift.left),
+            ("zero", shift.zero),
+        ],
+    );
+    let (norm, exp_n) = normalize(m, f, xw, total, [carry, exp_x, left]);
+    let (valid, carried, [norm, exp_n, zero]) = carried.cut(
+        pipe,
+        m,
+        5,
+        valid,
+        [("norm", norm), ("exp_n", exp_n), ("zero", zero)],
+    );
+    let (rounded, exp_r) = round(m, f, xw, norm, exp_n);
+    let (valid, carried, [rounded, exp_r, zero]) = carried.cut(
+        pipe,
+        m,
+        6,
+        valid,
+        [("rounded", rounded), ("exp_r", exp_r), ("zero", zero)],
+    );
+    let y = pack(m, cfg, xw, carried, [rounded, exp_r, zero]);
+    let (valid, y) = pipe.cut(m, 7, valid, &[("y", y)]);
+    (y[0], valid)
+}
+
+/// Step 1, unpack, order by magnitude, specials: the carried values and the big operand's
+/// exponent, both significands and the exponent distance.
+fn order(m: &mut ModuleBuilder, cfg: &FpAddConfig, a: Signal, b: Signal) -> (Carried, [Signal; 4]) {
+    let f = cfg.format;
     let ua = unpack(m, f, cfg.ftz, a, "a");
     let ub = unpack(m, f, cfg.ftz, b, "b");
     let a_smaller = m.lt(ua.magnitude, ub.magnitude);
@@ -223,27 +347,29 @@ fn build_adder(
     let inf = m.named("inf", inf);
     let inf_sign = m.mux(ua.inf, ua.sign, ub.sign);
     let inf_sign = m.named("inf_sign", inf_sign);
-    let (valid, [sign, eff_sub, exp_big, sig_big, sig_small, dist, nan, inf, inf_sign]) = pipe.cut(
-        m,
-        1,
-        valid,
-        [
-            ("sign", sign),
-            ("eff_sub", eff_sub),
-            ("exp_big", exp_big),
-            ("sig_big", sig_big),
-            ("sig_small", sig_small),
-            ("dist", dist),
-            ("nan", nan),
-            ("inf", inf),
-            ("inf_sign", inf_sign),
-        ],
-    );
+    let carried = Carried {
+        sign,
+        eff_sub,
+        nan,
+        inf,
+        inf_sign,
+    };
+    (carried, [exp_big, sig_big, sig_small, dist])
+}
 
-    // 2. Align: shift the smaller significand right by the exponent distance, keeping
-    // the bits shifted out as a sticky bit. Distances ≥ ext leave only the sticky bit.
+/// Step 2, align: shift the smaller significand right by the exponent distance, keeping the
+/// bits shifted out as a sticky bit. Distances ≥ ext leave only the sticky bit.
+/// Returns both significands with guard, round and sticky bits: (big, aligned small).
+fn align(
+    m: &mut ModuleBuilder,
+    f: FpFormat,
+    sig_big: Signal,
+    sig_small: Signal,
+    dist: Signal,
+) -> (Signal, Signal) {
+    let ext = f.frac_bits() + 4;
     let sw = bits_for(ext);
-    let dist_w = e.max(sw);
+    let dist_w = f.exp_bits().max(sw);
     let dist_x = m.zext(dist, dist_w);
     let limit = m.lit(ext as u64, dist_w);
     let too_far = m.gt(dist_x, limit);
@@ -264,45 +390,31 @@ fn build_adder(
     let small_al = m.named("small_al", small_al);
     let big_ext = m.concat(&[sig_big, grs]);
     let big_ext = m.named("big_ext", big_ext);
-    let (valid, [sign, eff_sub, exp_big, big_ext, small_al, nan, inf, inf_sign]) = pipe.cut(
-        m,
-        2,
-        valid,
-        [
-            ("sign", sign),
-            ("eff_sub", eff_sub),
-            ("exp_big", exp_big),
-            ("big_ext", big_ext),
-            ("small_al", small_al),
-            ("nan", nan),
-            ("inf", inf),
-            ("inf_sign", inf_sign),
-        ],
-    );
+    (big_ext, small_al)
+}
 
-    // 3. Add or subtract (the big operand is never smaller: no negative result).
-    let sum = m.add(big_ext, small_al);
-    let diff = m.sub(big_ext, small_al);
-    let total = m.mux(eff_sub, diff, sum);
-    let total = m.named("total", total);
-    let (valid, [sign, eff_sub, exp_big, total, nan, inf, inf_sign]) = pipe.cut(
-        m,
-        3,
-        valid,
-        [
-            ("sign", sign),
-            ("eff_sub", eff_sub),
-            ("exp_big", exp_big),
-            ("total", total),
-            ("nan", nan),
-            ("inf", inf),
-            ("inf_sign", inf_sign),
-        ],
-    );
+/// The normalizing shift of step 4 (`xw`-bit exponents).
+struct Shift {
+    /// The sum carried out: shift right by one.
+    carry: Signal,
+    /// The big exponent, `xw` bits.
+    exp_x: Signal,
+    /// The left shift: the leading zeros, but not below exponent 1.
+    left: Signal,
+    /// The sum is zero.
+    zero: Signal,
+}
 
-    // 4. Count leading zeros and choose the normalizing shift: left by the count, but
-    // not below exponent 1 (subnormal results); right by one on a carry.
-    let xw = e.max(bits_for(ext)) + 2;
+/// Step 4, count leading zeros and choose the normalizing shift: left by the count, but not
+/// below exponent 1 (subnormal results); right by one on a carry.
+fn normalizing_shift(
+    m: &mut ModuleBuilder,
+    f: FpFormat,
+    xw: u32,
+    total: Signal,
+    exp_big: Signal,
+) -> Shift {
+    let ext = f.frac_bits() + 4;
     let carry = m.bit(total, ext);
     let carry = m.named("carry", carry);
     let exp_x = m.zext(exp_big, xw);
@@ -322,25 +434,23 @@ fn build_adder(
     let zero = m.reduce_or(total);
     let zero = m.not(zero);
     let zero = m.named("zero", zero);
-    let (valid, [sign, eff_sub, total, carry, exp_x, left, zero, nan, inf, inf_sign]) = pipe.cut(
-        m,
-        4,
-        valid,
-        [
-            ("sign", sign),
-            ("eff_sub", eff_sub),
-            ("total", total),
-            ("carry", carry),
-            ("exp_x", exp_x),
-            ("left", left),
-            ("zero", zero),
-            ("nan", nan),
-            ("inf", inf),
-            ("inf_sign", inf_sign),
-        ],
-    );
+    Shift {
+        carry,
+        exp_x,
+        left,
+        zero,
+    }
+}
 
-    // 5. Normalize to a leading one at bit ext-1.
+/// Step 5, normalize to a leading one at bit ext-1: (significand, exponent).
+fn normalize(
+    m: &mut ModuleBuilder,
+    f: FpFormat,
+    xw: u32,
+    total: Signal,
+    [carry, exp_x, left]: [Signal; 3],
+) -> (Signal, Signal) {
+    let ext = f.frac_bits() + 4;
     let one_x = m.lit(1, xw);
     let body = m.truncate(total, ext);
     let lsb = m.bit(total, 0);
@@ -355,23 +465,18 @@ fn build_adder(
     let norm = m.mux(carry, carry_sig, left_full);
     let norm = m.named("norm", norm);
     let exp_n = m.mux(carry, exp_plus, exp_left);
-    let (valid, [sign, eff_sub, norm, exp_n, zero, nan, inf, inf_sign]) = pipe.cut(
-        m,
-        5,
-        valid,
-        [
-            ("sign", sign),
-            ("eff_sub", eff_sub),
-            ("norm", norm),
-            ("exp_n", exp_n),
-            ("zero", zero),
-            ("nan", nan),
-            ("inf", inf),
-            ("inf_sign", inf_sign),
-        ],
-    );
+    (norm, exp_n)
+}
 
-    // 6. Round to nearest, ties to even.
+/// Step 6, round to nearest, ties to even: (significand with its carry bit, exponent).
+fn round(
+    m: &mut ModuleBuilder,
+    f: FpFormat,
+    xw: u32,
+    norm: Signal,
+    exp_n: Signal,
+) -> (Signal, Signal) {
+    let mb = f.frac_bits();
     let kept = m.slice(norm, 3, mb + 1);
     let kept = m.named("kept", kept);
     let guard = m.bit(norm, 2);
@@ -388,23 +493,19 @@ fn build_adder(
     let ovf_x = m.zext(overflow, xw);
     let exp_r = m.add_wrap(exp_n, ovf_x);
     let exp_r = m.named("exp_r", exp_r);
-    let (valid, [sign, eff_sub, rounded, exp_r, zero, nan, inf, inf_sign]) = pipe.cut(
-        m,
-        6,
-        valid,
-        [
-            ("sign", sign),
-            ("eff_sub", eff_sub),
-            ("rounded", rounded),
-            ("exp_r", exp_r),
-            ("zero", zero),
-            ("nan", nan),
-            ("inf", inf),
-            ("inf_sign", inf_sign),
-        ],
-    );
+    (rounded, exp_r)
+}
 
-    // 7. Pack, with the special results.
+/// Step 7, pack, with the special results.
+fn pack(
+    m: &mut ModuleBuilder,
+    cfg: &FpAddConfig,
+    xw: u32,
+    c: Carried,
+    [rounded, exp_r, zero]: [Signal; 3],
+) -> Signal {
+    let f = cfg.format;
+    let (e, mb) = (f.exp_bits(), f.frac_bits());
     let overflow = m.bit(rounded, mb + 1);
     let overflow = m.named("overflow", overflow);
     let hidden = m.bit(rounded, mb);
@@ -422,31 +523,29 @@ fn build_adder(
     let flushed = if cfg.ftz { is_sub } else { zero };
     let result_zero = m.or(zero, flushed);
     // An exact cancellation is +0; otherwise a zero keeps the sign (−0 + −0 = −0).
-    let cancel = m.and(zero, eff_sub);
+    let cancel = m.and(zero, c.eff_sub);
     let keep_sign = m.not(cancel);
-    let zero_sign = m.and(sign, keep_sign);
+    let zero_sign = m.and(c.sign, keep_sign);
     let zero_frac = m.zeros(mb);
     let ones_e = m.ones(e);
-    let finite = m.concat(&[sign, exp_out, frac_r]);
+    let finite = m.concat(&[c.sign, exp_out, frac_r]);
     let finite = m.named("finite", finite);
     let signed_zero = {
         let z = m.zeros(e + mb);
         let signed_zero = m.concat(&[zero_sign, z]);
         m.named("signed_zero", signed_zero)
     };
-    let inf_out = m.concat(&[inf_sign, ones_e, zero_frac]);
-    let ovf_out = m.concat(&[sign, ones_e, zero_frac]);
+    let inf_out = m.concat(&[c.inf_sign, ones_e, zero_frac]);
+    let ovf_out = m.concat(&[c.sign, ones_e, zero_frac]);
     let nan_out = m.lit(f.canonical_nan(), f.width());
     let y = m.select(
         &[
-            (nan, nan_out),
-            (inf, inf_out),
+            (c.nan, nan_out),
+            (c.inf, inf_out),
             (result_zero, signed_zero),
             (too_big, ovf_out),
         ],
         finite,
     );
-    let y = m.named("result", y);
-    let (valid, [y]) = pipe.cut(m, 7, valid, [("y", y)]);
-    (y, valid)
+    m.named("result", y)
 }
