@@ -293,8 +293,6 @@ pub(super) fn ingress(
     io: &IngressPorts,
 ) -> Result<Ingress, HdlError> {
     let clk = io.clk;
-    let ports = cfg.ports();
-    let slots = cfg.slots;
     let inner = AxisConfig::packets(cfg.data_width, USER_BITS);
     let beat_width = AxisBeat::packed_width(&inner);
     let depth = cfg.frame_buffer_beats();
@@ -311,50 +309,19 @@ pub(super) fn ingress(
     let last = head.tlast.unwrap_or_else(|| m.ones(1));
     let user = head.tuser.unwrap_or_else(|| m.zeros(USER_BITS));
 
-    let class = field(m, rec, CLASS);
-    let src = field(m, rec, SRC);
-    let job = field(m, rec, JOB);
-    let tree = field(m, rec, TREE);
-    let frame_len = field(m, rec, LEN);
-    let is_agg = m.eq_const(class, FrameClass::Aggregation.code());
-    let is_bad = m.eq_const(class, FrameClass::Malformed.code());
-    let is_over = m.eq_const(class, OVERSIZE);
-    let is_plain = m.eq_const(class, FrameClass::Bypass.code());
-    let no_bytes = m.eq_const(frame_len, 0);
-    let is_empty = m.and(is_plain, no_bytes);
-    let pw = index_width(ports);
-    let sw = index_width(slots);
-    let from: Vec<Signal> = cfg
-        .port_codes
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| {
-            let is = m.eq_const(src, u64::from(c));
-            m.named(&format!("d_from_port{i}"), is)
-        })
-        .collect();
-    let (known_port, port) = lowest_set(m, &from, pw);
-    let port = m.named("d_port", port);
-    let from_bits = m.join_lanes(&from);
-    let hits: Vec<Signal> = (0..slots as usize)
-        .map(|k| {
-            let sl = io.slots;
-            let same_job = m.eq(sl.job_id[k], job);
-            let same_tree = m.eq(sl.tree_id[k], tree);
-            let member = m.and(sl.ports[k], from_bits);
-            let member = m.reduce_or(member);
-            let hit = m.and_all(&[sl.enable[k], same_job, same_tree, member]);
-            m.named(&format!("d_hits_slot{k}"), hit)
-        })
-        .collect();
-    let (hit, slot) = lowest_set(m, &hits, sw);
-    let slot = m.named("d_slot", slot);
-    let candidate = m.and_all(&[is_agg, known_port, hit]);
-    let candidate = m.named("d_for_buffer", candidate);
-    let parse_drop = m.or_all(&[is_bad, is_over, is_empty]);
-    let parse_drop = m.named("d_drop", parse_drop);
-    let keep = m.or(candidate, parse_drop);
-    let to_bypass = m.not(keep);
+    let route = classify(m, cfg, io, rec);
+    let Route {
+        src,
+        is_agg,
+        is_bad,
+        is_over,
+        is_empty,
+        known_port,
+        port,
+        slot,
+        candidate,
+        to_bypass,
+    } = route;
 
     // A full packet buffer: wait at most `full_wait` cycles, at once if wedged.
     let busy = m.reg(clk, "d_busy", 1);
@@ -438,8 +405,124 @@ pub(super) fn ingress(
     let bypass_valid = m.not(bypass_empty);
     let bypass_beat = m.instance_output(bypass_in, "rd_data");
 
-    // Aggregation packets: written beat by beat into the port's packet memory,
-    // committed (and their record stored) with the last beat.
+    let flow = [busy, go, to_buffer, last];
+    let commit = buffer_packets(m, cfg, io, (port, slot), flow, (rec, head.tdata));
+
+    let is_unknown_job = m.and(is_agg, to_bypass);
+    let full_drop = m.and(candidate, fdrop);
+    Ok(Ingress {
+        bypass_valid,
+        bypass_beat,
+        commit,
+        commit_slot: slot,
+        commit_port: port,
+        frame_done: done,
+        bypassed: m.and(done, to_bypass),
+        unknown_job: m.and(done, is_unknown_job),
+        accepted: m.and(done, to_buffer),
+        malformed: m.and(done, is_bad),
+        oversize: m.and(done, is_over),
+        empty: m.and(done, is_empty),
+        full_drop: m.and(done, full_drop),
+        wedge,
+        stalled,
+    })
+}
+
+/// Where the dispatcher sends the frame at the head of the landing FIFOs.
+struct Route {
+    /// The frame's source port code.
+    src: Signal,
+    is_agg: Signal,
+    is_bad: Signal,
+    is_over: Signal,
+    /// A bypass frame of no bytes.
+    is_empty: Signal,
+    /// The source is one of the accelerator's ports, index `port`.
+    known_port: Signal,
+    port: Signal,
+    /// The first enabled slot of the frame's job, tree and port.
+    slot: Signal,
+    /// An aggregation packet with a slot: to a packet buffer unless dropped.
+    candidate: Signal,
+    /// Neither buffered nor dropped by the parser: to the bypass.
+    to_bypass: Signal,
+}
+
+/// Classifies the head frame from its record `rec`: its port, its slot, and where it goes.
+fn classify(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &IngressPorts, rec: Signal) -> Route {
+    let (ports, slots) = (cfg.ports(), cfg.slots);
+    let class = field(m, rec, CLASS);
+    let src = field(m, rec, SRC);
+    let job = field(m, rec, JOB);
+    let tree = field(m, rec, TREE);
+    let frame_len = field(m, rec, LEN);
+    let is_agg = m.eq_const(class, FrameClass::Aggregation.code());
+    let is_bad = m.eq_const(class, FrameClass::Malformed.code());
+    let is_over = m.eq_const(class, OVERSIZE);
+    let is_plain = m.eq_const(class, FrameClass::Bypass.code());
+    let no_bytes = m.eq_const(frame_len, 0);
+    let is_empty = m.and(is_plain, no_bytes);
+    let pw = index_width(ports);
+    let sw = index_width(slots);
+    let from: Vec<Signal> = cfg
+        .port_codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let is = m.eq_const(src, u64::from(c));
+            m.named(&format!("d_from_port{i}"), is)
+        })
+        .collect();
+    let (known_port, port) = lowest_set(m, &from, pw);
+    let port = m.named("d_port", port);
+    let from_bits = m.join_lanes(&from);
+    let hits: Vec<Signal> = (0..slots as usize)
+        .map(|k| {
+            let sl = io.slots;
+            let same_job = m.eq(sl.job_id[k], job);
+            let same_tree = m.eq(sl.tree_id[k], tree);
+            let member = m.and(sl.ports[k], from_bits);
+            let member = m.reduce_or(member);
+            let hit = m.and_all(&[sl.enable[k], same_job, same_tree, member]);
+            m.named(&format!("d_hits_slot{k}"), hit)
+        })
+        .collect();
+    let (hit, slot) = lowest_set(m, &hits, sw);
+    let slot = m.named("d_slot", slot);
+    let candidate = m.and_all(&[is_agg, known_port, hit]);
+    let candidate = m.named("d_for_buffer", candidate);
+    let parse_drop = m.or_all(&[is_bad, is_over, is_empty]);
+    let parse_drop = m.named("d_drop", parse_drop);
+    let keep = m.or(candidate, parse_drop);
+    let to_bypass = m.not(keep);
+    Route {
+        src,
+        is_agg,
+        is_bad,
+        is_over,
+        is_empty,
+        known_port,
+        port,
+        slot,
+        candidate,
+        to_bypass,
+    }
+}
+
+/// Aggregation packets: written beat by beat into port `port`'s packet memory at the
+/// tail cell of queue (`slot`, `port`), committed (and their record `rec` stored) with
+/// the last beat. `flow` is the dispatcher's [busy (mid-frame), go (a beat moves),
+/// to_buffer, last beat]; returns the commit.
+fn buffer_packets(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    io: &IngressPorts,
+    (port, slot): (Signal, Signal),
+    [busy, go, to_buffer, last]: [Signal; 4],
+    (rec, tdata): (Signal, Signal),
+) -> Signal {
+    let clk = io.clk;
     let ptr_w = pointer_width(cfg.fifo_depth);
     let tails: Vec<Signal> = io
         .queues
@@ -451,7 +534,7 @@ pub(super) fn ingress(
     let tail = m.named("d_queue_tail", tail);
     let cell = m.concat(&[slot, tail]);
     let cell = m.named("d_cell", cell);
-    debug_assert_eq!(cell.width(), sw + ptr_w);
+    debug_assert_eq!(cell.width(), index_width(cfg.slots) + ptr_w);
     let aw = io.packet_mems[0].addr_width();
     let cell_wide = m.zext(cell, aw);
     let stride = m.lit(u64::from(cfg.cell_beats()), aw);
@@ -477,29 +560,10 @@ pub(super) fn ingress(
         let here = m.eq_const(port, i as u64);
         let here = m.named(&format!("d_to_port{i}"), here);
         let we = m.and(write, here);
-        m.mem_write(mem, clk, addr, head.tdata, we);
+        m.mem_write(mem, clk, addr, tdata, we);
         let ce = m.and(commit, here);
         let cell_addr = m.zext(cell, rmem.addr_width());
         m.mem_write(rmem, clk, cell_addr, meta, ce);
     }
-
-    let is_unknown_job = m.and(is_agg, to_bypass);
-    let full_drop = m.and(candidate, fdrop);
-    Ok(Ingress {
-        bypass_valid,
-        bypass_beat,
-        commit,
-        commit_slot: slot,
-        commit_port: port,
-        frame_done: done,
-        bypassed: m.and(done, to_bypass),
-        unknown_job: m.and(done, is_unknown_job),
-        accepted: m.and(done, to_buffer),
-        malformed: m.and(done, is_bad),
-        oversize: m.and(done, is_over),
-        empty: m.and(done, is_empty),
-        full_drop: m.and(done, full_drop),
-        wedge,
-        stalled,
-    })
+    commit
 }
