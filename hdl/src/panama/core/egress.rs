@@ -12,7 +12,9 @@ use super::ingress::USER_BITS;
 use super::logic::{bits, index_width, lowest_set, step_mod};
 use super::sum::HEADER_BITS;
 use crate::blocks::skid::axis_skid;
-use crate::dsl::{bits_for, AxisBeat, AxisConfig, AxisOut, Domain, Memory, ModuleBuilder, Signal};
+use crate::dsl::{
+    bits_for, AxisBeat, AxisConfig, AxisOut, Domain, Instance, Memory, ModuleBuilder, Signal,
+};
 use crate::ir::HdlError;
 use crate::panama::config::PanamaConfig;
 use crate::panama::parser::USER_WIDTH;
@@ -159,8 +161,30 @@ pub(super) fn egress(
     let e2_last = m.register_en(clk, "e2_last", frame_last, advance);
     let e2_len = m.register_en(clk, "e2_len", len, advance);
 
-    // The beat: header bytes from this worker's result header.
-    let header = m.index(e2_port, &headers);
+    let e2 = [e2_valid, e2_port, e2_beat, e2_last, e2_len];
+    result_beat(m, cfg, skid, (&headers, sum_beat), e2);
+    let take_bypass = arbiter(m, cfg, io, skid)?;
+
+    Ok(Egress {
+        bank_done,
+        result_sent: copy_done,
+        bypass_pop: take_bypass,
+    })
+}
+
+/// The result beat into the skid buffer `skid`: header bytes from this worker's result
+/// header (`headers`, one per port) over the summed beat `sum_beat`, `tkeep` from the
+/// frame's length, `tuser` = {destination, source 0, length}. `e2` is the read stage's
+/// [valid, port, beat, last, length].
+fn result_beat(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    skid: Instance,
+    (headers, sum_beat): (&[Signal], Signal),
+    [e2_valid, e2_port, e2_beat, e2_last, e2_len]: [Signal; 5],
+) {
+    let bytes = cfg.beat_bytes();
+    let header = m.index(e2_port, headers);
     let data = match cfg.header_beats() {
         2 => {
             let half = cfg.data_width;
@@ -205,8 +229,19 @@ pub(super) fn egress(
     m.connect(skid, "s_axis_tuser", user);
     m.connect(skid, "s_axis_tlast", e2_last);
     m.connect(skid, "s_axis_tvalid", e2_valid);
+}
 
-    // Arbiter.
+/// The arbiter between the results in `skid` and the bypass, frame by frame, turns
+/// alternating when both wait, into the output skid buffer and `m_axis`. Returns the
+/// bypass pop.
+fn arbiter(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    io: &EgressInputs,
+    skid: Instance,
+) -> Result<Signal, HdlError> {
+    let clk = io.clk;
+    let inner = AxisConfig::packets(cfg.data_width, USER_BITS);
     let r_valid = m.instance_output(skid, "m_axis_tvalid");
     let r_beat = AxisBeat {
         tdata: m.instance_output(skid, "m_axis_tdata"),
@@ -266,10 +301,5 @@ pub(super) fn egress(
         tlast: Some(m.instance_output(out, "m_axis_tlast")),
     };
     m.drive_beat(&io.m_axis.beat, &o);
-
-    Ok(Egress {
-        bank_done,
-        result_sent: copy_done,
-        bypass_pop: take_bypass,
-    })
+    Ok(take_bypass)
 }
