@@ -163,8 +163,6 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     let (packet_mems, meta_mems) = (io.packet_mems, io.meta_mems);
     let ports = cfg.ports() as usize;
     let sw = index_width(cfg.slots);
-    let bw = index_width(cfg.result_banks);
-    let beat_w = bits_for(cfg.cell_beats());
     let state = m.reg(clk, "e_state", 2);
     let slot = m.reg(clk, "e_slot", sw);
     let last_served = m.reg(clk, "e_last_served", sw);
@@ -234,95 +232,23 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     }
 
     // CHECK: the heads' fields.
-    let f = |m: &mut ModuleBuilder, r: Signal, (lo, w): (u32, u32)| m.slice(r, lo, w);
-    let seqs: Vec<Signal> = records.iter().map(|&r| f(m, r, PacketMeta::SEQ)).collect();
-    let masked: Vec<Signal> = seqs
-        .iter()
-        .zip(&part_bits)
-        .map(|(&s, &b)| {
-            let z = m.zeros(32);
-            m.mux(b, s, z)
-        })
-        .collect();
-    let newest = max_of(m, &masked);
-    let newest = m.named("e_newest_seq", newest);
-    let older: Vec<Signal> = seqs
-        .iter()
-        .zip(&part_bits)
-        .map(|(&s, &b)| {
-            let lt = m.lt(s, newest);
-            m.and(b, lt)
-        })
-        .collect();
-    let older_mask = m.join_lanes(&older);
-    let any_older = m.reduce_or(older_mask);
-    let first = |m: &mut ModuleBuilder, field: (u32, u32)| {
-        let cases: Vec<(Signal, Signal)> = records
-            .iter()
-            .zip(&part_bits)
-            .map(|(&r, &b)| (b, f(m, r, field)))
-            .collect();
-        let zero = m.zeros(field.1);
-        m.select(&cases, zero)
-    };
-    let ref_count = first(m, PacketMeta::ELEM_COUNT);
-    let ref_count = m.named("e_ref_count", ref_count);
-    let ref_format = first(m, PacketMeta::FORMAT);
-    let ref_format = m.named("e_ref_format", ref_format);
-    let ref_len = first(m, PacketMeta::LEN);
-    let ref_len = m.named("e_ref_len", ref_len);
-    let mut mismatches = vec![];
-    let mut ecns = vec![];
-    for (&r, &b) in records.iter().zip(&part_bits) {
-        let count = f(m, r, PacketMeta::ELEM_COUNT);
-        let format = f(m, r, PacketMeta::FORMAT);
-        let c_bad = m.ne(count, ref_count);
-        let f_bad = m.ne(format, ref_format);
-        let bad = m.or(c_bad, f_bad);
-        let bad = m.and(b, bad);
-        mismatches.push(m.named(&format!("e_mismatch{}", mismatches.len()), bad));
-        let ecn = f(m, r, PacketMeta::ECN);
-        let z = m.zeros(2);
-        ecns.push(m.mux(b, ecn, z));
-    }
-    let instance_format = m.lit(u64::from(cfg.format.code()), 2);
-    let foreign = m.ne(ref_format, instance_format);
-    mismatches.push(foreign);
-    let mismatch = m.or_all(&mismatches);
-    let mismatch = m.named("e_mismatch", mismatch);
-    let ecn = m.or_all(&ecns);
-    let consistent = m.not(mismatch);
-    let in_order = m.not(any_older);
-    let drop_old = m.and(check, any_older);
-    let drop_all = m.and_all(&[check, in_order, mismatch]);
-    let start = m.and_all(&[check, in_order, consistent]);
-    let start = m.named("e_sum_start", start);
+    let Checked {
+        older_mask,
+        drop_old,
+        drop_all,
+        start,
+        ref_len,
+        ecn,
+    } = check_heads(m, cfg, (&records, &part_bits), check);
 
     // SUM: beat counter and bookkeeping.
-    let beat = m.reg(clk, "e_beat", beat_w);
-    let last_beat = m.reg(clk, "e_last_beat", beat_w);
-    let len_minus_1 = m.add_const_wrap(ref_len, 0xFFFF);
-    let shift = cfg.beat_bytes().trailing_zeros();
-    let frame_last = m.shr(len_minus_1, shift);
-    let frame_last = m.truncate(frame_last, beat_w);
-    m.set_next(last_beat, frame_last);
-    m.set_enable(last_beat, start);
-    let at_last = m.eq(beat, last_beat);
-    let sum_last = m.and(sum, at_last);
-    let beat_up = m.add_const_wrap(beat, 1);
-    let zero_beat = m.zeros(beat_w);
-    let beat_next = m.mux(sum, beat_up, zero_beat);
-    m.set_next(beat, beat_next);
-    let sum_ports = m.reg(clk, "e_ports", ports as u32);
-    m.set_next(sum_ports, part);
-    m.set_enable(sum_ports, start);
-    let sum_ecn = m.reg(clk, "e_ecn", 2);
-    m.set_next(sum_ecn, ecn);
-    m.set_enable(sum_ecn, start);
-    let sum_bank = m.reg(clk, "e_bank", bw);
-    let bank_next = step_mod(m, sum_bank, cfg.result_banks);
-    m.set_next(sum_bank, bank_next);
-    m.set_enable(sum_bank, sum_last);
+    let Summing {
+        beat,
+        sum_last,
+        sum_ports,
+        sum_ecn,
+        sum_bank,
+    } = summing(m, cfg, clk, [sum, start], (ref_len, part, ecn));
 
     // Next state.
     let to_scan = m.or_all(&[drop_old, drop_all, sum_last]);
@@ -385,5 +311,162 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
         s1_ecn: m.register(clk, "s1_ecn", sum_ecn),
         s1_ports: m.register(clk, "s1_ports", sum_ports),
         s1_data,
+    }
+}
+
+/// What CHECK decides about the heads.
+struct Checked {
+    /// The participating ports whose head is older than the newest: dropped.
+    older_mask: Signal,
+    /// Drop the older heads this cycle.
+    drop_old: Signal,
+    /// Drop every head this cycle (their element counts or formats disagree, or the
+    /// format is not this instance's).
+    drop_all: Signal,
+    /// Start summing this cycle.
+    start: Signal,
+    /// The first participating head's frame length.
+    ref_len: Signal,
+    /// The OR of the participating heads' ECN fields.
+    ecn: Signal,
+}
+
+/// CHECK: the heads' records (`records`, one per port; `part_bits` the participating
+/// ports) agree in sequence number, element count and format; `check` is the state.
+fn check_heads(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    (records, part_bits): (&[Signal], &[Signal]),
+    check: Signal,
+) -> Checked {
+    let f = |m: &mut ModuleBuilder, r: Signal, (lo, w): (u32, u32)| m.slice(r, lo, w);
+    let seqs: Vec<Signal> = records.iter().map(|&r| f(m, r, PacketMeta::SEQ)).collect();
+    let masked: Vec<Signal> = seqs
+        .iter()
+        .zip(part_bits)
+        .map(|(&s, &b)| {
+            let z = m.zeros(32);
+            m.mux(b, s, z)
+        })
+        .collect();
+    let newest = max_of(m, &masked);
+    let newest = m.named("e_newest_seq", newest);
+    let older: Vec<Signal> = seqs
+        .iter()
+        .zip(part_bits)
+        .map(|(&s, &b)| {
+            let lt = m.lt(s, newest);
+            m.and(b, lt)
+        })
+        .collect();
+    let older_mask = m.join_lanes(&older);
+    let any_older = m.reduce_or(older_mask);
+    let first = |m: &mut ModuleBuilder, field: (u32, u32)| {
+        let cases: Vec<(Signal, Signal)> = records
+            .iter()
+            .zip(part_bits)
+            .map(|(&r, &b)| (b, f(m, r, field)))
+            .collect();
+        let zero = m.zeros(field.1);
+        m.select(&cases, zero)
+    };
+    let ref_count = first(m, PacketMeta::ELEM_COUNT);
+    let ref_count = m.named("e_ref_count", ref_count);
+    let ref_format = first(m, PacketMeta::FORMAT);
+    let ref_format = m.named("e_ref_format", ref_format);
+    let ref_len = first(m, PacketMeta::LEN);
+    let ref_len = m.named("e_ref_len", ref_len);
+    let mut mismatches = vec![];
+    let mut ecns = vec![];
+    for (&r, &b) in records.iter().zip(part_bits) {
+        let count = f(m, r, PacketMeta::ELEM_COUNT);
+        let format = f(m, r, PacketMeta::FORMAT);
+        let c_bad = m.ne(count, ref_count);
+        let f_bad = m.ne(format, ref_format);
+        let bad = m.or(c_bad, f_bad);
+        let bad = m.and(b, bad);
+        mismatches.push(m.named(&format!("e_mismatch{}", mismatches.len()), bad));
+        let ecn = f(m, r, PacketMeta::ECN);
+        let z = m.zeros(2);
+        ecns.push(m.mux(b, ecn, z));
+    }
+    let instance_format = m.lit(u64::from(cfg.format.code()), 2);
+    let foreign = m.ne(ref_format, instance_format);
+    mismatches.push(foreign);
+    let mismatch = m.or_all(&mismatches);
+    let mismatch = m.named("e_mismatch", mismatch);
+    let ecn = m.or_all(&ecns);
+    let consistent = m.not(mismatch);
+    let in_order = m.not(any_older);
+    let drop_old = m.and(check, any_older);
+    let drop_all = m.and_all(&[check, in_order, mismatch]);
+    let start = m.and_all(&[check, in_order, consistent]);
+    let start = m.named("e_sum_start", start);
+    Checked {
+        older_mask,
+        drop_old,
+        drop_all,
+        start,
+        ref_len,
+        ecn,
+    }
+}
+
+/// The SUM state's registers.
+struct Summing {
+    /// Beat of the frames being summed.
+    beat: Signal,
+    /// The last beat is summed this cycle.
+    sum_last: Signal,
+    /// The participating ports, held for the pops.
+    sum_ports: Signal,
+    /// The ORed ECN, held for the result.
+    sum_ecn: Signal,
+    /// The result bank written.
+    sum_bank: Signal,
+}
+
+/// SUM: the beat counter (to the last beat of a `ref_len`-byte frame) and the held
+/// ports, ECN and result bank; `[sum, start]` are the state and the start from CHECK.
+fn summing(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    clk: Domain,
+    [sum, start]: [Signal; 2],
+    (ref_len, part, ecn): (Signal, Signal, Signal),
+) -> Summing {
+    let ports = cfg.ports();
+    let bw = index_width(cfg.result_banks);
+    let beat_w = bits_for(cfg.cell_beats());
+    let beat = m.reg(clk, "e_beat", beat_w);
+    let last_beat = m.reg(clk, "e_last_beat", beat_w);
+    let len_minus_1 = m.add_const_wrap(ref_len, 0xFFFF);
+    let shift = cfg.beat_bytes().trailing_zeros();
+    let frame_last = m.shr(len_minus_1, shift);
+    let frame_last = m.truncate(frame_last, beat_w);
+    m.set_next(last_beat, frame_last);
+    m.set_enable(last_beat, start);
+    let at_last = m.eq(beat, last_beat);
+    let sum_last = m.and(sum, at_last);
+    let beat_up = m.add_const_wrap(beat, 1);
+    let zero_beat = m.zeros(beat_w);
+    let beat_next = m.mux(sum, beat_up, zero_beat);
+    m.set_next(beat, beat_next);
+    let sum_ports = m.reg(clk, "e_ports", ports);
+    m.set_next(sum_ports, part);
+    m.set_enable(sum_ports, start);
+    let sum_ecn = m.reg(clk, "e_ecn", 2);
+    m.set_next(sum_ecn, ecn);
+    m.set_enable(sum_ecn, start);
+    let sum_bank = m.reg(clk, "e_bank", bw);
+    let bank_next = step_mod(m, sum_bank, cfg.result_banks);
+    m.set_next(sum_bank, bank_next);
+    m.set_enable(sum_bank, sum_last);
+    Summing {
+        beat,
+        sum_last,
+        sum_ports,
+        sum_ecn,
+        sum_bank,
     }
 }
