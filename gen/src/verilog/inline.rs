@@ -8,9 +8,10 @@
 //! - a combinational operation (not leading zeros) drives it, and it has no name (named
 //!   values, ports, registers, memory ports and instance outputs stay wires);
 //! - it is read exactly once (a literal, a select of a name, `x[7:0]`, or small wiring
-//!   of those, `{4'h0, x[3:0]}`, may be read any number of times), by another operation or by a plain assign, in a position that
-//!   takes an expression: not sliced or indexed (a select of an expression is not
-//!   Verilog), not a register, memory or instance input;
+//!   of those, `{4'h0, x[3:0]}`, may be read any number of times), by another operation
+//!   or by a plain assign, in a position that takes an expression: not sliced or indexed
+//!   (a select of an expression is not Verilog), not a register, memory or instance
+//!   input;
 //! - its expression is unsigned (`$signed(x) >>> n` stays a wire: inside an unsigned
 //!   expression Verilog would shift it logically);
 //! - under `$signed(…)`, it is a self-determined atom (a concatenation or literal);
@@ -226,9 +227,7 @@ impl Plan {
             }
         }
     }
-}
 
-impl Plan {
     /// True if `net` adds no operator to an expression: a plain assign (`assign y =
     /// …;`), a literal, a select of a name, or a concatenation or copy of names,
     /// literals and selects (wiring, as `{1'b0, x[7:0]}`).
