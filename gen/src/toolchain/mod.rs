@@ -514,22 +514,7 @@ fn synth_xilinx<P: AsRef<Path>>(
             "tee -q -o ltp.txt ltp -noff w:* t:* %u t:FD* %d t:SRL* %d t:RAM* %d t:DSP* %d t:BUFG* %d\n",
         );
     }
-    let script_path = dir.path().join("synth.ys");
-    std::fs::write(&script_path, &script).map_err(|source| ToolError::Io {
-        action: "write",
-        path: script_path.clone(),
-        source,
-    })?;
-    let out = run(
-        "yosys",
-        Command::new("yosys")
-            .arg("-q")
-            .arg("-l")
-            .arg("yosys.log")
-            .arg("-s")
-            .arg(&script_path),
-        dir.path(),
-    )?;
+    let out = run_yosys_script(dir.path(), "synth.ys", &script)?;
     if !out.status.success() {
         return Err(failed("yosys", top, &out));
     }
@@ -558,6 +543,27 @@ fn synth_xilinx<P: AsRef<Path>>(
             .collect();
     }
     Ok(report)
+}
+
+/// Writes `script` to `dir/name` and runs it with Yosys in `dir` (quiet, logging to
+/// `yosys.log`); the caller reads the exit status and the files the script wrote.
+fn run_yosys_script(dir: &Path, name: &str, script: &str) -> Result<Output, ToolError> {
+    let script_path = dir.join(name);
+    std::fs::write(&script_path, script).map_err(|source| ToolError::Io {
+        action: "write",
+        path: script_path.clone(),
+        source,
+    })?;
+    run(
+        "yosys",
+        Command::new("yosys")
+            .arg("-q")
+            .arg("-l")
+            .arg("yosys.log")
+            .arg("-s")
+            .arg(&script_path),
+        dir,
+    )
 }
 
 /// What [`yosys_equiv`] proved.
@@ -610,22 +616,7 @@ pub fn yosys_equiv<P: AsRef<Path>, Q: AsRef<Path>>(
          tee -o status.txt equiv_status\n\
          equiv_status -assert\n",
     );
-    let script_path = dir.path().join("equiv.ys");
-    std::fs::write(&script_path, &script).map_err(|source| ToolError::Io {
-        action: "write",
-        path: script_path.clone(),
-        source,
-    })?;
-    let out = run(
-        "yosys",
-        Command::new("yosys")
-            .arg("-q")
-            .arg("-l")
-            .arg("yosys.log")
-            .arg("-s")
-            .arg(&script_path),
-        dir.path(),
-    )?;
+    let out = run_yosys_script(dir.path(), "equiv.ys", &script)?;
     let status = std::fs::read_to_string(dir.path().join("status.txt")).unwrap_or_default();
     let count = |label: &str| -> Option<u64> {
         let at = status.find(label)?;
