@@ -78,6 +78,9 @@ pub enum SimError {
     /// A port or domain handle made by another simulator.
     #[error("a handle made by another simulator was used")]
     ForeignHandle,
+    /// The compiled engine could not be built.
+    #[error(transparent)]
+    Jit(#[from] crate::jit::JitError),
     /// Writing the VCD trace failed.
     #[error("VCD trace: {0}")]
     Io(#[from] std::io::Error),

@@ -1,7 +1,8 @@
 //! Test only: a naive reference simulator of flat designs (every net evaluated in
 //! order with [`fold::eval`], registers sampled then committed), and a randomized
 //! differential test of the whole compiler against it — simplification, batching,
-//! layout, vector runs, cones and direct register commits.
+//! layout, vector runs, cones and direct register commits — on both engines (the
+//! interpreter and the compiled engine).
 //!
 //! Random designs are made of identical "cells" (the same random structure
 //! instantiated several times with their own inputs, like lanes) so that batches
@@ -13,7 +14,7 @@
 use crate::flatten::{FlatDesign, FlatReg, FlatReset};
 use crate::fold;
 use crate::levelize::levelize;
-use crate::sim::Simulator;
+use crate::sim::{Backend, Simulator};
 use crate::wide::{last_mask, words};
 use hdl::ir::{
     ArithOp, BitOp, ClockDomain, CmpOp, Direction, DomainId, Driver, Net, NetId, Op, Port, PortId,
@@ -417,9 +418,9 @@ fn compare(sim: &mut Simulator, r: &Reference<'_>, seed: u64, when: &str) {
     }
 }
 
-fn run(seed: u64, cycles: usize) {
+fn run(seed: u64, cycles: usize, backend: Backend) {
     let flat = design(seed);
-    let mut sim = Simulator::from_flat(&flat).expect("compiles");
+    let mut sim = Simulator::from_flat_with(&flat, backend).expect("compiles");
     let mut r = Reference::new(&flat);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef);
     // Reset inputs start inactive.
@@ -461,12 +462,13 @@ fn run(seed: u64, cycles: usize) {
             &mut sim,
             &r,
             seed,
-            &format!("cycle {cycle} before the edge"),
+            &format!("{}, cycle {cycle} before the edge", backend.name()),
         );
         let fired: Vec<usize> = sim.step_edge().iter().map(|h| h.index()).collect();
         r.edge(&fired);
         r.settle();
-        compare(&mut sim, &r, seed, &format!("cycle {cycle} after the edge"));
+        let when = format!("{}, cycle {cycle} after the edge", backend.name());
+        compare(&mut sim, &r, seed, &when);
     }
 }
 
@@ -477,6 +479,8 @@ fn random_designs_match_the_reference() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_u64);
     for k in 0..300 {
-        run(base.wrapping_add(k), 24);
+        for backend in [Backend::Interpreted, Backend::Compiled] {
+            run(base.wrapping_add(k), 24, backend);
+        }
     }
 }

@@ -8,6 +8,7 @@ use crate::error::SimError;
 use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
 use crate::instr::Span;
+use crate::jit::{CompileStats, Compiled, JitError};
 use crate::state;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
 use hdl::ir::{Direction, PortKind, ResetPolarity};
@@ -107,12 +108,36 @@ impl DomainRef for DomainHandle {
     }
 }
 
+/// Which engine evaluates the combinational logic of a [`Simulator`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Native code compiled from the program at load time (Cranelift): the fast
+    /// engine, and the default where the host has a Cranelift back end (x86-64,
+    /// AArch64, RISC-V 64, s390x).
+    #[default]
+    Compiled,
+    /// The interpreter: the reference engine, and the fallback on other hosts.
+    Interpreted,
+}
+
+impl Backend {
+    /// `"compiled"` or `"interpreted"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Compiled => "compiled",
+            Backend::Interpreted => "interpreted",
+        }
+    }
+}
+
 /// A compiled, running simulation of one top module (see the crate documentation
 /// for the evaluation and clocking rules).
 pub struct Simulator {
     pub(crate) id: u64,
     pub(crate) name: String,
     pub(crate) prog: Program,
+    /// The native code of `prog.code`, when the compiled engine runs it.
+    pub(crate) compiled: Option<Compiled>,
     pub(crate) vals: Vec<u64>,
     pub(crate) shadow: Vec<u64>,
     pub(crate) mem: Vec<u64>,
@@ -144,17 +169,40 @@ impl std::fmt::Debug for Simulator {
 }
 
 impl Simulator {
-    /// Flattens and compiles `module`. Registers and read data start at 0, memories at
-    /// their initial contents, reset inputs at their inactive level, clocks low with a
-    /// period of 1000 ps.
+    /// Flattens and compiles `module` for the default [`Backend`] (the interpreter on
+    /// a host the compiled engine does not support). Registers and read data start at
+    /// 0, memories at their initial contents, reset inputs at their inactive level,
+    /// clocks low with a period of 1000 ps.
     pub fn new(module: &Module) -> Result<Simulator, SimError> {
         let flat = flatten(module)?;
         Self::from_flat(&flat)
     }
 
-    /// Compiles an already flattened design (see [`flatten`](crate::flatten())).
+    /// [`new`](Self::new) on the engine `backend`; the compiled engine on a host it
+    /// does not support is an error.
+    pub fn with_backend(module: &Module, backend: Backend) -> Result<Simulator, SimError> {
+        let flat = flatten(module)?;
+        Self::from_flat_with(&flat, backend)
+    }
+
+    /// Compiles an already flattened design (see [`flatten`](crate::flatten())) for
+    /// the default [`Backend`].
     pub fn from_flat(flat: &FlatDesign) -> Result<Simulator, SimError> {
+        match Self::from_flat_with(flat, Backend::Compiled) {
+            Err(SimError::Jit(JitError::Host(_))) => {
+                Self::from_flat_with(flat, Backend::Interpreted)
+            }
+            built => built,
+        }
+    }
+
+    /// Compiles an already flattened design for the engine `backend`.
+    pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {
         let prog = compile(flat)?;
+        let compiled = match backend {
+            Backend::Compiled => Some(Compiled::new(&prog.code, prog.init.len())?),
+            Backend::Interpreted => None,
+        };
         let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
         let ports: Vec<PortInfo> = flat
             .ports
@@ -222,6 +270,7 @@ impl Simulator {
             name: flat.name.clone(),
             shadow: vec![0; prog.shadow_len],
             mem: prog.mem_init.clone(),
+            compiled,
             vals,
             dirty: u64::MAX,
             ports,
@@ -244,6 +293,20 @@ impl Simulator {
         &self.name
     }
 
+    /// The engine evaluating the logic.
+    pub fn backend(&self) -> Backend {
+        match self.compiled {
+            Some(_) => Backend::Compiled,
+            None => Backend::Interpreted,
+        }
+    }
+
+    /// What the compiled engine built and how long it took (`None` on the
+    /// interpreter).
+    pub fn compile_stats(&self) -> Option<CompileStats> {
+        self.compiled.as_ref().map(Compiled::stats)
+    }
+
     /// The top module's ports.
     pub fn ports(&self) -> &[PortInfo] {
         &self.ports
@@ -258,7 +321,10 @@ impl Simulator {
     /// last settle (reads do this by themselves).
     pub fn settle(&mut self) {
         if self.dirty != 0 {
-            exec::run(&self.prog.code, &mut self.vals, self.dirty);
+            match &self.compiled {
+                Some(c) => c.run(&mut self.vals, self.dirty),
+                None => exec::run(&self.prog.code, &mut self.vals, self.dirty),
+            }
             self.dirty = 0;
         }
     }

@@ -14,21 +14,28 @@ use testbench::engine::{Engine, Progress};
 /// The `--engine` option of the `sim` commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// wirespeed's own simulator.
+    /// wirespeed's own simulator, compiled to native code at load time.
     Native,
+    /// wirespeed's own simulator on its interpreter (the reference engine).
+    Interpreted,
     /// Verilator on the emitted Verilog.
     Verilator,
-    /// Both, one after the other on the same stimulus: the results must be
-    /// identical; reports both speeds and their ratio.
+    /// Native and Verilator, one after the other on the same stimulus: the results
+    /// must be identical; reports both speeds and their ratio.
     Both,
+    /// Native, interpreted and Verilator on the same stimulus: the results must be
+    /// identical; reports every speed against Verilator's.
+    All,
 }
 
 impl From<EngineArg> for Engine {
     fn from(arg: EngineArg) -> Engine {
         match arg {
             EngineArg::Native => Engine::Native,
+            EngineArg::Interpreted => Engine::Interpreted,
             EngineArg::Verilator => Engine::Verilator,
             EngineArg::Both => Engine::Both,
+            EngineArg::All => Engine::All,
         }
     }
 }

@@ -11,6 +11,7 @@ use hdl::dsl::AxisConfig;
 use hdl::ir::{Direction, PortKind};
 use hdl::Module;
 use rand::SeedableRng;
+use sim::Backend;
 use std::time::{Duration, Instant};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::rng::random_words;
@@ -122,8 +123,8 @@ fn main() {
         "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait"
     );
     println!("Verilator flags: {}\n", cold_opts.describe());
-    println!("| design | native first cycle | Verilator first cycle (cold / cached) | native cycles/s | Verilator cycles/s | native ÷ Verilator |");
-    println!("|---|---|---|---|---|---|");
+    println!("| design | native first cycle | Verilator first cycle (cold / cached) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
+    println!("|---|---|---|---|---|---|---|---|");
     for case in cases() {
         let t = Instant::now();
         let mut native = NativeDut::new(&case.module).expect("the native simulator compiles it");
@@ -137,18 +138,24 @@ fn main() {
             VerilatorDut::new(&case.module, &cold_opts).expect("Verilator loads it");
         let cached = t.elapsed();
 
+        let mut interpreted = NativeDut::with_backend(&case.module, Backend::Interpreted)
+            .expect("the native simulator compiles it");
+
         let stim = stimulus(&native);
         let n = run(&mut native, &stim, cycles);
+        let i = run(&mut interpreted, &stim, cycles);
         let v = run(&mut verilator, &stim, cycles);
         println!(
-            "| {} | {} | {:.1} s / {} | {:.0} | {:.0} | {:.2} |",
+            "| {} | {} | {:.1} s / {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
             case.name,
             ms(native_first),
             cold.as_secs_f64(),
             ms(cached),
             n,
+            i,
             v,
-            n / v
+            n / v,
+            i / v
         );
     }
     let _ = std::fs::remove_dir_all(&cold_cache);

@@ -6,31 +6,56 @@ use crate::dut::{Dut, NativeDut, VerilatorDut};
 use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
 use gen::board::Board;
+use sim::Backend;
 use std::time::{Duration, Instant};
 
 /// Which engine runs the design.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
-    /// wirespeed's own simulator.
+    /// wirespeed's own simulator, on its compiled engine (native code generated at
+    /// load time; the interpreter on a host it does not support).
     Native,
+    /// wirespeed's own simulator on its interpreter, the reference engine.
+    Interpreted,
     /// Verilator on the emitted Verilog.
     Verilator,
-    /// Both, one after the other on the same stimulus: the results must be
-    /// identical; reports both speeds and their ratio.
+    /// Native and Verilator, one after the other on the same stimulus: the results
+    /// must be identical; reports both speeds and their ratio.
     Both,
+    /// Native, interpreted and Verilator, one after the other on the same stimulus:
+    /// the results must be identical; reports every speed against Verilator's.
+    All,
 }
 
 impl Engine {
-    /// The engines this choice runs, in order (native first).
+    /// The engines this choice runs, in order (Verilator last).
     pub fn engines(self) -> &'static [Engine] {
         match self {
             Engine::Both => &[Engine::Native, Engine::Verilator],
+            Engine::All => &[Engine::Native, Engine::Interpreted, Engine::Verilator],
             Engine::Native => &[Engine::Native],
+            Engine::Interpreted => &[Engine::Interpreted],
             Engine::Verilator => &[Engine::Verilator],
         }
     }
 
-    /// A model of `module` on this engine (native for `Both`) with every clock
+    /// The name the command line and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Native => "native",
+            Engine::Interpreted => "interpreted",
+            Engine::Verilator => "verilator",
+            Engine::Both => "both",
+            Engine::All => "all",
+        }
+    }
+
+    /// True if this choice runs several engines whose results must agree.
+    pub fn compares(self) -> bool {
+        self.engines().len() > 1
+    }
+
+    /// A model of `module` on this engine (the first of [`engines`](Self::engines)) with every clock
     /// domain's period set from `clocks` before the first edge, and the time it took
     /// to build (native compile; Verilator build, or load from its cache). `trace`
     /// builds the Verilator model with VCD tracing compiled in (a separate, slower
@@ -44,7 +69,8 @@ impl Engine {
         let started = Instant::now();
         let mut dut: Box<dyn Dut> = match self {
             Engine::Verilator => Box::new(VerilatorDut::new(module, &verilator_options(trace))?),
-            Engine::Native | Engine::Both => Box::new(NativeDut::new(module)?),
+            Engine::Interpreted => Box::new(NativeDut::with_backend(module, Backend::Interpreted)?),
+            Engine::Native | Engine::Both | Engine::All => Box::new(NativeDut::new(module)?),
         };
         for domain in dut.domains().to_vec() {
             let clock = clocks.iter().find(|c| c.domain == domain).ok_or_else(|| {

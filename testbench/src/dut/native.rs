@@ -1,7 +1,7 @@
 //! The native simulator as a `Dut`.
 
 use super::{ports_of, Dut, DutError, DutPort};
-use sim::{PortHandle, Simulator, TraceSelection};
+use sim::{Backend, PortHandle, Simulator, TraceSelection};
 use std::path::Path;
 
 /// `sim::Simulator` behind the `Dut` trait.
@@ -13,9 +13,18 @@ pub struct NativeDut {
 }
 
 impl NativeDut {
-    /// Simulates `module` natively.
+    /// Simulates `module` natively, on the default engine (compiled where the host
+    /// supports it).
     pub fn new(module: &hdl::Module) -> Result<Self, DutError> {
-        let sim = Simulator::new(module)?;
+        Self::from_simulator(module, Simulator::new(module)?)
+    }
+
+    /// Simulates `module` natively on the engine `backend`.
+    pub fn with_backend(module: &hdl::Module, backend: Backend) -> Result<Self, DutError> {
+        Self::from_simulator(module, Simulator::with_backend(module, backend)?)
+    }
+
+    fn from_simulator(module: &hdl::Module, sim: Simulator) -> Result<Self, DutError> {
         let ports = ports_of(module);
         let handles = ports
             .iter()
@@ -38,7 +47,10 @@ impl NativeDut {
 
 impl Dut for NativeDut {
     fn engine(&self) -> &'static str {
-        "native"
+        match self.sim.backend() {
+            Backend::Compiled => "native",
+            Backend::Interpreted => "interpreted",
+        }
     }
 
     fn ports(&self) -> &[DutPort] {

@@ -1,0 +1,345 @@
+//! Cranelift IR for one native function of the compiled engine: its segments in
+//! order, each behind one test of the dirty sources, each record as straight-line
+//! code. A word written or read earlier in the same segment is taken from the
+//! value already in hand (a register, or a spill the allocator chose) instead of
+//! being loaded again; every result is still stored, so storage is exact after
+//! every segment and ports, traces and register commits read it as they always
+//! have. Wide operations call back into the word-slice routines.
+
+use super::plan::{Inst, Item, Segment};
+use crate::exec::Code;
+use crate::instr::{Kind, Rec, Span};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types::I64, FuncRef, InstBuilder, MemFlags, Value};
+use cranelift_frontend::FunctionBuilder;
+use std::collections::HashMap;
+
+/// The function's parameters, in order: storage base, storage length, dirty
+/// sources, the program (for the callbacks).
+pub(super) const PARAMS: usize = 4;
+
+/// The functions the emitted code calls back: a wide operation, and a run step's
+/// vector loop (both `(program, index, storage base, storage length)`).
+pub(super) struct Callbacks {
+    /// `ws_wide`: wide operation `index`.
+    pub wide: FuncRef,
+    /// `ws_run`: step `index`'s kernel.
+    pub run: FuncRef,
+}
+
+/// Emits the body of one function.
+pub(super) struct Emitter<'a, 'b> {
+    pub(super) b: &'a mut FunctionBuilder<'b>,
+    code: &'a Code,
+    vals: Value,
+    len: Value,
+    dirty: Value,
+    program: Value,
+    calls: Callbacks,
+    /// Words whose current value is in hand, by offset.
+    known: HashMap<u32, Value>,
+}
+
+impl<'a, 'b> Emitter<'a, 'b> {
+    /// An emitter into `b`, whose entry block is current and has the function's
+    /// parameters; `calls` are the imported callbacks.
+    pub fn new(b: &'a mut FunctionBuilder<'b>, code: &'a Code, calls: Callbacks) -> Self {
+        let entry = b.current_block().expect("the entry block is current");
+        let p = b.block_params(entry).to_vec();
+        Emitter {
+            b,
+            code,
+            vals: p[0],
+            len: p[1],
+            dirty: p[2],
+            program: p[3],
+            calls,
+            known: HashMap::new(),
+        }
+    }
+
+    /// Emits `segments` (over `items`) and the return.
+    pub fn body(mut self, segments: &[Segment], items: &[Item]) {
+        for s in segments {
+            self.segment(s.mask, &items[s.items.clone()]);
+        }
+        self.b.ins().return_(&[]);
+    }
+
+    /// One segment: skipped unless a source in `mask` is dirty.
+    fn segment(&mut self, mask: u64, items: &[Item]) {
+        self.known.clear();
+        let next = self.b.create_block();
+        if mask != u64::MAX {
+            let hit = self.b.ins().band_imm(self.dirty, mask as i64);
+            let body = self.b.create_block();
+            self.b.ins().brif(hit, body, &[], next, &[]);
+            self.b.switch_to_block(body);
+            self.b.seal_block(body);
+        }
+        for item in items {
+            match item {
+                Item::Rec(inst) => self.inst(inst),
+                Item::Run { step, dst } => self.call(self.calls.run, *step, *dst),
+            }
+        }
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
+        self.known.clear();
+    }
+
+    /// The address of word `off`, with the byte offset the load or store adds.
+    fn address(&mut self, off: u32) -> (Value, i32) {
+        let bytes = u64::from(off) * 8;
+        match i32::try_from(bytes) {
+            Ok(b) => (self.vals, b),
+            Err(_) => (self.b.ins().iadd_imm(self.vals, bytes as i64), 0),
+        }
+    }
+
+    /// The current value of word `off`.
+    pub(super) fn read(&mut self, off: u32) -> Value {
+        if let Some(&v) = self.known.get(&off) {
+            return v;
+        }
+        let (base, at) = self.address(off);
+        let v = self.b.ins().load(I64, MemFlags::trusted(), base, at);
+        self.known.insert(off, v);
+        v
+    }
+
+    /// Stores `v` to word `off` and keeps it in hand.
+    pub(super) fn write(&mut self, off: u32, v: Value) {
+        let (base, at) = self.address(off);
+        self.b.ins().store(MemFlags::trusted(), v, base, at);
+        self.known.insert(off, v);
+    }
+
+    pub(super) fn konst(&mut self, k: u64) -> Value {
+        self.b.ins().iconst(I64, k as i64)
+    }
+
+    /// `v & k`, left out when `k` is all ones.
+    pub(super) fn mask(&mut self, v: Value, k: u64) -> Value {
+        if k == u64::MAX {
+            v
+        } else {
+            self.b.ins().band_imm(v, k as i64)
+        }
+    }
+
+    /// `v << s` by a constant, left out when `s` is 0.
+    pub(super) fn shl(&mut self, v: Value, s: u64) -> Value {
+        match s & 63 {
+            0 => v,
+            s => self.b.ins().ishl_imm(v, s as i64),
+        }
+    }
+
+    /// `v >> s` (logical) by a constant, left out when `s` is 0.
+    pub(super) fn shr(&mut self, v: Value, s: u64) -> Value {
+        match s & 63 {
+            0 => v,
+            s => self.b.ins().ushr_imm(v, s as i64),
+        }
+    }
+
+    /// `v | k`, left out when `k` is 0.
+    fn or_k(&mut self, v: Value, k: u64) -> Value {
+        if k == 0 {
+            v
+        } else {
+            self.b.ins().bor_imm(v, k as i64)
+        }
+    }
+
+    /// A comparison's flag as a 0/1 word.
+    pub(super) fn flag(&mut self, cc: IntCC, x: Value, y: Value) -> Value {
+        let c = self.b.ins().icmp(cc, x, y);
+        self.b.ins().uextend(I64, c)
+    }
+
+    /// One record (see [`Kind`] for what each computes).
+    fn inst(&mut self, inst: &Inst) {
+        let r = inst.rec;
+        let v = match inst.kind {
+            Kind::Wide => return self.wide_op(r.a),
+            Kind::CatN => {
+                let mut acc = self.konst(r.k);
+                let parts = &self.code.parts[r.a as usize..(r.a + r.b) as usize];
+                for &(off, sh) in parts {
+                    let p = self.read(off);
+                    let p = self.shl(p, u64::from(sh));
+                    acc = self.b.ins().bor(acc, p);
+                }
+                acc
+            }
+            Kind::Slice2 => {
+                let lo = self.read(r.a);
+                let hi = self.read(r.a + 1);
+                let lo = self.shr(lo, u64::from(r.b));
+                let hi = self.shl(hi, u64::from(64 - r.b));
+                let v = self.b.ins().bor(lo, hi);
+                self.mask(v, r.k)
+            }
+            kind => match kind.offsets() {
+                [true, false, false] => {
+                    let x = self.read(r.a);
+                    self.unary(kind, x, &r)
+                }
+                [true, true, false] => {
+                    let (x, y) = (self.read(r.a), self.read(r.b));
+                    self.binary(kind, x, y, &r)
+                }
+                _ => {
+                    let (x, y, z) = (self.read(r.a), self.read(r.b), self.read(r.c));
+                    self.ternary(kind, x, y, z, &r)
+                }
+            },
+        };
+        self.write(r.d, v);
+    }
+
+    fn unary(&mut self, kind: Kind, x: Value, r: &Rec) -> Value {
+        match kind {
+            Kind::Field => {
+                let v = self.shr(x, u64::from(r.b));
+                let v = self.mask(v, r.k);
+                let v = self.shl(v, u64::from(r.c));
+                self.or_k(v, r.k2)
+            }
+            Kind::Not => self.b.ins().bxor_imm(x, r.k as i64),
+            Kind::Sra => {
+                let v = self.shl(x, u64::from(r.c));
+                let v = match r.b & 63 {
+                    0 => v,
+                    s => self.b.ins().sshr_imm(v, i64::from(s)),
+                };
+                self.mask(v, r.k)
+            }
+            Kind::Replicate => self.b.ins().imul_imm(x, r.k as i64),
+            Kind::RedAnd => {
+                let k = self.konst(r.k);
+                self.flag(IntCC::Equal, x, k)
+            }
+            Kind::RedOr => {
+                let zero = self.konst(0);
+                self.flag(IntCC::NotEqual, x, zero)
+            }
+            Kind::RedXor => {
+                let n = self.b.ins().popcnt(x);
+                self.b.ins().band_imm(n, 1)
+            }
+            Kind::Lz => {
+                let n = self.b.ins().clz(x);
+                let n = self.b.ins().iadd_imm(n, -(64 - i64::from(r.c)));
+                self.mask(n, r.k)
+            }
+            _ => unreachable!("{kind:?} is not unary"),
+        }
+    }
+
+    fn binary(&mut self, kind: Kind, x: Value, y: Value, r: &Rec) -> Value {
+        match kind {
+            Kind::And => self.b.ins().band(x, y),
+            Kind::Or => self.b.ins().bor(x, y),
+            Kind::Xor => self.b.ins().bxor(x, y),
+            Kind::Add => {
+                let v = self.b.ins().iadd(x, y);
+                self.mask(v, r.k)
+            }
+            Kind::Sub => {
+                let v = self.b.ins().isub(x, y);
+                self.mask(v, r.k)
+            }
+            Kind::Mul => {
+                let v = self.b.ins().imul(x, y);
+                self.mask(v, r.k)
+            }
+            Kind::Eq => self.flag(IntCC::Equal, x, y),
+            Kind::Ne => self.flag(IntCC::NotEqual, x, y),
+            Kind::LtU => self.flag(IntCC::UnsignedLessThan, x, y),
+            Kind::LeU => self.flag(IntCC::UnsignedLessThanOrEqual, x, y),
+            Kind::LtS | Kind::LeS => {
+                let (x, y) = (self.shl(x, u64::from(r.c)), self.shl(y, u64::from(r.c)));
+                let cc = if kind == Kind::LtS {
+                    IntCC::SignedLessThan
+                } else {
+                    IntCC::SignedLessThanOrEqual
+                };
+                self.flag(cc, x, y)
+            }
+            Kind::Cat2 => {
+                let x = self.shl(x, u64::from(r.c));
+                let v = self.b.ins().bor(x, y);
+                self.or_k(v, r.k)
+            }
+            Kind::ShlV | Kind::ShrV => {
+                let s = self.b.ins().band_imm(y, 63);
+                let shifted = if kind == Kind::ShlV {
+                    let v = self.b.ins().ishl(x, s);
+                    self.mask(v, r.k)
+                } else {
+                    self.b.ins().ushr(x, s)
+                };
+                let in_range = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::UnsignedLessThan, y, i64::from(r.c));
+                let zero = self.konst(0);
+                self.b.ins().select(in_range, shifted, zero)
+            }
+            Kind::SraV => {
+                let sh = u64::from(64 - r.c);
+                let limit = self.konst(u64::from(r.c) - 1);
+                let s = self.b.ins().umin(y, limit);
+                let v = self.shl(x, sh);
+                let v = match sh & 63 {
+                    0 => v,
+                    sh => self.b.ins().sshr_imm(v, sh as i64),
+                };
+                let v = self.b.ins().sshr(v, s);
+                self.mask(v, r.k)
+            }
+            _ => unreachable!("{kind:?} is not binary"),
+        }
+    }
+
+    fn ternary(&mut self, kind: Kind, x: Value, y: Value, z: Value, r: &Rec) -> Value {
+        match kind {
+            Kind::Mux => {
+                let s = self.b.ins().band_imm(x, 1);
+                self.b.ins().select(s, y, z)
+            }
+            Kind::Cat3 => {
+                let x = self.shl(x, r.k2 & 63);
+                let y = self.shl(y, (r.k2 >> 8) & 63);
+                let v = self.b.ins().bor(x, y);
+                let v = self.b.ins().bor(v, z);
+                self.or_k(v, r.k)
+            }
+            _ => unreachable!("{kind:?} is not ternary"),
+        }
+    }
+
+    /// Wide operation `index`: inline where [`wide_inline`](Self::wide_inline)
+    /// has it, else through its callback.
+    fn wide_op(&mut self, index: u32) {
+        let code = self.code;
+        let op = &code.wide[index as usize];
+        if !self.wide_inline(op) {
+            self.call(self.calls.wide, index, op.dst());
+        }
+    }
+
+    /// Calls `callback` for `index`; the words `dst` it writes are no longer in hand.
+    fn call(&mut self, callback: FuncRef, index: u32, dst: Span) {
+        let i = self.konst(u64::from(index));
+        let args = [self.program, i, self.vals, self.len];
+        self.b.ins().call(callback, &args);
+        for off in dst.off..dst.off + dst.words {
+            self.known.remove(&off);
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The compiled engine: the levelized program turned into native code at load time
+//! with Cranelift. Every record becomes a few machine instructions in straight-line
+//! code (runs unrolled, each segment of records behind one test of the dirty
+//! sources, words already in hand reused instead of reloaded), cut into functions
+//! of at most [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays
+//! linear in the design. Long runs of identical instances call the interpreter's
+//! vector loops; wide data movement and bitwise logic is written inline word by
+//! word ([`wide`]), other wide operations call back into the interpreter's
+//! word-slice routines. The interpreter ([`exec`](crate::exec)) stays the reference.
+//!
+//! # Safety
+//!
+//! The only `unsafe` is calling the emitted code, freeing it, and the wide-operation
+//! callback turning its raw arguments back into references. The argument:
+//! - [`plan::plan`] checks, before anything is emitted, that every word a record
+//!   reads or writes (operands, destinations, the upper word of a two-word slice,
+//!   concatenation parts, every span of a wide operation) lies inside storage of
+//!   `words` words, and that every wide operation index exists. A program that
+//!   fails the check is a [`JitError`], never code.
+//! - The emitted code addresses storage only as `base + 8·offset` for those checked
+//!   offsets, and [`Compiled::run`] calls it only with `base` and `len` taken from a
+//!   live `&mut [u64]` of exactly `words` words (checked), which it does not touch
+//!   until the code returns — the code has the only access.
+//! - The wide-operation table is owned by [`Compiled`] (never reallocated) and
+//!   outlives every call; the callback gets an index checked to be in range.
+//! - Cranelift's verifier checks every function before it is compiled; the code
+//!   memory is freed only on drop, when no function can be running or be called
+//!   again (the pointers live in the same struct).
+
+mod emit;
+mod plan;
+mod wide;
+
+pub use plan::Malformed;
+
+use crate::exec::Code;
+use crate::wide_exec::run_wide;
+use cranelift_codegen::ir::{types::I64, AbiParam, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::time::{Duration, Instant};
+
+/// Why the compiled engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// The host has no Cranelift back end.
+    #[error("the compiled engine does not support this host: {0}")]
+    Host(String),
+    /// The program addresses storage or tables it does not have (a simulator bug).
+    #[error("malformed program: {0}")]
+    Malformed(#[from] Malformed),
+    /// Cranelift rejected a function (a simulator bug).
+    #[error("code generation failed: {0}")]
+    Codegen(String),
+}
+
+/// One emitted function: `(storage base, storage length, dirty sources, program)`.
+type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code);
+
+/// The callback the emitted code calls for wide operation `index` of `code`.
+///
+/// # Safety
+/// `code` points to a live program with more than `index` wide operations, and
+/// `vals` to `len` words that nothing else accesses during the call; every span of
+/// the operation lies within them (see the module's safety argument).
+unsafe extern "C" fn wide_callback(code: *const Code, index: u64, vals: *mut u64, len: u64) {
+    // SAFETY: the caller's contract above, established by `plan::plan` and `run`.
+    let (code, vals) = unsafe { (&*code, std::slice::from_raw_parts_mut(vals, len as usize)) };
+    run_wide(&code.wide[index as usize], vals);
+}
+
+/// The callback the emitted code calls for run step `index` of `code`: the
+/// interpreter's vector loop for it.
+///
+/// # Safety
+/// As for [`wide_callback`], with every word the run reads or writes within `vals`.
+unsafe extern "C" fn run_callback(code: *const Code, index: u64, vals: *mut u64, len: u64) {
+    // SAFETY: the caller's contract above, established by `plan::plan` and `run`.
+    let (code, vals) = unsafe { (&*code, std::slice::from_raw_parts_mut(vals, len as usize)) };
+    let i = index as usize;
+    (code.kernels[i])(code, &code.steps[i], vals);
+}
+
+/// How long the compiled engine took to build, and how much it built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    /// Records emitted as straight-line code (short runs unrolled).
+    pub records: usize,
+    /// Calls of the interpreter's vector loops (long runs).
+    pub runs: usize,
+    /// Native functions.
+    pub functions: usize,
+    /// Wall time of planning, emitting and compiling.
+    pub time: Duration,
+}
+
+/// The program as native code.
+pub(crate) struct Compiled {
+    module: Option<JITModule>,
+    functions: Vec<Function>,
+    /// The program the callbacks read (owned, so it outlives every call).
+    code: Box<Code>,
+    words: usize,
+    stats: CompileStats,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("stats", &self.stats)
+            .field("words", &self.words)
+            .finish()
+    }
+}
+
+impl Compiled {
+    /// Compiles `code` for storage of `words` words.
+    pub fn new(code: &Code, words: usize) -> Result<Compiled, JitError> {
+        let started = Instant::now();
+        let plan = plan::plan(code, words)?;
+        let mut module = jit_module()?;
+        let ids = emit_all(&mut module, code, &plan)?;
+        module
+            .finalize_definitions()
+            .map_err(|e| JitError::Codegen(e.to_string()))?;
+        let functions = ids
+            .into_iter()
+            .map(|id| {
+                let p = module.get_finalized_function(id);
+                // SAFETY: `p` is the entry of a function just defined with the
+                // signature of `Function` (see `signature`).
+                unsafe { std::mem::transmute::<*const u8, Function>(p) }
+            })
+            .collect();
+        Ok(Compiled {
+            module: Some(module),
+            functions,
+            code: Box::new(code.clone()),
+            words,
+            stats: CompileStats {
+                records: plan.unrolled,
+                runs: plan.items.len() - plan.unrolled,
+                functions: plan.functions.len(),
+                time: started.elapsed(),
+            },
+        })
+    }
+
+    /// What was compiled, and how long it took.
+    pub fn stats(&self) -> CompileStats {
+        self.stats
+    }
+
+    /// One settle after the sources in `dirty` changed (see [`exec::run`](crate::exec::run)).
+    pub fn run(&self, vals: &mut [u64], dirty: u64) {
+        assert_eq!(vals.len(), self.words, "storage of the compiled program");
+        let len = vals.len() as u64;
+        let base = vals.as_mut_ptr();
+        for f in &self.functions {
+            // SAFETY: see the module's safety argument; `base` and `len` come from
+            // `vals`, of the length the program was checked against, and `vals` is
+            // not used until the calls return.
+            unsafe { f(base, len, dirty, &*self.code) };
+        }
+    }
+}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        self.functions.clear();
+        if let Some(module) = self.module.take() {
+            // SAFETY: no function of the module is running (we hold `&mut self`)
+            // and the pointers to them were just dropped.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// A JIT module for the host, with the wide-operation callback as a symbol.
+fn jit_module() -> Result<JITModule, JitError> {
+    let mut flags = settings::builder();
+    let set = |flags: &mut settings::Builder, k: &str, v: &str| {
+        flags
+            .set(k, v)
+            .map_err(|e| JitError::Codegen(format!("setting {k}={v}: {e}")))
+    };
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(&mut flags, "opt_level", "speed")?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| JitError::Host(e.to_string()))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| JitError::Host(e.to_string()))?;
+    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+    builder.symbol("ws_wide", wide_callback as *const u8);
+    builder.symbol("ws_run", run_callback as *const u8);
+    Ok(JITModule::new(builder))
+}
+
+/// Emits and defines every function of `plan`; returns their ids in order.
+fn emit_all(
+    module: &mut JITModule,
+    code: &Code,
+    plan: &plan::Plan,
+) -> Result<Vec<cranelift_module::FuncId>, JitError> {
+    let codegen = |e: cranelift_module::ModuleError| JitError::Codegen(e.to_string());
+    let mut sig = module.make_signature();
+    sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
+    let wide_id = module
+        .declare_function("ws_wide", Linkage::Import, &sig)
+        .map_err(codegen)?;
+    let run_id = module
+        .declare_function("ws_run", Linkage::Import, &sig)
+        .map_err(codegen)?;
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ids = Vec::with_capacity(plan.functions.len());
+    for (i, segments) in plan.functions.iter().enumerate() {
+        let id = module
+            .declare_function(&format!("settle{i}"), Linkage::Local, &sig)
+            .map_err(codegen)?;
+        ctx.func.signature = sig.clone();
+        ctx.func.name = UserFuncName::user(0, i as u32);
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let calls = emit::Callbacks {
+                wide: module.declare_func_in_func(wide_id, b.func),
+                run: module.declare_func_in_func(run_id, b.func),
+            };
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            emit::Emitter::new(&mut b, code, calls).body(segments, &plan.items);
+            b.finalize();
+        }
+        module
+            .define_function(id, &mut ctx)
+            .map_err(|e| JitError::Codegen(format!("function {i}: {e:?}")))?;
+        module.clear_context(&mut ctx);
+        ids.push(id);
+    }
+    Ok(ids)
+}

@@ -1,0 +1,301 @@
+//! What the compiled engine emits, before any code is emitted: every step of the
+//! program expanded into concrete records (a run of `n` instances becomes `n`
+//! records), grouped into *segments* of consecutive records that depend on the
+//! same sources (one dirty-flag test each), and cut into functions of bounded
+//! size. Every storage offset the records touch is checked here, so that the
+//! emitted code can never address a word outside storage.
+
+use crate::exec::Code;
+use crate::instr::{Amount, Kind, Mode, Rec, Span, WideOp};
+use std::ops::Range;
+
+/// At most this many items (records or kernel calls) go into one native function, so that compile time
+/// stays linear in the design (register allocation is superlinear in function size).
+pub(super) const MAX_ITEMS_PER_FUNCTION: usize = 2048;
+
+/// One record with concrete offsets.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Inst {
+    /// What it computes.
+    pub kind: Kind,
+    /// Its fields (see [`Kind`]).
+    pub rec: Rec,
+}
+
+/// Runs of at least this many identical instances are not unrolled: the emitted
+/// code calls the interpreter's vector loop for them (AVX2 where the CPU has it),
+/// which is faster than straight-line scalar code for long runs and keeps the code
+/// small enough for the instruction cache.
+pub(super) const MIN_RUN_CALL: u32 = 8;
+
+/// What the emitter emits, in execution order.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Item {
+    /// One record, as straight-line code.
+    Rec(Inst),
+    /// A call of the interpreter's kernel for step `step`, a run writing the words
+    /// `dst`.
+    Run {
+        /// Index into the program's steps.
+        step: u32,
+        /// The words it writes.
+        dst: Span,
+    },
+}
+
+/// Consecutive records that run when a source in `mask` changed.
+#[derive(Clone, Debug)]
+pub(super) struct Segment {
+    /// The sources the records depend on (see [`cones`](crate::cones)).
+    pub mask: u64,
+    /// The items, as a range of [`Plan::items`].
+    pub items: Range<usize>,
+}
+
+/// The program as the emitter sees it.
+#[derive(Debug, Default)]
+pub(super) struct Plan {
+    /// Everything a full settle runs, in execution order.
+    pub items: Vec<Item>,
+    /// Records emitted as straight-line code (run instances counted one by one).
+    pub unrolled: usize,
+    /// The functions to emit, each a list of segments.
+    pub functions: Vec<Vec<Segment>>,
+}
+
+/// Why a program cannot be compiled: it addresses something it does not have.
+#[derive(Debug, thiserror::Error)]
+#[error("record {record} ({kind:?}) {what}")]
+pub struct Malformed {
+    /// Position of the record in the expanded program.
+    pub(crate) record: usize,
+    /// Its kind.
+    pub(crate) kind: Kind,
+    /// What is out of range.
+    pub(crate) what: String,
+}
+
+/// Expands, checks and groups the steps of `code` over `words` storage words.
+pub(super) fn plan(code: &Code, words: usize) -> Result<Plan, Malformed> {
+    let mut insts = Vec::with_capacity(code.instructions());
+    let mut items = Vec::with_capacity(code.instructions());
+    let mut masks = Vec::with_capacity(code.instructions());
+    for (index, s) in code.steps.iter().enumerate() {
+        let range = s.start as usize..(s.start + s.n) as usize;
+        match s.mode {
+            Mode::Gather => {
+                for r in record_slice(code, range.clone(), s.kind)? {
+                    let inst = Inst {
+                        kind: s.kind,
+                        rec: *r,
+                    };
+                    insts.push(inst);
+                    items.push(Item::Rec(inst));
+                    masks.push(s.mask);
+                }
+            }
+            Mode::Mixed => {
+                let recs = record_slice(code, range.clone(), s.kind)?;
+                let tags = code.tags.get(range).ok_or_else(|| Malformed {
+                    record: insts.len(),
+                    kind: s.kind,
+                    what: "has no tags".into(),
+                })?;
+                for (r, t) in recs.iter().zip(tags) {
+                    let inst = Inst {
+                        kind: t.kind,
+                        rec: *r,
+                    };
+                    insts.push(inst);
+                    items.push(Item::Rec(inst));
+                    masks.push(t.mask);
+                }
+            }
+            Mode::Run { strides } => {
+                let first = record_slice(code, s.start as usize..s.start as usize + 1, s.kind)?[0];
+                let call = s.n >= MIN_RUN_CALL;
+                for j in 0..s.n {
+                    let inst = Inst {
+                        kind: s.kind,
+                        rec: instance(first, s.kind, strides, j),
+                    };
+                    insts.push(inst);
+                    if !call {
+                        items.push(Item::Rec(inst));
+                        masks.push(s.mask);
+                    }
+                }
+                if call {
+                    items.push(Item::Run {
+                        step: index as u32,
+                        dst: Span {
+                            off: first.d,
+                            words: s.n,
+                        },
+                    });
+                    masks.push(s.mask);
+                }
+            }
+        }
+    }
+    for (i, inst) in insts.iter().enumerate() {
+        check(code, inst, words).map_err(|what| Malformed {
+            record: i,
+            kind: inst.kind,
+            what,
+        })?;
+    }
+    Ok(Plan {
+        functions: functions(&segments(&masks)),
+        unrolled: items.iter().filter(|i| matches!(i, Item::Rec(_))).count(),
+        items,
+    })
+}
+
+/// `code.recs[range]`, or an error if the step points past the records.
+fn record_slice(code: &Code, range: Range<usize>, kind: Kind) -> Result<&[Rec], Malformed> {
+    code.recs.get(range.clone()).ok_or_else(|| Malformed {
+        record: range.start,
+        kind,
+        what: format!(
+            "step reads records {}..{} of {}",
+            range.start,
+            range.end,
+            code.recs.len()
+        ),
+    })
+}
+
+/// Instance `j` of a run of `first` (see [`Mode::Run`]).
+fn instance(first: Rec, kind: Kind, strides: u8, j: u32) -> Rec {
+    let offs = kind.offsets();
+    let step = |i: usize| j.wrapping_mul(u32::from((strides >> i) & 1));
+    let mut r = first;
+    r.d = r.d.wrapping_add(j);
+    if offs[0] {
+        r.a = r.a.wrapping_add(step(0));
+    }
+    if offs[1] {
+        r.b = r.b.wrapping_add(step(1));
+    }
+    if offs[2] {
+        r.c = r.c.wrapping_add(step(2));
+    }
+    r
+}
+
+/// Checks that every word `inst` reads or writes lies within `words`.
+fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
+    let word = |off: u32, role: &str| {
+        if (off as usize) < words {
+            Ok(())
+        } else {
+            Err(format!(
+                "{role} word {off} is outside storage of {words} words"
+            ))
+        }
+    };
+    let r = &inst.rec;
+    match inst.kind {
+        Kind::Wide => {
+            let op = code
+                .wide
+                .get(r.a as usize)
+                .ok_or_else(|| format!("names wide operation {} of {}", r.a, code.wide.len()))?;
+            let mut bad = None;
+            each_span(op, |s| {
+                if s.off as usize + s.words as usize > words && bad.is_none() {
+                    bad = Some(format!(
+                        "wide operand {}+{} is outside storage of {words} words",
+                        s.off, s.words
+                    ));
+                }
+            });
+            bad.map_or(Ok(()), Err)
+        }
+        Kind::CatN => {
+            word(r.d, "destination")?;
+            let parts = code
+                .parts
+                .get(r.a as usize..(r.a as usize + r.b as usize))
+                .ok_or_else(|| format!("names parts {}+{} of {}", r.a, r.b, code.parts.len()))?;
+            parts.iter().try_for_each(|&(off, _)| word(off, "part"))
+        }
+        kind => {
+            word(r.d, "destination")?;
+            for (field, is_offset) in [r.a, r.b, r.c].into_iter().zip(kind.offsets()) {
+                if is_offset {
+                    word(field, "operand")?;
+                }
+            }
+            if kind == Kind::Slice2 {
+                word(r.a.saturating_add(1), "upper operand")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Every storage span `op` reads or writes.
+fn each_span(op: &WideOp, mut f: impl FnMut(Span)) {
+    let one = |off: u32| Span { off, words: 1 };
+    match op {
+        WideOp::Not { dst, a, .. } => [*dst, *a].into_iter().for_each(f),
+        WideOp::Bit { dst, a, b, .. } | WideOp::Arith { dst, a, b, .. } => {
+            [*dst, *a, *b].into_iter().for_each(f)
+        }
+        WideOp::Cmp { dst, a, b, .. } => [one(*dst), *a, *b].into_iter().for_each(f),
+        WideOp::Mux { dst, sel, t, f: e } => [*dst, one(*sel), *t, *e].into_iter().for_each(f),
+        WideOp::Slice { dst, src, .. }
+        | WideOp::Replicate { dst, src, .. }
+        | WideOp::Extend { dst, src, .. } => [*dst, *src].into_iter().for_each(f),
+        WideOp::Concat { dst, parts } => {
+            f(*dst);
+            parts.iter().for_each(|(s, _)| f(*s));
+        }
+        WideOp::Shift {
+            dst, src, amount, ..
+        } => {
+            f(*dst);
+            f(*src);
+            if let Amount::Net(s) = amount {
+                f(*s);
+            }
+        }
+        WideOp::Reduce { dst, a, .. } => [one(*dst), *a].into_iter().for_each(f),
+        WideOp::LeadingZeros { dst, a, .. } => [*dst, *a].into_iter().for_each(f),
+    }
+}
+
+/// Runs of consecutive records with equal masks.
+fn segments(masks: &[u64]) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    for (i, &mask) in masks.iter().enumerate() {
+        match out.last_mut() {
+            Some(s) if s.mask == mask && s.items.len() < MAX_ITEMS_PER_FUNCTION => {
+                s.items.end = i + 1
+            }
+            _ => out.push(Segment {
+                mask,
+                items: i..i + 1,
+            }),
+        }
+    }
+    out
+}
+
+/// Segments packed in order into functions of at most
+/// [`MAX_ITEMS_PER_FUNCTION`] items (a segment is never longer).
+fn functions(segments: &[Segment]) -> Vec<Vec<Segment>> {
+    let mut out: Vec<Vec<Segment>> = Vec::new();
+    let mut size = 0;
+    for s in segments {
+        if out.is_empty() || size + s.items.len() > MAX_ITEMS_PER_FUNCTION {
+            out.push(Vec::new());
+            size = 0;
+        }
+        size += s.items.len();
+        out.last_mut().expect("pushed above").push(s.clone());
+    }
+    out
+}
