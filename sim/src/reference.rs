@@ -111,9 +111,36 @@ impl<'a> Reference<'a> {
 
 type Rand = ChaCha8Rng;
 
+/// Width limits of random designs.
+#[derive(Clone, Copy, Debug)]
+struct Widths {
+    /// Widest input or register (inputs and registers wider than 64 bits are 20 %
+    /// and 15 % of them).
+    max: u32,
+    /// Widest arithmetic result.
+    arith: u32,
+    /// Widest concatenation.
+    concat: u32,
+}
+
+/// Mostly narrow designs with some multi-word values (the default sweep).
+const NARROW: Widths = Widths {
+    max: 200,
+    arith: 200,
+    concat: 300,
+};
+
+/// Designs with values up to 4096 bits (wide datapaths).
+const WIDE: Widths = Widths {
+    max: 4096,
+    arith: 1024,
+    concat: 8192,
+};
+
 /// Builds random designs.
 struct Gen {
     d: FlatDesign,
+    widths: Widths,
 }
 
 impl Gen {
@@ -188,7 +215,7 @@ impl Gen {
                 self.op(wa, Op::Bit(o, a, b))
             }
             3 => {
-                let w = (wa.max(self.width(b)) + rng.gen_range(0..2)).min(200);
+                let w = (wa.max(self.width(b)) + rng.gen_range(0..2)).min(self.widths.arith);
                 let (a, b) = (
                     self.adapt(rng, a, w.min(wa)),
                     self.adapt(rng, b, w.min(self.width(b))),
@@ -231,7 +258,7 @@ impl Gen {
                 let n = rng.gen_range(2..=4);
                 let parts: Vec<NetId> = (0..n).map(|_| pick(rng)).collect();
                 let w: u32 = parts.iter().map(|p| self.width(*p)).sum();
-                if w > 300 {
+                if w > self.widths.concat {
                     return self.op(wa, Op::Not(a));
                 }
                 self.op(w, Op::Concat(parts))
@@ -284,7 +311,7 @@ impl Gen {
         let first_reg = self.d.regs.len();
         for r in 0..nregs {
             let w = if rng.gen_bool(0.15) {
-                rng.gen_range(65..140)
+                rng.gen_range(65..=self.widths.max.max(65))
             } else {
                 rng.gen_range(1..=64)
             };
@@ -357,9 +384,10 @@ impl Gen {
 }
 
 /// A random design of identical cells.
-fn design(seed: u64) -> FlatDesign {
+fn design(seed: u64, widths: Widths) -> FlatDesign {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut g = Gen {
+        widths,
         d: FlatDesign {
             name: format!("random_{seed}"),
             nets: Vec::new(),
@@ -393,7 +421,7 @@ fn design(seed: u64) -> FlatDesign {
         let ins: Vec<NetId> = (0..inputs)
             .map(|i| {
                 let w = if crng.gen_bool(0.2) {
-                    crng.gen_range(65..200)
+                    crng.gen_range(65..=widths.max)
                 } else {
                     crng.gen_range(1..=64)
                 };
@@ -418,8 +446,8 @@ fn compare(sim: &mut Simulator, r: &Reference<'_>, seed: u64, when: &str) {
     }
 }
 
-fn run(seed: u64, cycles: usize, backend: Backend) {
-    let flat = design(seed);
+fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) {
+    let flat = design(seed, widths);
     let mut sim = Simulator::from_flat_with(&flat, backend).expect("compiles");
     let mut r = Reference::new(&flat);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef);
@@ -480,7 +508,22 @@ fn random_designs_match_the_reference() {
         .unwrap_or(0x5eed_u64);
     for k in 0..300 {
         for backend in [Backend::Interpreted, Backend::Compiled] {
-            run(base.wrapping_add(k), 24, backend);
+            run(base.wrapping_add(k), NARROW, 24, backend);
+        }
+    }
+}
+
+/// Values up to 4096 bits (the compiled engine writes wide data movement inline
+/// and calls back for the rest), over longer runs.
+#[test]
+fn wide_random_designs_match_the_reference() {
+    let base = std::env::var("WIRESPEED_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x3a1d_u64);
+    for k in 0..40 {
+        for backend in [Backend::Interpreted, Backend::Compiled] {
+            run(base.wrapping_add(k), WIDE, 100, backend);
         }
     }
 }
