@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use hdl::panama::config::PanamaConfig;
-use testbench::engine::{speed_line, verilator_options, DomainClock, Engine};
+use testbench::engine::{speed_report, verilator_options, DomainClock, Engine, EngineTime};
 use testbench::panama::chaos::{run_engines, ChaosConfig, EngineChaos};
 
 /// Runs `chaos` on `cfg` with every engine of `engine` (clock periods from
@@ -24,13 +24,20 @@ pub fn run(
     })?;
     let first = &runs[0];
     print_report(cfg, board, mhz, chaos, first);
-    if let [native, verilator] = &runs[..] {
+    if runs.len() > 1 {
+        let times: Vec<EngineTime> = runs
+            .iter()
+            .map(|r| EngineTime {
+                engine: r.engine,
+                build: r.build,
+                wall: r.wall,
+            })
+            .collect();
         println!(
             "  {} (the same frames out at the same cycles)",
-            speed_line(
+            speed_report(
                 first.outcome.cycles,
-                (native.wall, native.build),
-                (verilator.wall, verilator.build),
+                &times,
                 &verilator_options(false).describe()
             )
         );

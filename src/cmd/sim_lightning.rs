@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
-use testbench::engine::{board_clocks, speed_line, verilator_options};
+use testbench::engine::{board_clocks, speed_report, verilator_options, EngineTime};
 use testbench::lightning::arith::Contract;
 use testbench::lightning::impaired::{
     board_cores, calibration_fail_text, run_impaired, CalibrationReport, ImpairedOptions,
@@ -174,24 +174,34 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
     let board = gen::board::Board::named(BOARD)?;
     let clocks = board_clocks(&board, CLOCK_ROLES)?;
     let run = test_set.run(&clocks)?;
-    if let [native, verilator] = &run.engines[..] {
-        let cycles: u64 = native
-            .exact
-            .runs
-            .iter()
-            .chain(&native.noisy.runs)
-            .map(|r| r.cycles)
-            .sum();
-        println!(
-            "{} (logits, cycles and timelines of {} runs)",
-            speed_line(
-                cycles,
-                (native.wall, native.build),
-                (verilator.wall, verilator.build),
-                &verilator_options(args.vcd.is_some()).describe()
-            ),
-            2 * n
-        );
+    if let [first, ..] = &run.engines[..] {
+        if run.engines.len() > 1 {
+            let cycles: u64 = first
+                .exact
+                .runs
+                .iter()
+                .chain(&first.noisy.runs)
+                .map(|r| r.cycles)
+                .sum();
+            let times: Vec<EngineTime> = run
+                .engines
+                .iter()
+                .map(|e| EngineTime {
+                    engine: e.engine,
+                    build: e.build,
+                    wall: e.wall,
+                })
+                .collect();
+            println!(
+                "{} (logits, cycles and timelines of {} runs)",
+                speed_report(
+                    cycles,
+                    &times,
+                    &verilator_options(args.vcd.is_some()).describe()
+                ),
+                2 * n
+            );
+        }
     }
     let Some(first) = run.engines.first() else {
         bail!("no engine ran");
@@ -375,8 +385,8 @@ fn print_impaired(report: &ImpairedReport, n: usize) {
     }
     for t in &report.engines {
         println!(
-            "engine {:?}: build {:.2} s, {:.2} s for {}{} ({:.1} ms per image)",
-            t.engine,
+            "engine {}: build {:.2} s, {:.2} s for {}{} ({:.1} ms per image)",
+            t.engine.name(),
             t.build.as_secs_f64(),
             t.wall.as_secs_f64(),
             if report.calibration.is_some() {

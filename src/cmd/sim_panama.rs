@@ -9,7 +9,7 @@ use clap::Args;
 use hdl::panama::config::PanamaConfig;
 use std::path::PathBuf;
 use std::str::FromStr;
-use testbench::engine::{board_clocks, speed_line, verilator_options, DomainClock};
+use testbench::engine::{board_clocks, speed_report, verilator_options, DomainClock, EngineTime};
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::golden::InFrame;
@@ -380,13 +380,21 @@ fn run_frames(
         run.wall.as_secs_f64(),
         run.cycles as f64 / run.wall.as_secs_f64().max(1e-9)
     );
-    if let [native, verilator] = &m.runs[..] {
+    if m.runs.len() > 1 {
+        let times: Vec<EngineTime> = m
+            .runs
+            .iter()
+            .map(|r| EngineTime {
+                engine: r.engine,
+                build: r.build,
+                wall: r.wall,
+            })
+            .collect();
         println!(
             "  {} (the same frames out at the same cycles)",
-            speed_line(
+            speed_report(
                 run.cycles,
-                (native.wall, native.build),
-                (verilator.wall, verilator.build),
+                &times,
                 &verilator_options(args.vcd.is_some()).describe()
             )
         );

@@ -150,7 +150,7 @@ pub fn board_clocks(board: &Board, bindings: &[(&str, &str)]) -> Result<Vec<Doma
 }
 
 /// The options [`Engine::build`] builds Verilator models with (`trace`: VCD tracing
-/// compiled in); [`BuildOptions::describe`] gives their flags for [`speed_line`].
+/// compiled in); [`BuildOptions::describe`] gives their flags for [`speed_report`].
 pub fn verilator_options(trace: bool) -> BuildOptions {
     if trace {
         BuildOptions::with_trace()
@@ -159,24 +159,48 @@ pub fn verilator_options(trace: bool) -> BuildOptions {
     }
 }
 
-/// The line comparing two engines' speeds over the same `cycles`, ending with the flags
-/// the Verilator model was built with (`verilator_flags`, from
-/// [`BuildOptions::describe`]).
-pub fn speed_line(
-    cycles: u64,
-    native: (Duration, Duration),
-    verilator: (Duration, Duration),
-    verilator_flags: &str,
-) -> String {
+/// How long one engine took: to its first cycle (compile, build or cached load)
+/// and for the run itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineTime {
+    /// The engine.
+    pub engine: Engine,
+    /// Time to the first cycle: the native compile, or the Verilator build (or the
+    /// load from its cache).
+    pub build: Duration,
+    /// Wall time of the run (stimulus, checks and engine together: end to end).
+    pub wall: Duration,
+}
+
+/// The lines comparing engines that ran the same `cycles` with identical results:
+/// per engine its cycles per second, time to first cycle and speed relative to
+/// Verilator (when Verilator ran), then the flags the Verilator model was built with
+/// (`verilator_flags`, from [`BuildOptions::describe`]).
+pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> String {
     let rate = |wall: Duration| cycles as f64 / wall.as_secs_f64().max(1e-9);
-    format!(
-        "engines: identical results; native {:.0} cycles/s (build {:.2} s), Verilator {:.0} \
-         cycles/s (build {:.1} s), native ÷ Verilator {:.2}; Verilator built with \
-         `{verilator_flags}`",
-        rate(native.0),
-        native.1.as_secs_f64(),
-        rate(verilator.0),
-        verilator.1.as_secs_f64(),
-        rate(native.0) / rate(verilator.0)
-    )
+    let verilator = runs.iter().find(|r| r.engine == Engine::Verilator);
+    let mut out = format!("engines: identical results over {cycles} cycles");
+    for r in runs {
+        let first = if r.build.as_secs_f64() < 0.1 {
+            format!("{:.1} ms", r.build.as_secs_f64() * 1e3)
+        } else {
+            format!("{:.2} s", r.build.as_secs_f64())
+        };
+        out += &format!(
+            "\n    {:<12} {:>10.0} cycles/s end to end, first cycle after {first}",
+            r.engine.name(),
+            rate(r.wall)
+        );
+        if let Some(v) = verilator.filter(|v| v.engine != r.engine) {
+            out += &format!(
+                "; {:.2}× Verilator's speed, first cycle in {:.1} % of its time",
+                rate(r.wall) / rate(v.wall),
+                100.0 * r.build.as_secs_f64() / v.build.as_secs_f64().max(1e-9)
+            );
+        }
+    }
+    if verilator.is_some() {
+        out += &format!("\n    Verilator built with `{verilator_flags}`");
+    }
+    out
 }

@@ -23,7 +23,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gen::board::{Board, ConverterKind};
@@ -40,7 +40,7 @@ use super::model_files::Workload;
 use super::photonic::NoisyCore;
 use super::top_bench::{CalibrationRun, TopBench, TopRun};
 use crate::dut::Dut;
-use crate::engine::{board_clocks, DomainClock, Engine};
+use crate::engine::{board_clocks, DomainClock, Engine, EngineTime};
 
 /// The largest whole-cycle part of a [`Skew`] (in either direction).
 pub const MAX_SKEW_CYCLES: u32 = 255;
@@ -217,7 +217,7 @@ pub struct ImpairedOptions {
     pub arith: Contract,
     /// Calibrate the top before the first image.
     pub calibrate: bool,
-    /// The engine(s) to run (with [`Engine::Both`] their results must agree).
+    /// The engine(s) to run (with several, their results must agree).
     pub engine: Engine,
 }
 
@@ -337,22 +337,12 @@ impl ImageOutcome {
     }
 }
 
-/// How long an engine took.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EngineTime {
-    /// The engine.
-    pub engine: Engine,
-    /// Building (or loading) its model of the top.
-    pub build: Duration,
-    /// Calibration and every image, building excluded.
-    pub wall: Duration,
-}
-
 /// The outcome of an impaired run (every engine's results are the same; see
 /// [`run_impaired`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImpairedReport {
-    /// The engines that ran, native first.
+    /// The engines that ran, native first (their wall time covers calibration and
+    /// every image, building excluded).
     pub engines: Vec<EngineTime>,
     /// The calibration, if one ran.
     pub calibration: Option<CalibrationReport>,
@@ -481,7 +471,7 @@ fn run_on(
 /// converters feed or the generator accepts (the message names `cores`); a
 /// board whose ADC does not deliver one 16-sample word per DAC cycle; an
 /// engine that fails to build; a calibration or inference that never ends;
-/// with [`Engine::Both`], engines that disagree. Failed inferences and a failed
+/// with several engines, engines that disagree. Failed inferences and a failed
 /// calibration are not errors: they are in the report.
 pub fn run_impaired(
     workload: &Workload,
@@ -524,12 +514,15 @@ pub fn run_impaired(
         });
         results.push(result);
     }
-    if let [native, verilator] = &results[..] {
-        if native.0 != verilator.0 {
-            bail!("Verilator's calibration results differ from the native simulator's");
-        }
-        if let Some(i) = (0..n).find(|&i| native.1[i] != verilator.1[i]) {
-            bail!("image {i}: Verilator's registers (status, logits or counters) differ from the native simulator's");
+    if let [first, others @ ..] = &results[..] {
+        for (other, time) in others.iter().zip(&engines[1..]) {
+            let (a, b) = (time.engine.name(), engines[0].engine.name());
+            if other.0 != first.0 {
+                bail!("the {a} engine's calibration results differ from the {b} engine's");
+            }
+            if let Some(i) = (0..n).find(|&i| other.1[i] != first.1[i]) {
+                bail!("image {i}: the {a} engine's registers (status, logits or counters) differ from the {b} engine's");
+            }
         }
     }
     let Some((calibration, runs)) = results.into_iter().next() else {

@@ -30,8 +30,8 @@ pub struct TestSetOptions {
     pub shift: usize,
     /// Seed of the photonic noise (core c draws from seed + c).
     pub seed: u64,
-    /// A VCD of the first image's noise-free run; with [`Engine::Both`],
-    /// Verilator's goes beside it as `<name>.verilator.vcd`.
+    /// A VCD of the first image's noise-free run; when several engines run, the
+    /// later ones' go beside it as `<name>.<engine>.vcd`.
     pub vcd: Option<PathBuf>,
     /// The engine(s) to run.
     pub engine: Engine,
@@ -117,7 +117,7 @@ impl<'a> TestSet<'a> {
             dut.reset(2);
             // A second engine's VCD goes beside the first's.
             let vcd = match &options.vcd {
-                Some(p) if k > 0 => Some(p.with_extension("verilator.vcd")),
+                Some(p) if k > 0 => Some(p.with_extension(format!("{}.vcd", engine.name()))),
                 other => other.clone(),
             };
             let started = Instant::now();
@@ -142,11 +142,15 @@ impl<'a> TestSet<'a> {
                 build,
             });
         }
-        if let [native, verilator] = &engines[..] {
-            if native.exact.runs != verilator.exact.runs
-                || native.noisy.runs != verilator.noisy.runs
-            {
-                bail!("Verilator's logits, cycles or timelines differ from the native simulator's");
+        if let [first, others @ ..] = &engines[..] {
+            for other in others {
+                if other.exact.runs != first.exact.runs || other.noisy.runs != first.noisy.runs {
+                    bail!(
+                        "the {} engine's logits, cycles or timelines differ from the {} engine's",
+                        other.engine.name(),
+                        first.engine.name()
+                    );
+                }
             }
         }
         let Some(first) = engines.first() else {

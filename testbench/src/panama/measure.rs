@@ -38,8 +38,8 @@ pub struct MeasureOptions {
     pub load: f64,
     /// Probability that the output is not ready in a cycle.
     pub back_pressure: f64,
-    /// A VCD of the core's ports; with [`Engine::Both`], Verilator's goes beside
-    /// it as `<name>.verilator.vcd`.
+    /// A VCD of the core's ports; when several engines run, the later ones' go
+    /// beside it as `<name>.<engine>.vcd`.
     pub vcd: Option<PathBuf>,
 }
 
@@ -201,8 +201,8 @@ pub fn measure(
     let expected_out = measured.golden.overflow_at.is_none().then_some(expected);
     for &engine in options.engine.engines() {
         let vcd = match &options.vcd {
-            Some(path) if engine == Engine::Verilator && options.engine == Engine::Both => {
-                Some(path.with_extension("verilator.vcd"))
+            Some(path) if engine != options.engine.engines()[0] => {
+                Some(path.with_extension(format!("{}.vcd", engine.name())))
             }
             other => other.clone(),
         };
