@@ -227,10 +227,10 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let Some(feed) = &self.weights else {
             return Ok(Vec::new());
         };
-        let streams = feed.pins.clone();
-        let mut out = Vec::with_capacity(streams.len());
-        for p in streams {
-            out.push(self.is_high(p.tvalid)? && self.is_high(p.tready)?);
+        let mut dut = &mut *self.dut;
+        let mut out = Vec::with_capacity(feed.pins.len());
+        for p in &feed.pins {
+            out.push(dut.is_high(p.tvalid)? && dut.is_high(p.tready)?);
         }
         Ok(out)
     }
