@@ -128,6 +128,19 @@ mod tests {
     }
 
     #[test]
+    fn a_bundle_missing_a_port_is_an_error_naming_it() {
+        let ports = crate::dut::ports_of(&passthrough());
+        let named = |r: Result<(), DutError>| match r {
+            Err(DutError::UnknownPort(name)) => name,
+            other => panic!("{other:?}"),
+        };
+        let axis = AxisPins::resolve(&ports, "s_axis_").map(|_| ());
+        assert_eq!(named(axis), "s_axis_tdata");
+        let axil = crate::axil::AxiLitePins::resolve(&ports, "S_AXI_").map(|_| ());
+        assert_eq!(named(axil), "S_AXI_AWADDR");
+    }
+
+    #[test]
     fn set_and_get_round_trip_through_handles_on_the_native_engine() {
         let mut dut = NativeDut::new(&passthrough()).unwrap();
         let out = round_trip(&mut &mut dut).unwrap();
