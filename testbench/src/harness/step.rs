@@ -9,8 +9,9 @@ use std::ops::Range;
 /// pair's [`Pins`]: inputs set through it go to both engines before the next
 /// edge; reads see the outputs both engines agree on.
 pub struct Step<'a> {
-    /// Domains (indices into [`Differential::domains`](super::Differential::domains)) that rose at the last edge;
-    /// empty right after reset.
+    /// Domains (indices into
+    /// [`Differential::domains`](super::Differential::domains)) that rose at
+    /// the last edge; empty right after reset.
     pub fired: &'a [usize],
     /// Rising edges so far per domain (after reset).
     pub cycles: &'a [u64],
