@@ -35,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         2_000,
         100_000,
         |_, _| {},
-    );
+    )?;
     println!(
         "{} frames in, {} out, {cycles} cycles",
         frames.len(),

@@ -10,11 +10,13 @@
 //! `VALID` and `READY` were both 1 just before it. On a bare [`Dut`] other
 //! domains' edges are processed on the way with their inputs left as they were
 //! (drive them idle before a call); a bench that models peripherals on those
-//! edges implements [`AxiLiteBus`] and calls [`AxiLiteMaster::write_on`] and
-//! [`AxiLiteMaster::read_on`]. A response other than OKAY, or no response within
-//! the bound, is an error.
+//! edges calls [`AxiLiteMaster::write_on`] and [`AxiLiteMaster::read_on`] with
+//! its own [`Pins`] and its own step to the next AXI-Lite edge. The channel
+//! ports are resolved once, when the master is made ([`AxiLitePins`]). A
+//! response other than OKAY, or no response within the bound, is an error.
 
-use crate::dut::{Dut, DutError};
+use crate::dut::{Dut, DutError, DutPort};
+use crate::pins::{Pin, Pins};
 
 /// Why an AXI-Lite access failed.
 #[derive(Debug, thiserror::Error)]
@@ -44,42 +46,54 @@ pub enum AxiLiteError {
     },
 }
 
-/// What an AXI-Lite master drives: a design's ports by name and the clock of
-/// its AXI-Lite slave.
-pub trait AxiLiteBus {
-    /// Drives input `port`.
-    fn set(&mut self, port: &str, value: u64) -> Result<(), DutError>;
-    /// Reads `port` (settled, at most 64 bits).
-    fn get(&mut self, port: &str) -> Result<u64, DutError>;
-    /// Advances to the next rising edge of the AXI-Lite clock, doing on the way
-    /// whatever else the bench does on other clocks' edges.
-    fn axil_edge(&mut self) -> Result<(), DutError>;
+/// The channel ports of an AXI-Lite slave, resolved once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxiLitePins {
+    /// `AWADDR`, `AWVALID`, `AWREADY`.
+    pub aw: [Pin; 3],
+    /// `WDATA`, `WSTRB`, `WVALID`, `WREADY`.
+    pub w: [Pin; 4],
+    /// `BRESP`, `BVALID`, `BREADY`.
+    pub b: [Pin; 3],
+    /// `ARADDR`, `ARVALID`, `ARREADY`.
+    pub ar: [Pin; 3],
+    /// `RDATA`, `RRESP`, `RVALID`, `RREADY`.
+    pub r: [Pin; 4],
 }
 
-/// A bare design as an [`AxiLiteBus`]: other clocks' edges pass untouched.
-struct OnDut<'a> {
-    dut: &'a mut dyn Dut,
-    domain: usize,
+impl AxiLitePins {
+    /// The slave whose ports start with `prefix` (the channel names upper or
+    /// lower case) among `ports`; an error names the first port missing.
+    pub fn resolve(ports: &[DutPort], prefix: &str) -> Result<Self, DutError> {
+        let lower = Pin::resolve(ports, &format!("{prefix}AWADDR")).is_err()
+            && Pin::resolve(ports, &format!("{prefix}awaddr")).is_ok();
+        let pin = |signal: &str| {
+            let signal = if lower {
+                signal.to_ascii_lowercase()
+            } else {
+                signal.to_string()
+            };
+            Pin::resolve(ports, &format!("{prefix}{signal}"))
+        };
+        Ok(AxiLitePins {
+            aw: [pin("AWADDR")?, pin("AWVALID")?, pin("AWREADY")?],
+            w: [pin("WDATA")?, pin("WSTRB")?, pin("WVALID")?, pin("WREADY")?],
+            b: [pin("BRESP")?, pin("BVALID")?, pin("BREADY")?],
+            ar: [pin("ARADDR")?, pin("ARVALID")?, pin("ARREADY")?],
+            r: [pin("RDATA")?, pin("RRESP")?, pin("RVALID")?, pin("RREADY")?],
+        })
+    }
 }
 
-impl AxiLiteBus for OnDut<'_> {
-    fn set(&mut self, port: &str, value: u64) -> Result<(), DutError> {
-        self.dut.set_u64(port, value)
-    }
-    fn get(&mut self, port: &str) -> Result<u64, DutError> {
-        self.dut.get_u64(port)
-    }
-    fn axil_edge(&mut self) -> Result<(), DutError> {
-        while !self.dut.step_edge().contains(&self.domain) {}
-        Ok(())
-    }
+/// Steps `dut` to the next rising edge of clock domain `domain`.
+fn edge_of(dut: &mut dyn Dut, domain: usize) {
+    while !dut.step_edge().contains(&domain) {}
 }
 
 /// An AXI-Lite master bound to one slave interface of a design.
 #[derive(Clone, Debug)]
 pub struct AxiLiteMaster {
-    prefix: String,
-    lower_case: bool,
+    pins: AxiLitePins,
     domain: usize,
     bound: u64,
 }
@@ -87,25 +101,19 @@ pub struct AxiLiteMaster {
 impl AxiLiteMaster {
     /// A master for the slave whose ports start with `prefix` (e.g. `"S_AXI_"`;
     /// the channel names may be upper or lower case), clocked by clock domain
-    /// `domain` (a name from [`Dut::domains`]).
+    /// `domain` (a name from [`Dut::domains`]). A missing port or domain is an
+    /// error naming it.
     pub fn new(dut: &dyn Dut, prefix: &str, domain: &str) -> Result<Self, DutError> {
         let domain = dut
             .domains()
             .iter()
             .position(|d| d == domain)
             .ok_or_else(|| DutError::UnknownDomain(domain.to_string()))?;
-        let lower_case = dut.port(&format!("{prefix}AWADDR")).is_err()
-            && dut.port(&format!("{prefix}awaddr")).is_ok();
-        let master = AxiLiteMaster {
-            prefix: prefix.to_string(),
-            lower_case,
+        Ok(AxiLiteMaster {
+            pins: AxiLitePins::resolve(dut.ports(), prefix)?,
             domain,
             bound: 1_000,
-        };
-        for port in ["AWADDR", "WDATA", "BVALID", "ARADDR", "RDATA", "RVALID"] {
-            dut.port(&master.name(port))?;
-        }
-        Ok(master)
+        })
     }
 
     /// The same master giving up after `cycles` AXI-Lite cycles per access.
@@ -114,50 +122,73 @@ impl AxiLiteMaster {
         self
     }
 
+    /// The slave's channel ports.
+    pub fn pins(&self) -> &AxiLitePins {
+        &self.pins
+    }
+
     /// Writes `data` (all four byte lanes) to `addr`.
-    pub fn write(&self, dut: &mut dyn Dut, addr: u32, data: u32) -> Result<(), AxiLiteError> {
-        let mut bus = OnDut {
-            dut,
-            domain: self.domain,
-        };
-        self.write_on(&mut bus, addr, data)
+    pub fn write(&self, mut dut: &mut dyn Dut, addr: u32, data: u32) -> Result<(), AxiLiteError> {
+        let domain = self.domain;
+        self.write_on(
+            &mut dut,
+            &mut |d| {
+                edge_of(&mut **d, domain);
+                Ok(())
+            },
+            addr,
+            data,
+        )
     }
 
     /// Reads the 32-bit word at `addr`.
-    pub fn read(&self, dut: &mut dyn Dut, addr: u32) -> Result<u32, AxiLiteError> {
-        let mut bus = OnDut {
-            dut,
-            domain: self.domain,
-        };
-        self.read_on(&mut bus, addr)
+    pub fn read(&self, mut dut: &mut dyn Dut, addr: u32) -> Result<u32, AxiLiteError> {
+        let domain = self.domain;
+        self.read_on(
+            &mut dut,
+            &mut |d| {
+                edge_of(&mut **d, domain);
+                Ok(())
+            },
+            addr,
+        )
     }
 
-    /// [`AxiLiteMaster::write`] through a bench's [`AxiLiteBus`].
-    pub fn write_on(
+    /// [`AxiLiteMaster::write`] through a bench's `bus`, which `edge` advances to
+    /// the next rising edge of the AXI-Lite clock (doing on the way whatever the
+    /// bench does on other clocks' edges).
+    pub fn write_on<B: Pins + ?Sized>(
         &self,
-        bus: &mut dyn AxiLiteBus,
+        bus: &mut B,
+        edge: &mut dyn FnMut(&mut B) -> Result<(), DutError>,
         addr: u32,
         data: u32,
     ) -> Result<(), AxiLiteError> {
-        self.set(bus, "AWADDR", u64::from(addr))?;
-        self.set(bus, "AWVALID", 1)?;
-        self.set(bus, "WDATA", u64::from(data))?;
-        self.set(bus, "WSTRB", 0xF)?;
-        self.set(bus, "WVALID", 1)?;
-        self.set(bus, "BREADY", 1)?;
+        let AxiLitePins {
+            aw: [awaddr, awvalid, awready],
+            w: [wdata, wstrb, wvalid, wready],
+            b: [bresp, bvalid, bready],
+            ..
+        } = self.pins;
+        bus.set_u64(awaddr, u64::from(addr))?;
+        bus.set_u64(awvalid, 1)?;
+        bus.set_u64(wdata, u64::from(data))?;
+        bus.set_u64(wstrb, 0xF)?;
+        bus.set_u64(wvalid, 1)?;
+        bus.set_u64(bready, 1)?;
         let (mut aw, mut w) = (true, true);
         for _ in 0..self.bound {
-            let aw_go = aw && self.get(bus, "AWREADY")? == 1;
-            let w_go = w && self.get(bus, "WREADY")? == 1;
-            let b_go = self.get(bus, "BVALID")? == 1;
-            let resp = self.get(bus, "BRESP")?;
-            bus.axil_edge()?;
+            let aw_go = aw && bus.is_high(awready)?;
+            let w_go = w && bus.is_high(wready)?;
+            let b_go = bus.is_high(bvalid)?;
+            let resp = bus.get_u64(bresp)?;
+            edge(bus)?;
             aw &= !aw_go;
             w &= !w_go;
-            self.set(bus, "AWVALID", u64::from(aw))?;
-            self.set(bus, "WVALID", u64::from(w))?;
+            bus.set_u64(awvalid, u64::from(aw))?;
+            bus.set_u64(wvalid, u64::from(w))?;
             if b_go {
-                self.set(bus, "BREADY", 0)?;
+                bus.set_u64(bready, 0)?;
                 return match resp {
                     0 => Ok(()),
                     resp => Err(AxiLiteError::Response {
@@ -175,22 +206,33 @@ impl AxiLiteMaster {
         })
     }
 
-    /// [`AxiLiteMaster::read`] through a bench's [`AxiLiteBus`].
-    pub fn read_on(&self, bus: &mut dyn AxiLiteBus, addr: u32) -> Result<u32, AxiLiteError> {
-        self.set(bus, "ARADDR", u64::from(addr))?;
-        self.set(bus, "ARVALID", 1)?;
-        self.set(bus, "RREADY", 1)?;
+    /// [`AxiLiteMaster::read`] through a bench's `bus` and its `edge` (as in
+    /// [`AxiLiteMaster::write_on`]).
+    pub fn read_on<B: Pins + ?Sized>(
+        &self,
+        bus: &mut B,
+        edge: &mut dyn FnMut(&mut B) -> Result<(), DutError>,
+        addr: u32,
+    ) -> Result<u32, AxiLiteError> {
+        let AxiLitePins {
+            ar: [araddr, arvalid, arready],
+            r: [rdata, rresp, rvalid, rready],
+            ..
+        } = self.pins;
+        bus.set_u64(araddr, u64::from(addr))?;
+        bus.set_u64(arvalid, 1)?;
+        bus.set_u64(rready, 1)?;
         let mut ar = true;
         for _ in 0..self.bound {
-            let ar_go = ar && self.get(bus, "ARREADY")? == 1;
-            let r_go = self.get(bus, "RVALID")? == 1;
-            let data = self.get(bus, "RDATA")?;
-            let resp = self.get(bus, "RRESP")?;
-            bus.axil_edge()?;
+            let ar_go = ar && bus.is_high(arready)?;
+            let r_go = bus.is_high(rvalid)?;
+            let data = bus.get_u64(rdata)?;
+            let resp = bus.get_u64(rresp)?;
+            edge(bus)?;
             ar &= !ar_go;
-            self.set(bus, "ARVALID", u64::from(ar))?;
+            bus.set_u64(arvalid, u64::from(ar))?;
             if r_go {
-                self.set(bus, "RREADY", 0)?;
+                bus.set_u64(rready, 0)?;
                 return match resp {
                     0 => Ok(data as u32),
                     resp => Err(AxiLiteError::Response {
@@ -206,22 +248,5 @@ impl AxiLiteMaster {
             addr,
             cycles: self.bound,
         })
-    }
-
-    /// The full port name of AXI-Lite channel signal `port` (upper case given).
-    fn name(&self, port: &str) -> String {
-        if self.lower_case {
-            format!("{}{}", self.prefix, port.to_ascii_lowercase())
-        } else {
-            format!("{}{port}", self.prefix)
-        }
-    }
-
-    fn set(&self, bus: &mut dyn AxiLiteBus, port: &str, value: u64) -> Result<(), DutError> {
-        bus.set(&self.name(port), value)
-    }
-
-    fn get(&self, bus: &mut dyn AxiLiteBus, port: &str) -> Result<u64, DutError> {
-        bus.get(&self.name(port))
     }
 }

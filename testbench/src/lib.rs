@@ -13,6 +13,7 @@ pub mod harness;
 pub mod lightning;
 pub mod models;
 pub mod panama;
+pub mod pins;
 pub mod rng;
 pub mod verilator;
 pub mod waveform;

@@ -721,7 +721,7 @@ fn closed_loop_native_equals_verilator_cycle_by_cycle() {
             let native = native_run(&b, &image, &paths, &controls);
             let cycles = native.cycles + 20;
             Differential::new(&b.module)
-                .run(&DiffConfig::cycles(cycles), |s| driver.cycle(s))
+                .try_run(&DiffConfig::cycles(cycles), |s| driver.cycle(s))
                 .unwrap_or_else(|e| panic!("{e}"));
             let both = driver.result();
             let what = format!("cores {cores} {source:?} paths {paths:?}");

@@ -48,8 +48,9 @@ fn simulate(name: &str, cfg: &PanamaConfig, scenario: &Scenario, traffic: Traffi
         2_000,
         bound,
         |_, _| {},
-    );
-    let counters = read_counters(&mut dut);
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let counters = read_counters(&mut dut).unwrap_or_else(|e| panic!("{name}: {e}"));
     let summary = check(&golden_cfg, &want, &driver.outputs)
         .unwrap_or_else(|e| panic!("{name}: {e} (after {cycles} cycles, {end:?})"));
     println!(
@@ -300,11 +301,12 @@ fn a_worker_too_far_ahead_waits_full_wait_then_is_dropped() {
         3_000,
         50_000,
         |_, _| {},
-    );
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(end, RunEnd::Quiet, "the input never stops for good");
     assert!(d.input_done(), "every frame was taken");
     check(&golden_cfg, &summed, &d.outputs).unwrap_or_else(|e| panic!("{e}"));
-    let c = Counters::from_named(&read_counters(&mut dut));
+    let c = Counters::from_named(&read_counters(&mut dut).unwrap_or_else(|e| panic!("{e}")));
     println!(
         "{cycles} cycles, longest stall {}, counters {c:?}",
         d.longest_stall
@@ -313,6 +315,7 @@ fn a_worker_too_far_ahead_waits_full_wait_then_is_dropped() {
     assert_eq!((c.results_out, c.timeout_drops), (2, 1));
     c.check(0).unwrap_or_else(|e| panic!("{e}"));
     let stalls = read_counters(&mut dut)
+        .unwrap_or_else(|e| panic!("{e}"))
         .into_iter()
         .find(|(n, _)| *n == "stall_cycles")
         .map(|(_, v)| v);

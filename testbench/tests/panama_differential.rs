@@ -5,12 +5,12 @@
 
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::{panama_core, COUNTERS};
+use hdl::panama::core::panama_core;
 use testbench::harness::{DiffConfig, Differential};
 use testbench::panama::config::{PLUS_PORTS, SUME_PORTS};
 use testbench::panama::golden::run as golden_run;
 use testbench::panama::scenario::Scenario;
-use testbench::panama::system::{apply_config, check, golden_config, Pins, StreamDriver};
+use testbench::panama::system::{check, configure, golden_config, StreamDriver};
 use testbench::rng::seeded;
 
 fn lockstep(cfg: &PanamaConfig, scenario: &Scenario, p_valid: f64, p_ready: f64) {
@@ -25,14 +25,13 @@ fn lockstep(cfg: &PanamaConfig, scenario: &Scenario, p_valid: f64, p_ready: f64)
     let beats = driver.input_beats() as u64;
     let cycles = (beats as f64 / p_valid.min(p_ready) * 1.6) as u64 + 600;
     let report = Differential::new(&module)
-        .run(&DiffConfig::cycles(cycles), |s| {
-            apply_config(s, &golden_cfg);
-            for (counter, _) in COUNTERS {
-                Pins::set(s, &format!("{counter}_clear"), &[0]);
-            }
+        .try_run(&DiffConfig::cycles(cycles), |s| {
             let cycle = s.cycles[0];
             let edge = !s.fired.is_empty();
-            driver.step(s, cycle, edge, &mut rng, p_valid, p_ready);
+            if cycle == 0 && !edge {
+                configure(s, &golden_cfg)?;
+            }
+            driver.step(s, cycle, edge, &mut rng, p_valid, p_ready)
         })
         .unwrap_or_else(|e| panic!("{e}"));
     let summary =

@@ -12,20 +12,20 @@
 
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::{panama_core, COUNTERS};
+use hdl::panama::core::panama_core;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use testbench::dut::NativeDut;
+use testbench::dut::{Dut, NativeDut};
 use testbench::panama::config::{GoldenConfig, SlotConfig, SUME_PORTS};
 use testbench::panama::frame::AggPacket;
 use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
 use testbench::panama::header::{elem_bytes, offset, PANAMA_OFFSET};
 use testbench::panama::scenario::Scenario;
 use testbench::panama::system::{
-    apply_config, check, golden_config, is_result, read_counters, DutPins, Observed, Pins,
-    StreamDriver,
+    check, configure, golden_config, is_result, read_counters, Observed, StreamDriver,
 };
 use testbench::panama::traffic::{background_frame, random_element, Values};
+use testbench::pins::Pins;
 use testbench::rng::seeded;
 
 /// The job every hand-built packet belongs to (slot 0 of [`one_job`]).
@@ -79,27 +79,24 @@ fn simulate(
     let mut dut = NativeDut::new(&module).unwrap_or_else(|e| panic!("{e}"));
     // The driver flips coins with probability 0 or 1 only: any seed will do.
     let mut rng = ChaCha8Rng::seed_from_u64(0);
-    let mut pins = DutPins::new(&mut dut);
-    apply_config(&mut pins, golden);
+    let mut pins = &mut dut;
+    configure(&mut pins, golden).unwrap_or_else(|e| panic!("{name}: {e}"));
     for (port, value) in overrides {
-        pins.set(port, &[*value]);
+        let pin = Pins::pin(&pins, port).unwrap_or_else(|e| panic!("{name}: {e}"));
+        Pins::set_u64(&mut pins, pin, *value).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    pins.set("s_axis_tvalid", &[0]);
-    pins.set("m_axis_tready", &[0]);
-    for (counter, _) in COUNTERS {
-        pins.set(&format!("{counter}_clear"), &[0]);
-    }
-    pins.dut().reset(4);
+    pins.reset(4);
     let mut d = StreamDriver::new(frames, cfg.data_width);
     let max_cycles = 40 * d.input_beats() as u64 + 10_000;
     let mut release = (output == Output::Open).then_some(0);
     let mut input_done_at = None;
     let ready = |release: Option<u64>| if release.is_some() { 1.0 } else { 0.0 };
-    d.step(&mut pins, 0, false, &mut rng, 1.0, ready(release));
+    d.step(&mut pins, 0, false, &mut rng, 1.0, ready(release))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut done_at = None;
     let mut cycles = max_cycles;
     for cycle in 1..=max_cycles {
-        pins.dut().step();
+        pins.step();
         if let Output::HeldUntilInputDone { settle } = output {
             if d.input_done() {
                 let at = *input_done_at.get_or_insert(cycle);
@@ -108,7 +105,8 @@ fn simulate(
                 }
             }
         }
-        d.step(&mut pins, cycle, true, &mut rng, 1.0, ready(release));
+        d.step(&mut pins, cycle, true, &mut rng, 1.0, ready(release))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         if done_at.is_none() && d.input_done() && d.outputs.len() >= expected {
             done_at = Some(cycle);
         }
@@ -117,7 +115,7 @@ fn simulate(
             break;
         }
     }
-    let counters = read_counters(pins.dut());
+    let counters = read_counters(pins).unwrap_or_else(|e| panic!("{name}: {e}"));
     println!(
         "{name}: {} frames in, {} out ({expected} expected) in {cycles} cycles, output from \
          cycle {:?}, counters {counters:?}",

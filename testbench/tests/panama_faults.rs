@@ -250,7 +250,8 @@ type Trace = Vec<Vec<Observed>>;
 fn run_all(dut: &mut dyn Dut, cfg: &PanamaConfig, back_pressure: f64) -> Trace {
     let g = golden(cfg);
     let mut rng = seeded("panama faults", 11);
-    let mut session = Session::new(dut, cfg, g.clone(), (1.0, back_pressure), 11);
+    let mut session = Session::new(dut, cfg, g.clone(), (1.0, back_pressure), 11)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut trace = vec![];
     let bound = cfg.input_stall_bound(g.full_wait);
     for (k, fault) in faults(&g, &mut rng).into_iter().enumerate() {

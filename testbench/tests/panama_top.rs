@@ -13,7 +13,8 @@ use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::panama::config::{GoldenConfig, SUME_PORTS};
 use testbench::panama::golden::run as golden_run;
 use testbench::panama::scenario::Scenario;
-use testbench::panama::system::{check, golden_config, DutPins, Pins, StreamDriver};
+use testbench::panama::system::{check, golden_config, StreamDriver};
+use testbench::pins::Pins;
 use testbench::rng::seeded;
 use testbench::verilator::BuildOptions;
 
@@ -135,14 +136,19 @@ fn host_session(dut: &mut dyn Dut, cfg: &PanamaConfig, map: &RegisterMap) {
     let bound = 40 * driver.input_beats() as u64 + 2_000;
     let mut cycle = 0;
     {
-        let mut pins = DutPins::new(&mut *dut);
-        driver.step(&mut pins, cycle, false, &mut rng, 1.0, 0.8);
+        let mut pins = &mut *dut;
+        driver
+            .step(&mut pins, cycle, false, &mut rng, 1.0, 0.8)
+            .unwrap();
         while driver.outputs.len() < expected && cycle < bound {
-            pins.dut().step();
+            pins.step();
             cycle += 1;
-            driver.step(&mut pins, cycle, true, &mut rng, 1.0, 0.8);
+            driver
+                .step(&mut pins, cycle, true, &mut rng, 1.0, 0.8)
+                .unwrap();
         }
-        pins.set("s_axis_tvalid", &[0]);
+        let tvalid = Pins::pin(&pins, "s_axis_tvalid").unwrap();
+        Pins::set_u64(&mut pins, tvalid, 0).unwrap();
     }
     let summary = check(&golden_cfg, &want, &driver.outputs)
         .unwrap_or_else(|e| panic!("after {cycle} cycles: {e}"));

@@ -7,7 +7,7 @@
 
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::{panama_core, COUNTERS};
+use hdl::panama::core::panama_core;
 use hdl::Module;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,7 +15,7 @@ use testbench::dut::{Dut, DutError, NativeDut};
 use testbench::panama::config::{GoldenConfig, SUME_PORTS};
 use testbench::panama::golden::{run as golden_run, GoldenOutcome, InFrame};
 use testbench::panama::scenario::Scenario;
-use testbench::panama::system::{apply_config, check, golden_config, DutPins, StreamDriver};
+use testbench::panama::system::{check, configure, golden_config, StreamDriver};
 use testbench::panama::traffic::background_frame;
 use testbench::rng::seeded;
 use testbench::waveform::Waveform;
@@ -60,16 +60,13 @@ fn drive(
     *driver.borrow_mut() = StreamDriver::new(frames, width);
     let golden_cfg = golden_cfg.clone();
     let mut rng = seeded("panama waveform drive", 0);
-    move |cycle, dut| {
-        let mut pins = DutPins::new(dut);
-        apply_config(&mut pins, &golden_cfg);
-        for (counter, _) in COUNTERS {
-            testbench::panama::system::Pins::set(&mut pins, &format!("{counter}_clear"), &[0]);
+    move |cycle, mut dut| {
+        if cycle == 0 {
+            configure(&mut dut, &golden_cfg)?;
         }
         driver
             .borrow_mut()
-            .step(&mut pins, u64::from(cycle), cycle > 0, &mut rng, 1.0, 1.0);
-        Ok(())
+            .step(&mut dut, u64::from(cycle), cycle > 0, &mut rng, 1.0, 1.0)
     }
 }
 

@@ -148,8 +148,9 @@ pub trait Dut {
     }
 }
 
-/// Copies the value `words` of port `port` into `out` (for [`Dut::get_into`]).
-fn copy_words(
+/// Copies the value `words` of port `port` into `out` (for [`Dut::get_into`]); a
+/// shorter `out` is an error naming the port.
+pub(crate) fn copy_words(
     ports: &[DutPort],
     port: usize,
     words: &[u64],

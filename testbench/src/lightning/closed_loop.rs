@@ -2,9 +2,10 @@
 //! DAC pair (`dac{2c}`, `dac{2c+1}`) through its own [`PhotonicLink`] back into the
 //! core's ADC input (`adc{c}`), every cycle.
 //!
-//! [`LoopDriver`] is one image's run as a state machine over named pins, so the
-//! same code drives a single [`Dut`] ([`run_image`]) or both engines in lockstep
-//! through the differential harness (its `Step` implements [`Pins`]).
+//! [`LoopDriver`] is one image's run as a state machine over [`Pins`] (its ports
+//! resolved once, [`LoopPins`]), so the same code drives a single [`Dut`]
+//! ([`run_image`]) or both engines in lockstep through the differential harness
+//! (its `Step` implements [`Pins`]).
 
 use hdl::lightning::bus::activation_preamble;
 use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
@@ -18,9 +19,10 @@ use rand_chacha::ChaCha8Rng;
 use super::arith::{pack_bus, unpack_bus, AccWidth, Contract, OpticalLoss};
 use super::golden::Network;
 use super::link::{PhotonicLink, Word};
+use super::loop_pins::LoopPins;
 use super::photonic::PhotonicCore;
 use crate::dut::{Dut, DutError};
-use crate::harness::Step;
+use crate::pins::{Pin, Pins};
 
 /// The generator configuration of `network` with an `acc_width`-bit accumulator
 /// on `cores` photonic cores ([`NetworkWeights::datapath_config`], the generator's
@@ -114,48 +116,6 @@ impl PortShape {
                         .collect(),
                 )
             }),
-        }
-    }
-}
-
-/// Named access to a design's ports for one cycle.
-pub trait Pins {
-    /// The current value of port `name`.
-    fn read(&mut self, name: &str) -> Vec<u64>;
-    /// Drives input `name` from now on.
-    fn write(&mut self, name: &str, words: &[u64]);
-}
-
-impl Pins for Step<'_> {
-    fn read(&mut self, name: &str) -> Vec<u64> {
-        self.get(name).to_vec()
-    }
-
-    fn write(&mut self, name: &str, words: &[u64]) {
-        self.set(name, words);
-    }
-}
-
-/// A single engine as [`Pins`]; the first error is kept for the caller.
-struct DutPins<'a> {
-    dut: &'a mut dyn Dut,
-    error: Option<DutError>,
-}
-
-impl Pins for DutPins<'_> {
-    fn read(&mut self, name: &str) -> Vec<u64> {
-        match self.dut.port(name).and_then(|p| self.dut.get(p)) {
-            Ok(v) => v,
-            Err(e) => {
-                self.error.get_or_insert(e);
-                vec![0]
-            }
-        }
-    }
-
-    fn write(&mut self, name: &str, words: &[u64]) {
-        if let Err(e) = self.dut.port(name).and_then(|p| self.dut.set(p, words)) {
-            self.error.get_or_insert(e);
         }
     }
 }
@@ -269,6 +229,9 @@ pub struct LoopDriver<'a, C: PhotonicCore> {
     last_fire: Option<u64>,
     feed: Vec<Feed>,
     stall_rng: ChaCha8Rng,
+    pins: Option<LoopPins>,
+    logit_data: Vec<u64>,
+    logit_index: Vec<u64>,
 }
 
 /// One core's weight source: the next word and whether it is offered.
@@ -300,6 +263,9 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             last_fire: None,
             feed: vec![Feed::default(); shape.cores],
             stall_rng: ChaCha8Rng::seed_from_u64(controls.weight_stall_seed),
+            pins: None,
+            logit_data: Vec::new(),
+            logit_index: Vec::new(),
         }
     }
 
@@ -317,46 +283,34 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         self.run.timeline.push(Event { cycle, what });
     }
 
-    /// Observes the outputs of this cycle and sets the inputs for the next edge.
-    pub fn cycle(&mut self, pins: &mut dyn Pins) {
-        let c = &self.controls;
-        for core in 0..self.shape.cores {
-            let loss = c
-                .optical_loss
-                .get(core)
-                .map_or(self.shape.unity_loss, |l| l.0);
-            pins.write(&format!("optical_loss{core}"), &[u64::from(loss)]);
-        }
-        pins.write("preamble_length", &[u64::from(c.preamble_length)]);
-        pins.write("timeout", &[u64::from(c.timeout)]);
-        for j in 0..2 * self.shape.cores {
-            let delay = c.dac_delay.get(j).copied().unwrap_or(0);
-            let shift = c.dac_shift.get(j).copied().unwrap_or(0);
-            pins.write(&format!("dac{j}_delay"), &[u64::from(delay)]);
-            pins.write(&format!("dac{j}_shift"), &[u64::from(shift)]);
-        }
-        let now = match self.phase {
-            Phase::Run(t) => t,
-            _ => 0,
+    /// The ports of this run, resolved at the first cycle.
+    fn resolve(&mut self, pins: &(impl Pins + ?Sized)) -> Result<LoopPins, DutError> {
+        let p = LoopPins::resolve(pins.ports(), &self.shape)?;
+        self.logit_data = vec![0; pins.words(p.status.logit_data)];
+        self.logit_index = vec![0; pins.words(p.status.logit_index)];
+        Ok(p)
+    }
+
+    /// Observes the outputs of this cycle and sets the inputs for the next edge;
+    /// a port the datapath lacks is an error at the first cycle.
+    pub fn cycle(&mut self, pins: &mut (impl Pins + ?Sized)) -> Result<(), DutError> {
+        let p = match self.pins.take() {
+            Some(p) => p,
+            None => self.resolve(pins)?,
         };
-        for (core, link) in self.links.iter_mut().enumerate() {
-            let (ja, jw) = (2 * core, 2 * core + 1);
-            let a = word(&pins.read(&format!("dac{ja}_tdata")));
-            let w = word(&pins.read(&format!("dac{jw}_tdata")));
-            let lit = pins.read(&format!("dac{ja}_tvalid")) != [0]
-                || pins.read(&format!("dac{jw}_tvalid")) != [0];
-            let adc = link.step(&a, &w, lit);
-            let stopped = c
-                .adc_stop
-                .iter()
-                .any(|&(stop_core, at)| stop_core == core && now >= at);
-            pins.write(&format!("adc{core}_tvalid"), &[u64::from(!stopped)]);
-            pins.write(&format!("adc{core}_tdata"), &pack_bus(&adc));
-        }
-        pins.write("start", &[0]);
-        pins.write("load_valid", &[0]);
+        let result = self.cycle_on(pins, &p);
+        self.pins = Some(p);
+        result
+    }
+
+    fn cycle_on(&mut self, pins: &mut (impl Pins + ?Sized), p: &LoopPins) -> Result<(), DutError> {
+        self.drive_controls(pins, p)?;
+        self.play_links(pins, p)?;
+        let ctl = &p.control;
+        pins.set_u64(ctl.start, 0)?;
+        pins.set_u64(ctl.load_valid, 0)?;
         if let Some(words) = self.shape.weight_stream.clone() {
-            self.feed_weights(pins, &words, matches!(self.phase, Phase::Run(_)));
+            self.feed_weights(pins, p, &words, matches!(self.phase, Phase::Run(_)))?;
         }
         match self.phase {
             Phase::Load(i) => {
@@ -365,9 +319,9 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
                 for (k, &b) in chunk.iter().take(16).enumerate() {
                     data[k / 8] |= u64::from(b) << (8 * (k % 8));
                 }
-                pins.write("load_valid", &[1]);
-                pins.write("load_addr", &[i as u64]);
-                pins.write("load_data", &data);
+                pins.set_u64(ctl.load_valid, 1)?;
+                pins.set_u64(ctl.load_addr, i as u64)?;
+                pins.set(ctl.load_data, &data)?;
                 let words = self.image.len().div_ceil(16);
                 self.phase = if i + 1 >= words {
                     Phase::Start
@@ -376,11 +330,11 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
                 };
             }
             Phase::Start => {
-                pins.write("start", &[1]);
+                pins.set_u64(ctl.start, 1)?;
                 self.phase = Phase::Run(1);
             }
             Phase::Run(t) => {
-                self.observe(pins, t);
+                self.observe(pins, p, t)?;
                 self.phase = if self.run.done || t >= self.controls.max_cycles {
                     Phase::Finished
                 } else {
@@ -389,89 +343,178 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             }
             Phase::Finished => {}
         }
+        Ok(())
+    }
+
+    /// Drives the run-time controls: loss compensation, preamble, timeout and
+    /// DAC alignment.
+    fn drive_controls(
+        &self,
+        pins: &mut (impl Pins + ?Sized),
+        p: &LoopPins,
+    ) -> Result<(), DutError> {
+        let c = &self.controls;
+        for (core, cp) in p.cores.iter().enumerate() {
+            let loss = c
+                .optical_loss
+                .get(core)
+                .map_or(self.shape.unity_loss, |l| l.0);
+            pins.set_u64(cp.optical_loss, u64::from(loss))?;
+        }
+        pins.set_u64(p.control.preamble_length, u64::from(c.preamble_length))?;
+        pins.set_u64(p.control.timeout, u64::from(c.timeout))?;
+        for (j, dac) in p.dacs.iter().enumerate() {
+            let delay = c.dac_delay.get(j).copied().unwrap_or(0);
+            let shift = c.dac_shift.get(j).copied().unwrap_or(0);
+            pins.set_u64(dac.delay, u64::from(delay))?;
+            pins.set_u64(dac.shift, u64::from(shift))?;
+        }
+        Ok(())
+    }
+
+    /// Each core's DAC pair through its link into its ADC input.
+    fn play_links(
+        &mut self,
+        pins: &mut (impl Pins + ?Sized),
+        p: &LoopPins,
+    ) -> Result<(), DutError> {
+        let now = match self.phase {
+            Phase::Run(t) => t,
+            _ => 0,
+        };
+        for (core, link) in self.links.iter_mut().enumerate() {
+            let (da, dw) = (&p.dacs[2 * core], &p.dacs[2 * core + 1]);
+            let a = read_word(pins, da.tdata)?;
+            let w = read_word(pins, dw.tdata)?;
+            let lit = pins.get_u64(da.tvalid)? != 0 || pins.get_u64(dw.tvalid)? != 0;
+            let adc = link.step(&a, &w, lit);
+            let stopped = self
+                .controls
+                .adc_stop
+                .iter()
+                .any(|&(stop_core, at)| stop_core == core && now >= at);
+            let cp = &p.cores[core];
+            pins.set_u64(cp.adc_tvalid, u64::from(!stopped))?;
+            pins.set(cp.adc_tdata, &pack_bus(&adc))?;
+        }
+        Ok(())
     }
 
     /// The weight sources (AXI-Stream masters, one per core): a source offers
     /// its next word unless it stalls, holds it until `w{c}_tready` (which
     /// depends on no input), and advances on the handshake.
-    fn feed_weights(&mut self, pins: &mut dyn Pins, words: &[Vec<[u64; 3]>], running: bool) {
+    fn feed_weights(
+        &mut self,
+        pins: &mut (impl Pins + ?Sized),
+        p: &LoopPins,
+        words: &[Vec<[u64; 3]>],
+        running: bool,
+    ) -> Result<(), DutError> {
         let stall = self.controls.weight_stall_percent;
         for (c, feed) in self.feed.iter_mut().enumerate() {
+            let Some([tvalid, tdata, tready]) = p.cores.get(c).and_then(|cp| cp.weights) else {
+                continue;
+            };
             let core_words = words.get(c).map(Vec::as_slice).unwrap_or(&[]);
             if running && !feed.offering && feed.next < core_words.len() {
                 feed.offering = self.stall_rng.gen_range(0..100) >= stall;
             }
             let data = core_words.get(feed.next).copied().unwrap_or([0; 3]);
-            pins.write(&format!("w{c}_tvalid"), &[u64::from(feed.offering)]);
-            pins.write(&format!("w{c}_tdata"), &data);
-            let ready = pins.read(&format!("w{c}_tready")).first().copied() == Some(1);
-            if feed.offering && ready {
+            pins.set_u64(tvalid, u64::from(feed.offering))?;
+            pins.set(tdata, &data)?;
+            if feed.offering && pins.is_high(tready)? {
                 feed.next += 1;
                 feed.offering = false;
             }
         }
+        Ok(())
     }
 
     /// Records what the outputs show `t` cycles after the start cycle.
-    fn observe(&mut self, pins: &mut dyn Pins, t: u64) {
-        let one = |pins: &mut dyn Pins, n: &str| pins.read(n).first().copied().unwrap_or(0);
-        let layer = one(pins, "layer");
+    fn observe(
+        &mut self,
+        pins: &mut (impl Pins + ?Sized),
+        p: &LoopPins,
+        t: u64,
+    ) -> Result<(), DutError> {
+        let s = &p.status;
+        let layer = pins.get_u64(s.layer)?;
         if layer != self.layer {
             self.close_layer();
             self.layer = layer;
             self.dac_seen = false;
         }
         let l = self.layer;
-        let dac0_valid = one(pins, "dac0_tvalid") == 1;
-        if dac0_valid && word(&pins.read("dac0_tdata")) != activation_preamble() {
+        let dac0 = &p.dacs[0];
+        let dac0_valid = pins.is_high(dac0.tvalid)?;
+        if dac0_valid && read_word(pins, dac0.tdata)? != activation_preamble() {
             self.run.observed_dac_beats += 1;
         }
         if dac0_valid && !self.dac_seen {
             self.dac_seen = true;
             self.event(t, format!("layer {l}: DAC valid (preamble)"));
         }
-        if one(pins, "fire") == 1 {
+        if pins.is_high(s.fire)? {
             if self.last_fire.is_none() {
                 self.event(t, format!("layer {l}: streamer fires the first data beat"));
             }
             self.last_fire = Some(t);
         }
-        let locked = one(pins, "locked") == 1;
+        let locked = pins.is_high(s.locked)?;
         if locked && !self.locked {
             self.event(t, format!("layer {l}: ADC window open"));
         }
         self.locked = locked;
-        let valid = one(pins, "logit_valid");
+        let valid = pins.get_u64(s.logit_valid)?;
         if valid != 0 {
-            let data = pins.read("logit_data");
-            let index = pins.read("logit_index");
-            let (aw, iw) = (self.shape.acc_width, self.shape.index_width);
-            for c in 0..self.shape.cores {
-                if valid >> c & 1 == 1 {
-                    let raw = field(&data, c as u32 * aw, aw);
-                    let sh = 64 - aw;
-                    self.run.logits.push(((raw << sh) as i64) >> sh);
-                    self.run
-                        .logit_indices
-                        .push(field(&index, c as u32 * iw, iw));
-                }
-            }
+            self.take_logits(pins, s, valid)?;
         }
-        if one(pins, "done") == 1 {
+        if pins.is_high(s.done)? {
             self.close_layer();
             self.event(t, "done".into());
             self.run.timeline.sort_by_key(|e| e.cycle);
             self.run.done = true;
-            self.run.failed = one(pins, "failed") == 1;
-            self.run.fail_reason = one(pins, "fail_reason");
-            self.run.cycles = one(pins, "cycles");
-            self.run.dac_start_cycle = one(pins, "dac_start_cycle");
-            self.run.window_open_cycle = one(pins, "window_open_cycle");
-            self.run.busy_dac_cycles = one(pins, "busy_dac_cycles");
-            self.run.busy_photonic_cycles = one(pins, "busy_photonic_cycles");
-            self.run.busy_decode_cycles = one(pins, "busy_decode_cycles");
-            self.run.compute_cycles = one(pins, "compute_cycles");
+            self.run.failed = pins.is_high(s.failed)?;
+            self.run.fail_reason = pins.get_u64(s.fail_reason)?;
+            let mut counters = [0u64; 7];
+            for (v, &pin) in counters.iter_mut().zip(&s.counters) {
+                *v = pins.get_u64(pin)?;
+            }
+            let r = &mut self.run;
+            [
+                r.cycles,
+                r.dac_start_cycle,
+                r.window_open_cycle,
+                r.busy_dac_cycles,
+                r.busy_photonic_cycles,
+                r.busy_decode_cycles,
+                r.compute_cycles,
+            ] = counters;
         }
+        Ok(())
+    }
+
+    /// The logits of the cores whose bit of `valid` is set.
+    fn take_logits(
+        &mut self,
+        pins: &mut (impl Pins + ?Sized),
+        s: &super::loop_pins::StatusPins,
+        valid: u64,
+    ) -> Result<(), DutError> {
+        pins.get_into(s.logit_data, &mut self.logit_data)?;
+        pins.get_into(s.logit_index, &mut self.logit_index)?;
+        let (aw, iw) = (self.shape.acc_width, self.shape.index_width);
+        for c in 0..self.shape.cores {
+            if valid >> c & 1 == 1 {
+                let raw = field(&self.logit_data, c as u32 * aw, aw);
+                let sh = 64 - aw;
+                self.run.logits.push(((raw << sh) as i64) >> sh);
+                self.run
+                    .logit_indices
+                    .push(field(&self.logit_index, c as u32 * iw, iw));
+            }
+        }
+        Ok(())
     }
 
     fn close_layer(&mut self) {
@@ -493,12 +536,11 @@ fn field(words: &[u64], lo: u32, width: u32) -> u64 {
     v
 }
 
-fn word(words: &[u64]) -> Word {
-    let mut a = [0u64; 4];
-    for (dst, src) in a.iter_mut().zip(words) {
-        *dst = *src;
-    }
-    unpack_bus(&a)
+/// The 256-bit sample bus on `pin` as samples.
+fn read_word(pins: &mut (impl Pins + ?Sized), pin: Pin) -> Result<Word, DutError> {
+    let mut words = [0u64; 4];
+    pins.get_into(pin, &mut words)?;
+    Ok(unpack_bus(&words))
 }
 
 /// Runs one image through the closed loop on `dut` (already reset), core *c*
@@ -512,14 +554,10 @@ pub fn run_image<C: PhotonicCore>(
 ) -> Result<LoopRun, DutError> {
     let mut driver = LoopDriver::new(links, image, shape, controls);
     loop {
-        let mut pins = DutPins { dut, error: None };
-        driver.cycle(&mut pins);
-        if let Some(e) = pins.error {
-            return Err(e);
-        }
+        driver.cycle(&mut &mut *dut)?;
         if driver.finished() {
             return Ok(driver.result().clone());
         }
-        pins.dut.step();
+        dut.step();
     }
 }

@@ -16,7 +16,9 @@
 //! ADC clock must run at twice the DAC rate to keep up.
 //!
 //! AXI-Lite transactions go through [`crate::axil::AxiLiteMaster`], one at a
-//! time, with the link and the ADC played on every edge while they wait.
+//! time, with the link and the ADC played on every edge while they wait. The
+//! streams' ports are resolved once ([`TopPins`]); the bench is itself the
+//! design's [`Pins`] for the master.
 
 use std::collections::VecDeque;
 
@@ -25,8 +27,10 @@ use hdl::blocks::axil_regfile::RegisterMap;
 use super::arith::unpack_bus;
 use super::link::{PhotonicLink, Word};
 use super::photonic::PhotonicCore;
-use crate::axil::{AxiLiteBus, AxiLiteError, AxiLiteMaster};
-use crate::dut::{Dut, DutError};
+use super::top_pins::TopPins;
+use crate::axil::{AxiLiteError, AxiLiteMaster};
+use crate::dut::{Dut, DutError, DutPort};
+use crate::pins::{AxisDataPins, Pin, Pins};
 
 /// AXI-Lite response OKAY.
 pub const OKAY: u64 = 0;
@@ -112,6 +116,7 @@ pub struct AnswerBeat {
 /// The top, one link per core, the weight streams and an AXI-Lite master.
 pub struct TopBench<'a, C: PhotonicCore> {
     dut: &'a mut dyn Dut,
+    pins: TopPins,
     links: Vec<PhotonicLink<C>>,
     map: RegisterMap,
     adc_samples: usize,
@@ -128,10 +133,12 @@ pub struct TopBench<'a, C: PhotonicCore> {
 }
 
 /// The DMA engine the bench plays for streamed weights: per core its words
-/// (`[u64; 3]`: magnitudes low, high, signs) and the next one to offer.
+/// (`[u64; 3]`: magnitudes low, high, signs), the next one to offer and its
+/// stream.
 struct WeightFeed {
     words: Vec<Vec<[u64; 3]>>,
     next: Vec<usize>,
+    pins: Vec<AxisDataPins>,
 }
 
 impl<'a, C: PhotonicCore> TopBench<'a, C> {
@@ -152,9 +159,11 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let domains = [find(dut, "dac")?, find(dut, "adc")?, find(dut, "axil")?];
         let axil = AxiLiteMaster::new(dut, "s_axi_", "axil")?;
         let cores = links.len();
+        let pins = TopPins::resolve(dut.ports(), cores)?;
         let mut bench = TopBench {
             axil,
             dut,
+            pins,
             links,
             map: map.clone(),
             adc_samples,
@@ -166,10 +175,10 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             answer_ready: true,
             answer_beats: Vec::new(),
         };
-        for j in 0..2 * cores {
-            bench.set(&format!("m_axis_dac{j}_tready"), 1)?;
+        for dac in bench.pins.dacs.clone() {
+            bench.set_u64(dac.tready, 1)?;
         }
-        bench.set("m_axis_answer_tready", 1)?;
+        bench.set_u64(bench.pins.answer.stream.tready, 1)?;
         bench.present_adc()?;
         Ok(bench)
     }
@@ -179,9 +188,11 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     /// from the first word at every [`TopBench::infer`].
     pub fn feed_weights(&mut self, words: Vec<Vec<[u64; 3]>>) -> Result<(), DutError> {
         let cores = words.len();
+        let pins = TopPins::weights(self.dut.ports(), cores)?;
         self.weights = Some(WeightFeed {
             words,
             next: vec![0; cores],
+            pins,
         });
         self.offer_weights()
     }
@@ -191,19 +202,11 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let Some(feed) = &self.weights else {
             return Ok(());
         };
-        let mut beats = Vec::new();
-        for (c, words) in feed.words.iter().enumerate() {
-            let word = words.get(feed.next[c]).copied();
-            beats.push(word);
-        }
-        for (c, word) in beats.into_iter().enumerate() {
+        for ((words, &next), pins) in feed.words.iter().zip(&feed.next).zip(&feed.pins) {
+            let word = words.get(next).copied();
             let data = word.map_or([0; 4], |[lo, hi, signs]| [lo, hi, signs, 0]);
-            let p = self.dut.port(&format!("s_axis_weights{c}_tdata"))?;
-            self.dut.set(p, &data)?;
-            self.set(
-                &format!("s_axis_weights{c}_tvalid"),
-                u64::from(word.is_some()),
-            )?;
+            self.dut.set(pins.tdata.0, &data)?;
+            self.dut.set(pins.tvalid.0, &[u64::from(word.is_some())])?;
         }
         Ok(())
     }
@@ -224,29 +227,28 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let Some(feed) = &self.weights else {
             return Ok(Vec::new());
         };
-        let cores = feed.words.len();
-        let mut out = Vec::with_capacity(cores);
-        for c in 0..cores {
-            let valid = self.get1(&format!("s_axis_weights{c}_tvalid"))?;
-            let ready = self.get1(&format!("s_axis_weights{c}_tready"))?;
-            out.push(valid == 1 && ready == 1);
+        let mut dut = &mut *self.dut;
+        let mut out = Vec::with_capacity(feed.pins.len());
+        for p in &feed.pins {
+            out.push(dut.is_high(p.tvalid)? && dut.is_high(p.tready)?);
         }
         Ok(out)
     }
 
     /// The `m_axis_answer` beat handed over at the next DAC edge, if any.
     fn answer_handshake(&mut self) -> Result<Option<AnswerBeat>, DutError> {
-        if self.get1("m_axis_answer_tvalid")? == 0 || self.get1("m_axis_answer_tready")? == 0 {
+        let a = self.pins.answer;
+        if !self.is_high(a.stream.tvalid)? || !self.is_high(a.stream.tready)? {
             return Ok(None);
         }
-        let data = self.get1("m_axis_answer_tdata")?;
-        let user = self.get1("m_axis_answer_tuser")?;
+        let data = self.get_u64(a.stream.tdata)?;
+        let user = self.get_u64(a.tuser)?;
         Ok(Some(AnswerBeat {
             logit: i64::from(data as u32 as i32),
             lsm: i64::from((data >> 32) as u32 as i32),
             index: (user & 0xFF) as u32,
             class: (user >> 8 & 0xFF) as u32,
-            last: self.get1("m_axis_answer_tlast")? == 1,
+            last: self.is_high(a.tlast)?,
         }))
     }
 
@@ -260,21 +262,8 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         self.axil_cycles
     }
 
-    fn set(&mut self, name: &str, value: u64) -> Result<(), DutError> {
-        let p = self.dut.port(name)?;
-        self.dut.set(p, &[value])
-    }
-
-    fn get(&mut self, name: &str) -> Result<Vec<u64>, DutError> {
-        let p = self.dut.port(name)?;
-        self.dut.get(p)
-    }
-
-    fn get1(&mut self, name: &str) -> Result<u64, DutError> {
-        Ok(self.get(name)?.first().copied().unwrap_or(0))
-    }
-
     fn present_adc(&mut self) -> Result<(), DutError> {
+        let valid = u64::from(self.adc_enabled);
         for c in 0..self.beats.len() {
             let beat = self.beats[c]
                 .pop_front()
@@ -283,10 +272,9 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             for (i, s) in beat.iter().enumerate() {
                 words[i / 4] |= u64::from(*s) << (16 * (i % 4));
             }
-            let valid = u64::from(self.adc_enabled);
-            let p = self.dut.port(&format!("s_axis_adc{c}_tdata"))?;
-            self.dut.set(p, &words)?;
-            self.set(&format!("s_axis_adc{c}_tvalid"), valid)?;
+            let adc = self.pins.adcs[c];
+            self.dut.set(adc.tdata.0, &words)?;
+            self.dut.set(adc.tvalid.0, &[valid])?;
         }
         Ok(())
     }
@@ -300,19 +288,10 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let fired = self.dut.step_edge();
         if fired.contains(&dac) {
             self.answer_beats.extend(answer);
-            self.set("m_axis_answer_tready", u64::from(self.answer_ready))?;
+            let ready = self.pins.answer.stream.tready;
+            self.set_u64(ready, u64::from(self.answer_ready))?;
             self.take_weights(&handshakes)?;
-            for c in 0..self.links.len() {
-                let (ja, jw) = (2 * c, 2 * c + 1);
-                let a = word(&self.get(&format!("m_axis_dac{ja}_tdata"))?);
-                let w = word(&self.get(&format!("m_axis_dac{jw}_tdata"))?);
-                let lit = self.get1(&format!("m_axis_dac{ja}_tvalid"))? == 1
-                    || self.get1(&format!("m_axis_dac{jw}_tvalid"))? == 1;
-                let out = self.links[c].step(&a, &w, lit);
-                for chunk in out.chunks(self.adc_samples) {
-                    self.beats[c].push_back(chunk.to_vec());
-                }
-            }
+            self.play_links()?;
         }
         if fired.contains(&adc) {
             self.present_adc()?;
@@ -320,6 +299,36 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let axil_rose = fired.contains(&axil);
         self.axil_cycles += u64::from(axil_rose);
         Ok(axil_rose)
+    }
+
+    /// Steps each core's link with the DAC words of the new cycle and queues
+    /// its ADC word as beats.
+    fn play_links(&mut self) -> Result<(), DutError> {
+        for c in 0..self.links.len() {
+            let (da, dw) = (self.pins.dacs[2 * c], self.pins.dacs[2 * c + 1]);
+            let a = self.read_word(da.tdata)?;
+            let w = self.read_word(dw.tdata)?;
+            let lit = self.is_high(da.tvalid)? || self.is_high(dw.tvalid)?;
+            let out = self.links[c].step(&a, &w, lit);
+            for chunk in out.chunks(self.adc_samples) {
+                self.beats[c].push_back(chunk.to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    /// The 256-bit sample bus on `pin` as samples.
+    fn read_word(&mut self, pin: Pin) -> Result<Word, DutError> {
+        let mut words = [0u64; 4];
+        self.get_into(pin, &mut words)?;
+        Ok(unpack_bus(&words))
+    }
+
+    /// Advances to the next rising edge of the AXI-Lite clock, playing the
+    /// link and the ADC on the way.
+    fn axil_edge(&mut self) -> Result<(), DutError> {
+        while !self.edge()? {}
+        Ok(())
     }
 
     /// Runs until the AXI-Lite clock has risen `n` times.
@@ -344,7 +353,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     /// One AXI-Lite write to byte address `addr`; returns BRESP.
     pub fn write_addr(&mut self, addr: u32, data: u32) -> Result<u64, BenchError> {
         let axil = self.axil.clone();
-        match axil.write_on(self, addr, data) {
+        match axil.write_on(self, &mut |b| b.axil_edge(), addr, data) {
             Ok(()) => Ok(OKAY),
             Err(AxiLiteError::Response { resp, .. }) => Ok(resp),
             Err(e) => Err(e.into()),
@@ -355,7 +364,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     /// with an error response.
     pub fn read_addr(&mut self, addr: u32) -> Result<(u32, u64), BenchError> {
         let axil = self.axil.clone();
-        match axil.read_on(self, addr) {
+        match axil.read_on(self, &mut |b| b.axil_edge(), addr) {
             Ok(v) => Ok((v, OKAY)),
             Err(AxiLiteError::Response { resp, .. }) => Ok((0, resp)),
             Err(e) => Err(e.into()),
@@ -542,23 +551,15 @@ impl<C: PhotonicCore> TopBench<'_, C> {
     }
 }
 
-fn word(words: &[u64]) -> Word {
-    let mut a = [0u64; 4];
-    for (dst, src) in a.iter_mut().zip(words) {
-        *dst = *src;
+/// The design's ports, for the AXI-Lite master and the bench's own streams.
+impl<C: PhotonicCore> Pins for TopBench<'_, C> {
+    fn ports(&self) -> &[DutPort] {
+        self.dut.ports()
     }
-    unpack_bus(&a)
-}
-
-impl<C: PhotonicCore> AxiLiteBus for TopBench<'_, C> {
-    fn set(&mut self, port: &str, value: u64) -> Result<(), DutError> {
-        TopBench::set(self, port, value)
+    fn set(&mut self, pin: Pin, words: &[u64]) -> Result<(), DutError> {
+        self.dut.set(pin.0, words)
     }
-    fn get(&mut self, port: &str) -> Result<u64, DutError> {
-        self.get1(port)
-    }
-    fn axil_edge(&mut self) -> Result<(), DutError> {
-        while !self.edge()? {}
-        Ok(())
+    fn get_into(&mut self, pin: Pin, out: &mut [u64]) -> Result<(), DutError> {
+        self.dut.get_into(pin.0, out)
     }
 }

@@ -471,7 +471,8 @@ pub fn run(
         golden.clone(),
         (chaos.load, chaos.back_pressure),
         chaos.seed,
-    );
+    )
+    .map_err(|e| e.to_string())?;
     let mut out = ChaosOutcome::default();
     let epochs = chaos.frames.div_ceil(chaos.epoch_frames.max(1));
     for epoch in 0..epochs {

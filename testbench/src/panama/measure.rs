@@ -275,13 +275,13 @@ fn run_engine(
                 progress(Progress::At(cycle.min(m.beats)));
             }
         },
-    );
+    )?;
     progress(Progress::Done);
     let wall = started.elapsed();
     if vcd.is_some() {
         dut.trace_close()?;
     }
-    let counters = read_counters(dut.as_mut());
+    let counters = read_counters(dut.as_mut())?;
     Ok(EngineRun {
         engine,
         driver,

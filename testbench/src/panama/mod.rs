@@ -16,6 +16,8 @@
 //!   buffers, stale-slot flushes); [`session`]: batches of frames through a running
 //!   accelerator, each drained and checked by them; [`chaos`]: the hostile-traffic
 //!   run;
+//! - [`stream`]: the NetFPGA side of a core ([`stream::StreamDriver`]);
+//!   [`system`]: configuring a core, a whole run, and checking its output;
 //! - [`measure`]: a measured run on one engine or both (`wirespeed sim panama`):
 //!   throughput, latencies, counters, pcap output, and the verdict against the
 //!   golden model or the invariants.
@@ -136,6 +138,7 @@ pub mod pcap;
 pub mod result;
 pub mod scenario;
 pub mod session;
+pub mod stream;
 pub mod system;
 pub mod traffic;
 

@@ -8,8 +8,8 @@ use super::config::GoldenConfig;
 use super::counters::Counters;
 use super::golden::{GoldenError, InFrame};
 use super::invariants::{self, Report, RunRecord};
-use super::system::{apply_config, read_counters, DutPins, Observed, Pins, Shape, StreamDriver};
-use crate::dut::Dut;
+use super::system::{configure, CounterPins, Observed, Shape, StreamDriver};
+use crate::dut::{Dut, DutError};
 use crate::rng::derived;
 use hdl::panama::config::PanamaConfig;
 use rand_chacha::ChaCha8Rng;
@@ -38,10 +38,22 @@ pub struct Batch {
     pub bypassed: Vec<usize>,
 }
 
+/// Why a batch could not be run or checked.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Driving or reading the core failed.
+    #[error(transparent)]
+    Dut(#[from] DutError),
+    /// The golden model refused the batch.
+    #[error(transparent)]
+    Golden(#[from] GoldenError),
+}
+
 /// A running accelerator core fed batch after batch of frames, each followed by a
 /// drain and checked by the invariants ([`Session::run_batch`]).
 pub struct Session<'a> {
-    pins: DutPins<'a>,
+    dut: &'a mut dyn Dut,
+    counter_pins: CounterPins,
     driver: StreamDriver,
     golden: GoldenConfig,
     rng: ChaCha8Rng,
@@ -57,32 +69,29 @@ pub struct Session<'a> {
 impl<'a> Session<'a> {
     /// Configures `dut` (an accelerator core of `cfg`) from `golden`, resets it,
     /// and prepares to offer beats with probability `load` and take output beats
-    /// with probability `1 − back_pressure`, drawn from `seed`.
+    /// with probability `1 − back_pressure`, drawn from `seed`. A port the core
+    /// lacks is an error.
     pub fn new(
-        dut: &'a mut dyn Dut,
+        mut dut: &'a mut dyn Dut,
         cfg: &PanamaConfig,
         golden: GoldenConfig,
         (load, back_pressure): (f64, f64),
         seed: u64,
-    ) -> Self {
+    ) -> Result<Self, DutError> {
         let stall_bound = cfg.input_stall_bound(golden.full_wait);
         let drain_bound = u64::from(golden.slot_timeout) * (u64::from(cfg.fifo_depth) + 2)
             + u64::from(golden.full_wait)
             + 4 * u64::from(cfg.frame_buffer_beats())
             + 10_000;
-        let mut pins = DutPins::new(dut);
-        apply_config(&mut pins, &golden);
-        pins.set("s_axis_tvalid", &[0]);
-        pins.set("m_axis_tready", &[0]);
-        for (name, _) in hdl::panama::core::COUNTERS {
-            pins.set(&format!("{name}_clear"), &[0]);
-        }
-        pins.dut().reset(4);
+        configure(&mut dut, &golden)?;
+        let counter_pins = CounterPins::resolve(&dut)?;
+        dut.reset(4);
         let mut rng = derived(seed, "traffic");
         let mut driver = StreamDriver::streaming(cfg.data_width);
-        driver.step(&mut pins, 0, false, &mut rng, load, 1.0);
-        Session {
-            pins,
+        driver.step(&mut dut, 0, false, &mut rng, load, 1.0)?;
+        Ok(Session {
+            dut,
+            counter_pins,
             driver,
             golden,
             rng,
@@ -93,7 +102,7 @@ impl<'a> Session<'a> {
             before: Counters::default(),
             cycle: 0,
             digest: DefaultHasher::new(),
-        }
+        })
     }
 
     /// Cycles simulated so far.
@@ -112,19 +121,20 @@ impl<'a> Session<'a> {
     }
 
     /// The counters read now.
-    fn counters(&mut self) -> Counters {
-        Counters::from_named(&read_counters(self.pins.dut()))
+    fn counters(&mut self) -> Result<Counters, DutError> {
+        let named = self.counter_pins.read(&mut self.dut)?;
+        Ok(Counters::from_named(&named))
     }
 
     /// Sends `frames`, drains, and checks the batch.
-    pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, GoldenError> {
+    pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, SessionError> {
         for (f, shape) in frames {
             self.driver.push_frame(f, *shape);
         }
         let wire = wire_frames(frames);
         self.driver.longest_stall = 0;
-        let drained = self.drain(wire.len() as u64);
-        let now = self.counters();
+        let drained = self.drain(wire.len() as u64)?;
+        let now = self.counters()?;
         let counters = now.since(&self.before);
         self.before = now;
         let observed = std::mem::take(&mut self.driver.outputs);
@@ -155,39 +165,39 @@ impl<'a> Session<'a> {
 
     /// Runs until the input is taken, no packet waits (by the counters) and the
     /// output has been quiet; false if that takes longer than the drain bound.
-    fn drain(&mut self, frames: u64) -> bool {
+    fn drain(&mut self, frames: u64) -> Result<bool, DutError> {
         let start = self.cycle;
         let mut quiet_since = self.cycle;
         let mut moved = self.driver.output_beats;
         let patience = 400 * self.driver.queued_beats() as u64 + self.drain_bound;
         loop {
             self.cycle += 1;
-            self.pins.dut().step();
+            self.dut.step();
             let (load, p_ready) = (self.load, self.p_ready);
             self.driver.step(
-                &mut self.pins,
+                &mut self.dut,
                 self.cycle,
                 true,
                 &mut self.rng,
                 load,
                 p_ready,
-            );
+            )?;
             if self.driver.output_beats != moved {
                 moved = self.driver.output_beats;
                 quiet_since = self.cycle;
             }
             let quiet = self.cycle - quiet_since;
             if self.driver.input_done() && quiet >= QUIET_CYCLES && self.cycle.is_multiple_of(64) {
-                let c = self.counters().since(&self.before);
+                let c = self.counters()?.since(&self.before);
                 let consumed = c.results_out + c.seq_mismatch + c.other_mismatch + c.timeout_drops;
                 if c.accepted == consumed && c.packets_in == frames {
-                    return true;
+                    return Ok(true);
                 }
             }
             if (self.driver.input_done() && quiet > self.drain_bound)
                 || self.cycle - start > patience
             {
-                return false;
+                return Ok(false);
             }
         }
     }

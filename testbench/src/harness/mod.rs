@@ -4,62 +4,18 @@
 //! VCD tracing on both engines and reports the cycle, the port, both values and the
 //! two VCD paths.
 
-use crate::dut::{Dut, DutError, NativeDut, VerilatorDut};
+mod step;
+
+pub use step::Step;
+
+use crate::dut::{Dut, DutError, DutPort, NativeDut, VerilatorDut};
 use crate::verilator::BuildOptions;
 use hdl::ir::Direction;
 use hdl::Module;
 use std::fmt;
+use std::ops::Range;
 use std::path::PathBuf;
-
-/// What a stimulus sees and does between two clock edges.
-pub struct Step<'a> {
-    /// Domains (indices into [`Differential::domains`]) that rose at the last edge;
-    /// empty right after reset.
-    pub fired: &'a [usize],
-    /// Rising edges so far per domain (after reset).
-    pub cycles: &'a [u64],
-    /// Current output values (both engines agree on them), by port index.
-    pub outputs: &'a [Vec<u64>],
-    sets: Vec<(usize, Vec<u64>)>,
-    ports: &'a [crate::dut::DutPort],
-}
-
-impl Step<'_> {
-    /// Drives input `name` with `words` from now on.
-    pub fn set(&mut self, name: &str, words: &[u64]) {
-        let port = self
-            .ports
-            .iter()
-            .position(|p| p.name == name)
-            .unwrap_or_else(|| panic!("stimulus drives unknown port `{name}`"));
-        self.sets.push((port, words.to_vec()));
-    }
-
-    /// Drives input `name` with a value of at most 64 bits.
-    pub fn set_u64(&mut self, name: &str, value: u64) {
-        self.set(name, &[value]);
-    }
-
-    /// The current value of output (or input) `name`.
-    pub fn get(&self, name: &str) -> &[u64] {
-        let port = self
-            .ports
-            .iter()
-            .position(|p| p.name == name)
-            .unwrap_or_else(|| panic!("stimulus reads unknown port `{name}`"));
-        &self.outputs[port]
-    }
-
-    /// The current value of a port of at most 64 bits.
-    pub fn get_u64(&self, name: &str) -> u64 {
-        self.get(name).first().copied().unwrap_or(0)
-    }
-
-    /// True if domain `index` rose at the last edge.
-    pub fn fired(&self, index: usize) -> bool {
-        self.fired.contains(&index)
-    }
-}
+use step::Sets;
 
 /// How to run a differential test.
 #[derive(Clone, Debug)]
@@ -160,8 +116,22 @@ fn hex(words: &[u64], width: u32) -> String {
 
 /// One recorded action, for the replay with traces.
 enum Action {
-    Set(usize, Vec<u64>),
+    /// Port and its value's range in [`Log::words`].
+    Set(usize, Range<usize>),
     Edge,
+}
+
+/// What a run did, for the replay with traces.
+#[derive(Default)]
+struct Log {
+    actions: Vec<Action>,
+    words: Vec<u64>,
+}
+
+/// Port values of both engines, read into buffers kept for the whole run.
+struct Values {
+    native: Vec<Vec<u64>>,
+    verilator: Vec<u64>,
 }
 
 /// The native simulator of one module and the Verilator model of another (normally
@@ -169,7 +139,7 @@ enum Action {
 pub struct Differential {
     native_module: Module,
     verilator_module: Module,
-    ports: Vec<crate::dut::DutPort>,
+    ports: Vec<DutPort>,
 }
 
 impl Differential {
@@ -230,6 +200,19 @@ impl Differential {
         cfg: &DiffConfig,
         mut stimulus: impl FnMut(&mut Step),
     ) -> Result<DiffReport, DiffError> {
+        self.try_run(cfg, |s| {
+            stimulus(s);
+            Ok(())
+        })
+    }
+
+    /// [`Differential::run`] with a stimulus that can fail (a port it asks for
+    /// is missing, a value does not fit): its first error ends the run.
+    pub fn try_run(
+        &self,
+        cfg: &DiffConfig,
+        mut stimulus: impl FnMut(&mut Step) -> Result<(), DutError>,
+    ) -> Result<DiffReport, DiffError> {
         let (mut native, mut verilator) = self.engines(cfg, false)?;
         native.reset(cfg.reset_cycles);
         verilator.reset(cfg.reset_cycles);
@@ -238,27 +221,43 @@ impl Differential {
             cycles: vec![0; n_domains],
             ..DiffReport::default()
         };
-        let mut log: Vec<Action> = Vec::new();
+        let mut log = Log::default();
+        let mut sets = Sets::default();
         let mut fired: Vec<usize> = Vec::new();
-        let mut outputs = self.compare(&mut native, &mut verilator, &report, &log, cfg)?;
-        report.comparisons += outputs.len() as u64;
+        let mut values = self.values(&mut native)?;
+        self.compare(
+            &mut native,
+            &mut verilator,
+            &mut report,
+            &log,
+            cfg,
+            &mut values,
+        )?;
         loop {
-            let mut step = Step {
+            sets.clear();
+            stimulus(&mut Step {
                 fired: &fired,
                 cycles: &report.cycles,
-                outputs: &outputs,
-                sets: vec![],
+                outputs: &values.native,
+                sets: &mut sets,
                 ports: &self.ports,
-            };
-            stimulus(&mut step);
-            let sets = std::mem::take(&mut step.sets);
-            for (port, words) in sets {
-                native.set(port, &words)?;
-                verilator.set(port, &words)?;
-                log.push(Action::Set(port, words));
+            })?;
+            for (port, range) in &sets.ports {
+                let words = &sets.words[range.clone()];
+                native.set(*port, words)?;
+                verilator.set(*port, words)?;
+                let at = log.words.len();
+                log.words.extend_from_slice(words);
+                log.actions.push(Action::Set(*port, at..log.words.len()));
             }
-            outputs = self.compare(&mut native, &mut verilator, &report, &log, cfg)?;
-            report.comparisons += outputs.len() as u64;
+            self.compare(
+                &mut native,
+                &mut verilator,
+                &mut report,
+                &log,
+                cfg,
+                &mut values,
+            )?;
             let done = n_domains == 0 && report.edges >= cfg.cycles
                 || n_domains > 0 && report.cycles[0] >= cfg.cycles;
             if done {
@@ -267,54 +266,76 @@ impl Differential {
             fired = native.step_edge();
             let fired_v = verilator.step_edge();
             assert_eq!(fired, fired_v, "both engines share one clock schedule");
-            log.push(Action::Edge);
+            log.actions.push(Action::Edge);
             report.edges += 1;
             for d in &fired {
                 report.cycles[*d] += 1;
             }
-            outputs = self.compare(&mut native, &mut verilator, &report, &log, cfg)?;
-            report.comparisons += outputs.len() as u64;
+            self.compare(
+                &mut native,
+                &mut verilator,
+                &mut report,
+                &log,
+                cfg,
+                &mut values,
+            )?;
         }
     }
 
-    /// Compares every port; returns the values, or the mismatch with its replay.
+    /// Buffers for every port's value, sized by the native engine's values now.
+    fn values(&self, native: &mut NativeDut) -> Result<Values, DutError> {
+        let native = (0..self.ports.len())
+            .map(|i| native.get(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let longest = native.iter().map(Vec::len).max().unwrap_or(0);
+        Ok(Values {
+            native,
+            verilator: vec![0; longest],
+        })
+    }
+
+    /// Reads every port into `values` and compares the outputs; counts the
+    /// comparisons, or returns the mismatch with its replay.
     fn compare(
         &self,
         native: &mut NativeDut,
         verilator: &mut VerilatorDut,
-        report: &DiffReport,
-        log: &[Action],
+        report: &mut DiffReport,
+        log: &Log,
         cfg: &DiffConfig,
-    ) -> Result<Vec<Vec<u64>>, DiffError> {
-        let mut values = Vec::with_capacity(self.ports.len());
+        values: &mut Values,
+    ) -> Result<(), DiffError> {
         for (i, p) in self.ports.iter().enumerate() {
-            let n = native.get(i)?;
-            if p.direction == Direction::Output {
-                let v = verilator.get(i)?;
-                if n != v {
-                    let vcds = self.replay(cfg, log).map_err(|e| e.to_string());
-                    return Err(DiffError::Mismatch(Box::new(Mismatch {
-                        module: self.native_module.name.clone(),
-                        cycles: self
-                            .domains()
-                            .into_iter()
-                            .zip(report.cycles.clone())
-                            .collect(),
-                        time_ps: native.time_ps(),
-                        port: p.name.clone(),
-                        native: hex(&n, p.width),
-                        verilator: hex(&v, p.width),
-                        vcds,
-                    })));
-                }
+            let n = &mut values.native[i];
+            native.get_into(i, n)?;
+            if p.direction != Direction::Output {
+                continue;
             }
-            values.push(n);
+            let v = &mut values.verilator[..n.len()];
+            verilator.get_into(i, v)?;
+            if n != v {
+                let vcds = self.replay(cfg, log).map_err(|e| e.to_string());
+                return Err(DiffError::Mismatch(Box::new(Mismatch {
+                    module: self.native_module.name.clone(),
+                    cycles: self
+                        .domains()
+                        .into_iter()
+                        .zip(report.cycles.clone())
+                        .collect(),
+                    time_ps: native.time_ps(),
+                    port: p.name.clone(),
+                    native: hex(n, p.width),
+                    verilator: hex(v, p.width),
+                    vcds,
+                })));
+            }
         }
-        Ok(values)
+        report.comparisons += self.ports.len() as u64;
+        Ok(())
     }
 
     /// Re-runs the recorded actions on fresh engines with VCD tracing on both.
-    fn replay(&self, cfg: &DiffConfig, log: &[Action]) -> Result<(PathBuf, PathBuf), DutError> {
+    fn replay(&self, cfg: &DiffConfig, log: &Log) -> Result<(PathBuf, PathBuf), DutError> {
         let dir = std::env::temp_dir()
             .join("wirespeed-mismatch")
             .join(format!(
@@ -332,9 +353,10 @@ impl Differential {
         verilator.trace_open(&vp)?;
         native.reset(cfg.reset_cycles);
         verilator.reset(cfg.reset_cycles);
-        for action in log {
+        for action in &log.actions {
             match action {
-                Action::Set(port, words) => {
+                Action::Set(port, range) => {
+                    let words = &log.words[range.clone()];
                     native.set(*port, words)?;
                     verilator.set(*port, words)?;
                 }

@@ -1,0 +1,343 @@
+//! The NetFPGA side of an accelerator core: [`StreamDriver`] offers input
+//! frames beat by beat on `s_axis_*` (with `tuser` = length and one-hot source
+//! port), takes output beats from `m_axis_*` with a chosen probability of
+//! `tready` (random back-pressure), reassembles the output frames and records
+//! when every beat moved. It drives any [`Pins`] (a single [`Dut`](crate::dut::Dut)
+//! or the differential harness's [`Step`](crate::harness::Step)) through the
+//! two streams' [`AxisPins`], resolved at its first step.
+
+use super::golden::InFrame;
+use crate::dut::DutError;
+use crate::pins::{AxisPins, Pins};
+use rand::Rng;
+use std::collections::VecDeque;
+
+/// One AXI-Stream beat as words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Beat {
+    data: Vec<u64>,
+    keep: Vec<u64>,
+    user: Vec<u64>,
+    last: bool,
+    frame: usize,
+}
+
+/// Little-endian words of `bytes`, `bits` wide.
+fn words(bytes: &[u8], bits: usize) -> Vec<u64> {
+    let mut w = vec![0u64; bits.div_ceil(64)];
+    for (i, &b) in bytes.iter().enumerate() {
+        w[i / 8] |= u64::from(b) << (8 * (i % 8));
+    }
+    w
+}
+
+/// How a frame's beats are laid out on the bus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// As a NetFPGA MAC sends it: `tkeep` full on every beat but the last, which
+    /// carries `tlast`; a frame without bytes is one beat with an empty `tkeep`.
+    Whole,
+    /// No `tlast` on the last beat: the frame runs into the next one on the wire.
+    Unterminated,
+    /// An extra beat with an empty `tkeep` before beat `n` (if the frame has more
+    /// than `n` beats). A NetFPGA stream never has one; it carries no byte.
+    EmptyBeatBefore(usize),
+}
+
+/// The beats of `frame` (index `index`) on a `width`-bit bus, NetFPGA tuser, laid
+/// out as `shape` says.
+fn beats_of(frame: &InFrame, index: usize, width: usize, shape: Shape) -> Vec<Beat> {
+    let per = width / 8;
+    let user = u64::from(frame.bytes.len() as u16) | u64::from(frame.src) << 16;
+    let mut chunks: Vec<&[u8]> = frame.bytes.chunks(per).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    if let Shape::EmptyBeatBefore(n) = shape {
+        if n > 0 && n < chunks.len() {
+            chunks.insert(n, &[]);
+        }
+    }
+    let n = chunks.len();
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(k, chunk)| Beat {
+            data: words(chunk, width),
+            keep: (0..per.div_ceil(64))
+                .map(|w| keep_word(chunk.len(), w))
+                .collect(),
+            user: vec![user, 0],
+            last: shape != Shape::Unterminated && k + 1 == n,
+            frame: index,
+        })
+        .collect()
+}
+
+/// Word `w` of a `tkeep` with the low `bytes` bits set.
+fn keep_word(bytes: usize, w: usize) -> u64 {
+    let lo = w * 64;
+    match bytes.saturating_sub(lo) {
+        0 => 0,
+        n if n >= 64 => u64::MAX,
+        n => (1u64 << n) - 1,
+    }
+}
+
+/// An output beat as sampled before the edge that takes it (buffers kept for
+/// the whole run).
+#[derive(Clone, Debug, Default)]
+struct Snap {
+    data: Vec<u64>,
+    keep: Vec<u64>,
+    user: Vec<u64>,
+    last: bool,
+}
+
+/// The accelerator core's two streams.
+#[derive(Clone, Copy, Debug)]
+struct StreamPins {
+    input: AxisPins,
+    output: AxisPins,
+}
+
+/// A frame that left the accelerator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    /// `tuser[31:24]` of its first beat.
+    pub dst: u8,
+    /// `tuser[15:0]` of its first beat.
+    pub tuser_len: u16,
+    /// Its bytes (the `tkeep` bytes of every beat).
+    pub bytes: Vec<u8>,
+    /// Cycle its first beat was taken.
+    pub first_cycle: u64,
+    /// Cycle its last beat was taken.
+    pub last_cycle: u64,
+}
+
+/// Drives frames in and takes frames out (see the module docs). Frames are
+/// given up front ([`StreamDriver::new`]) or fed while it runs
+/// ([`StreamDriver::push_frame`]); only beats not yet taken are held.
+pub struct StreamDriver {
+    width: usize,
+    beats: VecDeque<Beat>,
+    pushed_beats: usize,
+    frames: usize,
+    next_in: usize,
+    driving: bool,
+    in_ready: bool,
+    out_valid: bool,
+    out_ready: bool,
+    pins: Option<StreamPins>,
+    snapshot: Snap,
+    snapped: bool,
+    partial: Option<Observed>,
+    /// Output frames in the order they completed.
+    pub outputs: Vec<Observed>,
+    /// Cycle each input frame's first beat was accepted.
+    pub first_accepted: Vec<Option<u64>>,
+    /// Cycle each input frame's last beat was accepted.
+    pub last_accepted: Vec<Option<u64>>,
+    /// Cycles in which a beat was offered and not taken.
+    pub input_stalls: u64,
+    /// The longest input stall: the most cycles with `m_axis_tready` high in one
+    /// unbroken run of cycles in which a beat was offered and not taken (cycles
+    /// the output was back-pressured are the downstream's, not counted).
+    pub longest_stall: u64,
+    stall_run: u64,
+    /// Cycles in which an output beat moved.
+    pub output_beats: u64,
+}
+
+impl StreamDriver {
+    /// A driver that will offer `frames` in order on a `width`-bit bus.
+    pub fn new(frames: &[InFrame], width: u32) -> Self {
+        let mut d = StreamDriver::streaming(width);
+        for f in frames {
+            d.push_frame(f, Shape::Whole);
+        }
+        d
+    }
+
+    /// A driver with no frames yet, for [`StreamDriver::push_frame`].
+    pub fn streaming(width: u32) -> Self {
+        StreamDriver {
+            width: width as usize,
+            beats: VecDeque::new(),
+            pushed_beats: 0,
+            frames: 0,
+            next_in: 0,
+            driving: false,
+            in_ready: false,
+            out_valid: false,
+            out_ready: false,
+            pins: None,
+            snapshot: Snap::default(),
+            snapped: false,
+            partial: None,
+            outputs: vec![],
+            first_accepted: vec![],
+            last_accepted: vec![],
+            input_stalls: 0,
+            longest_stall: 0,
+            stall_run: 0,
+            output_beats: 0,
+        }
+    }
+
+    /// Queues `frame` (the next frame index), laid out as `shape` says, behind the
+    /// frames given so far.
+    pub fn push_frame(&mut self, frame: &InFrame, shape: Shape) {
+        let beats = beats_of(frame, self.frames, self.width, shape);
+        self.pushed_beats += beats.len();
+        self.beats.extend(beats);
+        self.frames += 1;
+        self.first_accepted.push(None);
+        self.last_accepted.push(None);
+    }
+
+    /// Input beats not yet taken.
+    pub fn queued_beats(&self) -> usize {
+        self.beats.len()
+    }
+
+    /// Input beats in all.
+    pub fn input_beats(&self) -> usize {
+        self.pushed_beats
+    }
+
+    /// Input beats accepted so far.
+    pub fn accepted_beats(&self) -> usize {
+        self.next_in
+    }
+
+    /// Cycles of the first and the last accepted input beat (0, 0 before any).
+    pub fn input_span(&self) -> (u64, u64) {
+        let first = self.first_accepted.iter().flatten().min();
+        let last = self.last_accepted.iter().flatten().max();
+        (first.copied().unwrap_or(0), last.copied().unwrap_or(0))
+    }
+
+    /// Cycles of the first and the last output beat taken (0, 0 before any).
+    pub fn output_span(&self) -> (u64, u64) {
+        let first = self.outputs.iter().map(|o| o.first_cycle).min();
+        let last = self.outputs.iter().map(|o| o.last_cycle).max();
+        (first.unwrap_or(0), last.unwrap_or(0))
+    }
+
+    /// True once every input beat was accepted.
+    pub fn input_done(&self) -> bool {
+        self.beats.is_empty()
+    }
+
+    /// One cycle. `edge` is true if the clock rose since the last call (then the
+    /// handshakes sampled in the last call took place, at cycle `cycle - 1`);
+    /// `p_valid` is the probability of offering a new beat, `p_ready` of taking an
+    /// output beat. A stream port the design lacks is an error at the first call.
+    pub fn step(
+        &mut self,
+        pins: &mut (impl Pins + ?Sized),
+        cycle: u64,
+        edge: bool,
+        rng: &mut impl Rng,
+        p_valid: f64,
+        p_ready: f64,
+    ) -> Result<(), DutError> {
+        let p = match self.pins {
+            Some(p) => p,
+            None => self.resolve(pins)?,
+        };
+        if edge {
+            self.edge(cycle.saturating_sub(1));
+        }
+        let (input, output) = (p.input, p.output);
+        self.out_valid = pins.is_high(output.tvalid)?;
+        if self.out_valid {
+            let snap = &mut self.snapshot;
+            pins.get_into(output.tdata, &mut snap.data)?;
+            pins.get_into(output.tkeep, &mut snap.keep)?;
+            pins.get_into(output.tuser, &mut snap.user)?;
+            snap.last = pins.is_high(output.tlast)?;
+            self.snapped = true;
+        }
+        self.in_ready = pins.is_high(input.tready)?;
+        let offer = !self.beats.is_empty() && (self.driving || rng.gen_bool(p_valid));
+        self.driving = offer;
+        if let Some(b) = self.beats.front().filter(|_| offer) {
+            pins.set(input.tdata, &b.data)?;
+            pins.set(input.tkeep, &b.keep)?;
+            pins.set(input.tuser, &b.user)?;
+            pins.set_u64(input.tlast, u64::from(b.last))?;
+        }
+        pins.set_u64(input.tvalid, u64::from(offer))?;
+        self.out_ready = p_ready >= 1.0 || rng.gen_bool(p_ready);
+        pins.set_u64(output.tready, u64::from(self.out_ready))
+    }
+
+    /// Resolves the two streams' ports and sizes the output beat's buffers.
+    fn resolve(&mut self, pins: &(impl Pins + ?Sized)) -> Result<StreamPins, DutError> {
+        let p = StreamPins {
+            input: AxisPins::resolve(pins.ports(), "s_axis_")?,
+            output: AxisPins::resolve(pins.ports(), "m_axis_")?,
+        };
+        self.snapshot = Snap {
+            data: vec![0; pins.words(p.output.tdata)],
+            keep: vec![0; pins.words(p.output.tkeep)],
+            user: vec![0; pins.words(p.output.tuser)],
+            last: false,
+        };
+        self.pins = Some(p);
+        Ok(p)
+    }
+
+    /// The handshakes sampled before the edge (at cycle `took`) took place.
+    fn edge(&mut self, took: u64) {
+        if self.driving && self.in_ready {
+            if let Some(b) = self.beats.pop_front() {
+                self.first_accepted[b.frame].get_or_insert(took);
+                let ends = b.last || self.beats.front().is_none_or(|n| n.frame != b.frame);
+                if ends {
+                    self.last_accepted[b.frame] = Some(took);
+                }
+            }
+            self.next_in += 1;
+            self.stall_run = 0;
+        } else if self.driving {
+            self.input_stalls += 1;
+            if self.out_ready {
+                self.stall_run += 1;
+                self.longest_stall = self.longest_stall.max(self.stall_run);
+            }
+        }
+        if self.out_valid && self.out_ready && self.snapped {
+            self.snapped = false;
+            self.take_output(took);
+        }
+    }
+
+    /// Adds a taken output beat to the frame being reassembled.
+    fn take_output(&mut self, cycle: u64) {
+        self.output_beats += 1;
+        let snap = &self.snapshot;
+        let per = self.width / 8;
+        let frame = self.partial.get_or_insert_with(|| Observed {
+            dst: (snap.user[0] >> 24) as u8,
+            tuser_len: snap.user[0] as u16,
+            bytes: vec![],
+            first_cycle: cycle,
+            last_cycle: cycle,
+        });
+        for i in 0..per {
+            if snap.keep[i / 64] >> (i % 64) & 1 == 1 {
+                frame.bytes.push((snap.data[i / 8] >> (8 * (i % 8))) as u8);
+            }
+        }
+        frame.last_cycle = cycle;
+        if snap.last {
+            if let Some(done) = self.partial.take() {
+                self.outputs.push(done);
+            }
+        }
+    }
+}
