@@ -2,9 +2,18 @@
 //! words, each through its [`Kernel`] (one indirect call per step; the loops are
 //! in [`kernels`](crate::kernels)). No allocation.
 
+use crate::demand::Part;
 use crate::gather::mixed;
 use crate::instr::{Mode, Rec, Step, Tag, WideOp};
 use crate::kernels::{kernel, Kernel};
+
+/// [`run`] of both parts: a whole settle.
+#[cfg(test)]
+pub(crate) fn run_all(code: &Code, vals: &mut [u64], dirty: u64) {
+    for part in Part::BOTH {
+        run(code, vals, dirty, part);
+    }
+}
 
 /// The compiled combinational logic.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +30,9 @@ pub(crate) struct Code {
     pub parts: Vec<(u32, u32)>,
     /// Wide operations, referenced by `Wide` records.
     pub wide: Vec<WideOp>,
+    /// For every step, whether an output port depends on it (see [`demand`](crate::demand);
+    /// empty: none does, every step is in the rest).
+    pub outputs: Vec<bool>,
 }
 
 impl Code {
@@ -38,6 +50,7 @@ impl Code {
             tags,
             parts,
             wide,
+            outputs: Vec::new(),
         }
     }
 }
@@ -49,11 +62,11 @@ impl Code {
     }
 }
 
-/// Evaluates, in order, every step that depends on a source in `dirty` (one
-/// combinational settle after those sources changed).
-pub(crate) fn run(code: &Code, vals: &mut [u64], dirty: u64) {
-    for (s, k) in code.steps.iter().zip(&code.kernels) {
-        if s.mask & dirty != 0 {
+/// Evaluates, in order, every step of `part` that depends on a source in `dirty`
+/// (one combinational settle of that part after those sources changed).
+pub(crate) fn run(code: &Code, vals: &mut [u64], dirty: u64, part: Part) {
+    for (i, (s, k)) in code.steps.iter().zip(&code.kernels).enumerate() {
+        if s.mask & dirty != 0 && part.has(code, i) {
             // Mixed steps (the logic of small designs) by a direct call.
             if s.mode == Mode::Mixed {
                 mixed(code, s, vals, dirty);

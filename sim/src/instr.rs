@@ -104,6 +104,26 @@ pub(crate) struct Rec {
     pub k2: u64,
 }
 
+impl Rec {
+    /// Instance `j` of a run whose first instance is `self` (see [`Mode::Run`]).
+    pub fn instance(self, kind: Kind, strides: u8, j: u32) -> Rec {
+        let offs = kind.offsets();
+        let step = |i: usize| j.wrapping_mul(u32::from((strides >> i) & 1));
+        let mut r = self;
+        r.d = r.d.wrapping_add(j);
+        if offs[0] {
+            r.a = r.a.wrapping_add(step(0));
+        }
+        if offs[1] {
+            r.b = r.b.wrapping_add(step(1));
+        }
+        if offs[2] {
+            r.c = r.c.wrapping_add(step(2));
+        }
+        r
+    }
+}
+
 /// What a mixed step needs to know of each of its records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Tag {
@@ -292,6 +312,37 @@ pub(crate) enum WideOp {
 }
 
 impl WideOp {
+    /// Every storage span this operation reads or writes (the destination first).
+    pub fn each_span(&self, mut f: impl FnMut(Span)) {
+        let one = |off: u32| Span { off, words: 1 };
+        match self {
+            WideOp::Not { dst, a, .. } => [*dst, *a].into_iter().for_each(f),
+            WideOp::Bit { dst, a, b, .. } | WideOp::Arith { dst, a, b, .. } => {
+                [*dst, *a, *b].into_iter().for_each(f)
+            }
+            WideOp::Cmp { dst, a, b, .. } => [one(*dst), *a, *b].into_iter().for_each(f),
+            WideOp::Mux { dst, sel, t, f: e } => [*dst, one(*sel), *t, *e].into_iter().for_each(f),
+            WideOp::Slice { dst, src, .. }
+            | WideOp::Replicate { dst, src, .. }
+            | WideOp::Extend { dst, src, .. } => [*dst, *src].into_iter().for_each(f),
+            WideOp::Concat { dst, parts } => {
+                f(*dst);
+                parts.iter().for_each(|(s, _)| f(*s));
+            }
+            WideOp::Shift {
+                dst, src, amount, ..
+            } => {
+                f(*dst);
+                f(*src);
+                if let Amount::Net(s) = amount {
+                    f(*s);
+                }
+            }
+            WideOp::Reduce { dst, a, .. } => [one(*dst), *a].into_iter().for_each(f),
+            WideOp::LeadingZeros { dst, a, .. } => [*dst, *a].into_iter().for_each(f),
+        }
+    }
+
     /// The storage words this operation writes.
     pub fn dst(&self) -> Span {
         match self {

@@ -248,8 +248,8 @@ mod tests {
                     Vec::new(),
                 );
                 let (mut a, mut b) = (vals.clone(), vals);
-                crate::exec::run(&run, &mut a, 1);
-                crate::exec::run(&gather, &mut b, 1);
+                crate::exec::run_all(&run, &mut a, 1);
+                crate::exec::run_all(&gather, &mut b, 1);
                 assert_eq!(a, b, "{kind:?} strides {strides:03b} n {n} template {t:?}");
             }
         }

@@ -84,6 +84,7 @@ pub mod clock;
 mod compile;
 mod cones;
 mod dead;
+mod demand;
 mod error;
 mod exec;
 pub mod flatten;

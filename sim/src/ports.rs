@@ -86,13 +86,17 @@ impl Simulator {
                 *d = value.get(k).copied().unwrap_or(0);
             }
         }
-        self.dirty |= p.cone;
+        let cone = p.cone;
+        self.touch(cone);
         Ok(())
     }
 
-    /// The settled words of port `i`.
+    /// The settled words of port `i` (an input as set; an output after settling
+    /// the logic it depends on).
     fn read_port(&mut self, i: usize) -> &[u64] {
-        self.settle();
+        if self.ports[i].direction == Direction::Output {
+            self.settle_outputs();
+        }
         let Span { off, words } = self.ports[i].span;
         &self.vals[off as usize..(off + words) as usize]
     }
@@ -160,7 +164,9 @@ impl Simulator {
     pub fn get_handle_u64(&mut self, h: PortHandle) -> Result<u64, SimError> {
         let i = self.port_by_handle(h)?;
         let Span { off, words } = self.ports[i].span;
-        self.settle();
+        if self.ports[i].direction == Direction::Output {
+            self.settle_outputs();
+        }
         let value = &self.vals[off as usize..(off + words) as usize];
         if words == 1 {
             return Ok(value[0]);

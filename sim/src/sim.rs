@@ -4,6 +4,7 @@
 use crate::clock::Clocks;
 use crate::compile::{compile, Program};
 use crate::cones::domain_bit;
+use crate::demand::{self, Part};
 use crate::error::SimError;
 use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
@@ -141,8 +142,11 @@ pub struct Simulator {
     pub(crate) vals: Vec<u64>,
     pub(crate) shadow: Vec<u64>,
     pub(crate) mem: Vec<u64>,
-    /// The sources changed since the last settle (see `cones.rs`).
+    /// The sources changed since the last settle of the rest (see `cones.rs` and
+    /// `demand.rs`).
     pub(crate) dirty: u64,
+    /// The sources changed since the last settle of the output part.
+    pub(crate) dirty_out: u64,
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: HashMap<String, u32>,
     pub(crate) named: Vec<NamedNet>,
@@ -198,7 +202,15 @@ impl Simulator {
 
     /// Compiles an already flattened design for the engine `backend`.
     pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {
-        let prog = compile(flat)?;
+        let mut prog = compile(flat)?;
+        let outputs: Vec<Span> = flat
+            .ports
+            .iter()
+            .filter(|p| p.direction == Direction::Output)
+            .map(|p| prog.nets[p.net.0 as usize])
+            .filter(|s| s.off != crate::state::NONE)
+            .collect();
+        prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
         let compiled = match backend {
             Backend::Compiled => Some(Compiled::new(&prog.code, prog.init.len())?),
             Backend::Interpreted => None,
@@ -273,6 +285,7 @@ impl Simulator {
             compiled,
             vals,
             dirty: u64::MAX,
+            dirty_out: u64::MAX,
             ports,
             port_index,
             named,
@@ -320,12 +333,33 @@ impl Simulator {
     /// Settles the combinational logic if an input or a register changed since the
     /// last settle (reads do this by themselves).
     pub fn settle(&mut self) {
+        self.settle_outputs();
         if self.dirty != 0 {
-            match &self.compiled {
-                Some(c) => c.run(&mut self.vals, self.dirty),
-                None => exec::run(&self.prog.code, &mut self.vals, self.dirty),
-            }
+            self.run_part(self.dirty, Part::Rest);
             self.dirty = 0;
+        }
+    }
+
+    /// Settles the logic the output ports depend on (see `demand.rs`); the rest
+    /// stays dirty until the next full settle.
+    pub(crate) fn settle_outputs(&mut self) {
+        if self.dirty_out != 0 {
+            self.run_part(self.dirty_out, Part::Outputs);
+            self.dirty_out = 0;
+        }
+    }
+
+    /// Marks the logic depending on the sources in `cone` dirty.
+    #[inline]
+    pub(crate) fn touch(&mut self, cone: u64) {
+        self.dirty |= cone;
+        self.dirty_out |= cone;
+    }
+
+    fn run_part(&mut self, dirty: u64, part: Part) {
+        match &self.compiled {
+            Some(c) => c.run(&mut self.vals, dirty, part),
+            None => exec::run(&self.prog.code, &mut self.vals, dirty, part),
         }
     }
 
@@ -468,12 +502,14 @@ impl Simulator {
     }
 
     fn drive_resets(&mut self, active: bool) {
+        let mut cones = 0;
         for d in &self.domains {
             if let Some((off, level)) = d.reset {
                 self.vals[off as usize] = if active { level } else { 1 - level };
-                self.dirty |= d.reset_cone;
+                cones |= d.reset_cone;
             }
         }
+        self.touch(cones);
     }
 
     /// Processes the next rising edge of any clock: falling edges before it, then one
@@ -487,13 +523,15 @@ impl Simulator {
         self.trace(|tr, vals| tr.dump(vals, now));
         // Falling edges up to t (those exactly at t are written with the rising edge).
         while let Some(tf) = self.clocks.next_fall_until(t) {
+            let mut cones = 0;
             for (c, d) in self.clocks.clocks.iter_mut().zip(&self.domains) {
                 if c.next_fall == Some(tf) {
                     c.next_fall = None;
                     self.vals[d.clock.off as usize] = 0;
-                    self.dirty |= d.cone;
+                    cones |= d.cone;
                 }
             }
+            self.touch(cones);
             if tf < t {
                 self.trace(|tr, vals| tr.dump_clocks(vals, tf));
             }
@@ -522,7 +560,7 @@ impl Simulator {
         }
         for &d in &fired {
             self.vals[self.domains[d].clock.off as usize] = 1;
-            self.dirty |= self.domains[d].cone;
+            self.touch(self.domains[d].cone);
         }
         self.fired = fired;
         if self.tracer.is_some() {

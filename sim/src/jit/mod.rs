@@ -33,6 +33,7 @@ mod wide;
 
 pub use plan::Malformed;
 
+use crate::demand::Part;
 use crate::exec::Code;
 use crate::wide_exec::run_wide;
 use cranelift_codegen::ir::{types::I64, AbiParam, UserFuncName};
@@ -99,7 +100,8 @@ pub struct CompileStats {
 /// The program as native code.
 pub(crate) struct Compiled {
     module: Option<JITModule>,
-    functions: Vec<Function>,
+    /// The functions of the output part and of the rest.
+    functions: [Vec<Function>; 2],
     /// The program the callbacks read (owned, so it outlives every call).
     code: Box<Code>,
     words: usize,
@@ -116,35 +118,54 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Compiled {
-    /// Compiles `code` for storage of `words` words.
+    /// Compiles `code` for storage of `words` words: both parts (see
+    /// [`demand`](crate::demand)), each its own list of functions.
     pub fn new(code: &Code, words: usize) -> Result<Compiled, JitError> {
         let started = Instant::now();
-        let plan = plan::plan(code, words)?;
+        let plans = [
+            plan::plan(code, words, Part::Outputs)?,
+            plan::plan(code, words, Part::Rest)?,
+        ];
         let mut module = jit_module()?;
-        let ids = emit_all(&mut module, code, &plan)?;
+        let mut ids = Vec::new();
+        for plan in &plans {
+            ids.push(emit_all(
+                &mut module,
+                code,
+                plan,
+                ids.iter().map(Vec::len).sum(),
+            )?);
+        }
         module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen(e.to_string()))?;
-        let functions = ids
-            .into_iter()
-            .map(|id| {
-                let p = module.get_finalized_function(id);
-                // SAFETY: `p` is the entry of a function just defined with the
-                // signature of `Function` (see `signature`).
-                unsafe { std::mem::transmute::<*const u8, Function>(p) }
-            })
-            .collect();
+        let mut parts = ids.into_iter().map(|ids| {
+            ids.into_iter()
+                .map(|id| {
+                    let p = module.get_finalized_function(id);
+                    // SAFETY: `p` is the entry of a function just defined with the
+                    // signature of `Function` (see `emit_all`).
+                    unsafe { std::mem::transmute::<*const u8, Function>(p) }
+                })
+                .collect::<Vec<Function>>()
+        });
+        let functions = [
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        ];
+        let count = |f: fn(&plan::Plan) -> usize| plans.iter().map(f).sum();
+        let stats = CompileStats {
+            records: count(|p| p.unrolled),
+            runs: count(|p| p.items.len() - p.unrolled),
+            functions: count(|p| p.functions.len()),
+            time: started.elapsed(),
+        };
         Ok(Compiled {
             module: Some(module),
             functions,
             code: Box::new(code.clone()),
             words,
-            stats: CompileStats {
-                records: plan.unrolled,
-                runs: plan.items.len() - plan.unrolled,
-                functions: plan.functions.len(),
-                time: started.elapsed(),
-            },
+            stats,
         })
     }
 
@@ -153,12 +174,13 @@ impl Compiled {
         self.stats
     }
 
-    /// One settle after the sources in `dirty` changed (see [`exec::run`](crate::exec::run)).
-    pub fn run(&self, vals: &mut [u64], dirty: u64) {
+    /// One settle of `part` after the sources in `dirty` changed (see
+    /// [`exec::run`](crate::exec::run)).
+    pub fn run(&self, vals: &mut [u64], dirty: u64, part: Part) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let len = vals.len() as u64;
         let base = vals.as_mut_ptr();
-        for f in &self.functions {
+        for f in &self.functions[part as usize] {
             // SAFETY: see the module's safety argument; `base` and `len` come from
             // `vals`, of the length the program was checked against, and `vals` is
             // not used until the calls return.
@@ -167,9 +189,19 @@ impl Compiled {
     }
 }
 
+#[cfg(test)]
+impl Compiled {
+    /// [`run`](Self::run) of both parts: a whole settle.
+    fn run_all(&self, vals: &mut [u64], dirty: u64) {
+        for part in Part::BOTH {
+            self.run(vals, dirty, part);
+        }
+    }
+}
+
 impl Drop for Compiled {
     fn drop(&mut self) {
-        self.functions.clear();
+        self.functions = Default::default();
         if let Some(module) = self.module.take() {
             // SAFETY: no function of the module is running (we hold `&mut self`)
             // and the pointers to them were just dropped.
@@ -199,11 +231,13 @@ fn jit_module() -> Result<JITModule, JitError> {
     Ok(JITModule::new(builder))
 }
 
-/// Emits and defines every function of `plan`; returns their ids in order.
+/// Emits and defines every function of `plan`, numbered from `first`; returns
+/// their ids in order.
 fn emit_all(
     module: &mut JITModule,
     code: &Code,
     plan: &plan::Plan,
+    first: usize,
 ) -> Result<Vec<cranelift_module::FuncId>, JitError> {
     let codegen = |e: cranelift_module::ModuleError| JitError::Codegen(e.to_string());
     let mut sig = module.make_signature();
@@ -217,7 +251,8 @@ fn emit_all(
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::with_capacity(plan.functions.len());
-    for (i, segments) in plan.functions.iter().enumerate() {
+    for (k, segments) in plan.functions.iter().enumerate() {
+        let i = first + k;
         let id = module
             .declare_function(&format!("settle{i}"), Linkage::Local, &sig)
             .map_err(codegen)?;
@@ -401,10 +436,10 @@ mod tests {
                 let code = program(kind, Mode::Gather, recs.clone(), n);
                 let vals = storage(kind, &recs[0], &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
-                crate::exec::run(&code, &mut want, 1);
+                crate::exec::run_all(&code, &mut want, 1);
                 Compiled::new(&code, got.len())
                     .expect("compiles")
-                    .run(&mut got, 1);
+                    .run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} trial {trial}: {recs:?}");
             }
         }
@@ -422,9 +457,9 @@ mod tests {
         let code = program(Kind::Or, Mode::Gather, recs, 1);
         let compiled = Compiled::new(&code, 3).expect("compiles");
         let mut vals = vec![1, 2, 0];
-        compiled.run(&mut vals, 2);
+        compiled.run_all(&mut vals, 2);
         assert_eq!(vals, [1, 2, 0]);
-        compiled.run(&mut vals, 1);
+        compiled.run_all(&mut vals, 1);
         assert_eq!(vals, [1, 2, 3]);
     }
 

@@ -5,8 +5,9 @@
 //! size. Every storage offset the records touch is checked here, so that the
 //! emitted code can never address a word outside storage.
 
+use crate::demand::Part;
 use crate::exec::Code;
-use crate::instr::{Amount, Kind, Mode, Rec, Span, WideOp};
+use crate::instr::{Kind, Mode, Rec, Span};
 use std::ops::Range;
 
 /// At most this many items (records or kernel calls) go into one native function, so that compile time
@@ -75,12 +76,16 @@ pub struct Malformed {
     pub(crate) what: String,
 }
 
-/// Expands, checks and groups the steps of `code` over `words` storage words.
-pub(super) fn plan(code: &Code, words: usize) -> Result<Plan, Malformed> {
+/// Expands, checks and groups the steps of `part` of `code` over `words` storage
+/// words.
+pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malformed> {
     let mut insts = Vec::with_capacity(code.instructions());
     let mut items = Vec::with_capacity(code.instructions());
     let mut masks = Vec::with_capacity(code.instructions());
     for (index, s) in code.steps.iter().enumerate() {
+        if !part.has(code, index) {
+            continue;
+        }
         let range = s.start as usize..(s.start + s.n) as usize;
         match s.mode {
             Mode::Gather => {
@@ -117,7 +122,7 @@ pub(super) fn plan(code: &Code, words: usize) -> Result<Plan, Malformed> {
                 for j in 0..s.n {
                     let inst = Inst {
                         kind: s.kind,
-                        rec: instance(first, s.kind, strides, j),
+                        rec: first.instance(s.kind, strides, j),
                     };
                     insts.push(inst);
                     if !call {
@@ -166,24 +171,6 @@ fn record_slice(code: &Code, range: Range<usize>, kind: Kind) -> Result<&[Rec], 
     })
 }
 
-/// Instance `j` of a run of `first` (see [`Mode::Run`]).
-fn instance(first: Rec, kind: Kind, strides: u8, j: u32) -> Rec {
-    let offs = kind.offsets();
-    let step = |i: usize| j.wrapping_mul(u32::from((strides >> i) & 1));
-    let mut r = first;
-    r.d = r.d.wrapping_add(j);
-    if offs[0] {
-        r.a = r.a.wrapping_add(step(0));
-    }
-    if offs[1] {
-        r.b = r.b.wrapping_add(step(1));
-    }
-    if offs[2] {
-        r.c = r.c.wrapping_add(step(2));
-    }
-    r
-}
-
 /// Checks that every word `inst` reads or writes lies within `words`.
 fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
     let word = |off: u32, role: &str| {
@@ -203,7 +190,7 @@ fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
                 .get(r.a as usize)
                 .ok_or_else(|| format!("names wide operation {} of {}", r.a, code.wide.len()))?;
             let mut bad = None;
-            each_span(op, |s| {
+            op.each_span(|s| {
                 if s.off as usize + s.words as usize > words && bad.is_none() {
                     bad = Some(format!(
                         "wide operand {}+{} is outside storage of {words} words",
@@ -233,37 +220,6 @@ fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
             }
             Ok(())
         }
-    }
-}
-
-/// Every storage span `op` reads or writes.
-fn each_span(op: &WideOp, mut f: impl FnMut(Span)) {
-    let one = |off: u32| Span { off, words: 1 };
-    match op {
-        WideOp::Not { dst, a, .. } => [*dst, *a].into_iter().for_each(f),
-        WideOp::Bit { dst, a, b, .. } | WideOp::Arith { dst, a, b, .. } => {
-            [*dst, *a, *b].into_iter().for_each(f)
-        }
-        WideOp::Cmp { dst, a, b, .. } => [one(*dst), *a, *b].into_iter().for_each(f),
-        WideOp::Mux { dst, sel, t, f: e } => [*dst, one(*sel), *t, *e].into_iter().for_each(f),
-        WideOp::Slice { dst, src, .. }
-        | WideOp::Replicate { dst, src, .. }
-        | WideOp::Extend { dst, src, .. } => [*dst, *src].into_iter().for_each(f),
-        WideOp::Concat { dst, parts } => {
-            f(*dst);
-            parts.iter().for_each(|(s, _)| f(*s));
-        }
-        WideOp::Shift {
-            dst, src, amount, ..
-        } => {
-            f(*dst);
-            f(*src);
-            if let Amount::Net(s) = amount {
-                f(*s);
-            }
-        }
-        WideOp::Reduce { dst, a, .. } => [one(*dst), *a].into_iter().for_each(f),
-        WideOp::LeadingZeros { dst, a, .. } => [*dst, *a].into_iter().for_each(f),
     }
 }
 

@@ -1,0 +1,133 @@
+//! Demand-driven settling: the steps the top's output ports depend on.
+//!
+//! A test bench reads outputs between clock edges and then sets inputs; settling the
+//! whole design for those reads would evaluate everything that depends on both the
+//! registers and the inputs twice per cycle. So the steps split in two parts: the
+//! *output part* (every step an output port's value depends on, closed under
+//! "reads a word written by") and the rest. Reading an output settles only the
+//! output part; everything else settles once, before the next edge (or a peek, a
+//! trace). Running the output part first and the rest after is a valid order:
+//! no output step reads a word a rest step writes.
+
+use crate::exec::Code;
+use crate::instr::{Kind, Mode, Rec, Span};
+use crate::state::NONE;
+
+/// Which steps a settle runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// The steps the output ports depend on.
+    Outputs,
+    /// Every other step.
+    Rest,
+}
+
+impl Part {
+    /// Both parts, in the order a full settle runs them.
+    #[cfg(test)]
+    pub const BOTH: [Part; 2] = [Part::Outputs, Part::Rest];
+
+    /// True if step `i` of `code` belongs to this part.
+    #[inline]
+    pub fn has(self, code: &Code, i: usize) -> bool {
+        code.outputs.get(i).copied().unwrap_or(false) == (self == Part::Outputs)
+    }
+}
+
+/// Every record of step `s` with concrete offsets (run instances one by one).
+fn each_record(code: &Code, s: &crate::instr::Step, mut f: impl FnMut(Kind, Rec)) {
+    let range = s.start as usize..(s.start + s.n) as usize;
+    match s.mode {
+        Mode::Gather => code.recs[range].iter().for_each(|r| f(s.kind, *r)),
+        Mode::Mixed => code.recs[range.clone()]
+            .iter()
+            .zip(&code.tags[range])
+            .for_each(|(r, t)| f(t.kind, *r)),
+        Mode::Run { strides } => {
+            let first = code.recs[s.start as usize];
+            (0..s.n).for_each(|j| f(s.kind, first.instance(s.kind, strides, j)));
+        }
+    }
+}
+
+/// The words record `r` of `kind` writes (`true`) and reads (`false`).
+fn each_word(code: &Code, kind: Kind, r: &Rec, mut f: impl FnMut(u32, bool)) {
+    let mut span = |s: Span, write: bool| (s.off..s.off + s.words).for_each(|w| f(w, write));
+    match kind {
+        Kind::Wide => {
+            let mut first = true;
+            code.wide[r.a as usize].each_span(|s| {
+                span(s, first);
+                first = false;
+            });
+        }
+        Kind::CatN => {
+            span(Span { off: r.d, words: 1 }, true);
+            let parts = &code.parts[r.a as usize..(r.a + r.b) as usize];
+            parts
+                .iter()
+                .for_each(|&(off, _)| span(Span { off, words: 1 }, false));
+        }
+        _ => {
+            span(Span { off: r.d, words: 1 }, true);
+            for (field, is_offset) in [r.a, r.b, r.c].into_iter().zip(kind.offsets()) {
+                if is_offset {
+                    span(
+                        Span {
+                            off: field,
+                            words: 1,
+                        },
+                        false,
+                    );
+                }
+            }
+            if kind == Kind::Slice2 {
+                span(
+                    Span {
+                        off: r.a + 1,
+                        words: 1,
+                    },
+                    false,
+                );
+            }
+        }
+    }
+}
+
+/// For every step of `code` over `words` storage words, whether the words of
+/// `outputs` depend on it.
+pub(crate) fn output_steps(code: &Code, outputs: &[Span], words: usize) -> Vec<bool> {
+    let mut writer = vec![NONE; words];
+    for (i, s) in code.steps.iter().enumerate() {
+        each_record(code, s, |kind, r| {
+            each_word(code, kind, &r, |w, write| {
+                if write {
+                    writer[w as usize] = i as u32;
+                }
+            })
+        });
+    }
+    let mut marked = vec![false; code.steps.len()];
+    for o in outputs {
+        for w in o.off..o.off + o.words {
+            if let Some(&s) = writer.get(w as usize).filter(|&&s| s != NONE) {
+                marked[s as usize] = true;
+            }
+        }
+    }
+    // Steps are in dependency order: a step's writers come before it.
+    for i in (0..code.steps.len()).rev() {
+        if !marked[i] {
+            continue;
+        }
+        each_record(code, &code.steps[i], |kind, r| {
+            each_word(code, kind, &r, |w, write| {
+                let s = writer[w as usize];
+                if !write && s != NONE && (s as usize) < i {
+                    marked[s as usize] = true;
+                }
+            })
+        });
+    }
+    marked
+}
