@@ -2,9 +2,11 @@
 //! the emitted Verilog are driven through the same calls, with the same clock
 //! schedule (`sim::clock`), so a test runs on either or on both in lockstep.
 
+mod lockstep;
 mod native;
 mod verilated;
 
+pub use lockstep::Lockstep;
 pub use native::NativeDut;
 pub use verilated::VerilatorDut;
 
@@ -40,6 +42,18 @@ pub enum DutError {
         port: String,
         /// Why.
         reason: String,
+    },
+    /// Two engines in [`Lockstep`] read different values.
+    #[error("engines diverge on port `{port}` at {time_ps} ps: {} {} vs {} {}", .engines.0, .values.0, .engines.1, .values.1)]
+    Diverged {
+        /// The port.
+        port: String,
+        /// When.
+        time_ps: u64,
+        /// The two engines.
+        engines: (&'static str, &'static str),
+        /// Their values, hex.
+        values: (String, String),
     },
     /// The native simulator refused.
     #[error(transparent)]

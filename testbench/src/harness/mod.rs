@@ -1,17 +1,20 @@
-//! The differential harness: the native simulator and the Verilator model run in
-//! lockstep on the same stimulus; every output is compared after every input change
-//! and every clock edge. On the first mismatch it replays the recorded stimulus with
-//! VCD tracing on both engines and reports the cycle, the port, both values and the
-//! two VCD paths.
+//! The differential harness: the native simulator — its compiled engine and its
+//! interpreter in [`Lockstep`] — and the Verilator model run in lockstep on the same
+//! stimulus; every output is compared after every input change and every clock edge
+//! (the two native engines on every read, Verilator against them). On the first
+//! mismatch with Verilator it replays the recorded stimulus with VCD tracing on both
+//! sides and reports the cycle, the port, both values and the two VCD paths; the two
+//! native engines disagreeing is a [`DutError::Diverged`].
 
 mod step;
 
 pub use step::Step;
 
-use crate::dut::{Dut, DutError, DutPort, NativeDut, VerilatorDut};
+use crate::dut::{Dut, DutError, DutPort, Lockstep, NativeDut, VerilatorDut};
 use crate::verilator::BuildOptions;
 use hdl::ir::Direction;
 use hdl::Module;
+use sim::Backend;
 use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -110,6 +113,10 @@ pub enum DiffError {
     Dut(#[from] DutError),
 }
 
+/// The native side: the compiled engine, checked on every read against the
+/// interpreter.
+type NativePair = Lockstep<NativeDut, NativeDut>;
+
 fn hex(words: &[u64], width: u32) -> String {
     hdl::Bits::from_words(words, width).to_hex()
 }
@@ -171,8 +178,11 @@ impl Differential {
         &self,
         cfg: &DiffConfig,
         trace: bool,
-    ) -> Result<(NativeDut, VerilatorDut), DutError> {
-        let mut native = NativeDut::new(&self.native_module)?;
+    ) -> Result<(NativePair, VerilatorDut), DutError> {
+        let mut native = Lockstep::new(
+            NativeDut::with_backend(&self.native_module, Backend::Compiled)?,
+            NativeDut::with_backend(&self.native_module, Backend::Interpreted)?,
+        )?;
         let options = if trace {
             BuildOptions::with_trace()
         } else {
@@ -283,7 +293,7 @@ impl Differential {
     }
 
     /// Buffers for every port's value, sized by the native engine's values now.
-    fn values(&self, native: &mut NativeDut) -> Result<Values, DutError> {
+    fn values(&self, native: &mut NativePair) -> Result<Values, DutError> {
         let native = (0..self.ports.len())
             .map(|i| native.get(i))
             .collect::<Result<Vec<_>, _>>()?;
@@ -298,7 +308,7 @@ impl Differential {
     /// comparisons, or returns the mismatch with its replay.
     fn compare(
         &self,
-        native: &mut NativeDut,
+        native: &mut NativePair,
         verilator: &mut VerilatorDut,
         report: &mut DiffReport,
         log: &Log,
