@@ -1,7 +1,9 @@
-//! Simulator benchmark: for a few designs, the native simulator and Verilator run the
-//! same stimulus through the same `Dut` calls in one process; prints time to first
-//! cycle (native: compile; Verilator: cold build into an empty cache, then a cached
-//! load) and steady-state cycles per second, with the ratio native ÷ Verilator.
+//! Simulator benchmark, engine against engine: for a few designs, the native
+//! simulator (compiled and interpreted) and Verilator run the same pre-generated
+//! random stimulus through the same `Dut` calls in one process, with no test bench
+//! logic in between; prints time to first cycle (native: compile; Verilator: cold
+//! build into an empty cache, then a cached load) and steady-state cycles per second,
+//! with the ratios to Verilator.
 //!
 //! `cargo run --release -p testbench --example bench [-- --cycles N]`
 
@@ -49,7 +51,22 @@ fn cases() -> Vec<Case> {
             name: "fp32 adder tree 4 x 16",
             module: fp_add_tree(&tree).expect("valid parameters"),
         },
+        Case {
+            name: "PANAMA core, SUME (random inputs)",
+            module: panama_sume(),
+        },
     ]
+}
+
+/// PANAMA's core as `gen panama --board netfpga-sume` builds it (random inputs
+/// exercise the parser, the bypass and the error paths rather than aggregation;
+/// `sim panama` measures real traffic).
+fn panama_sume() -> Module {
+    let board = gen::board::Board::named("netfpga-sume").expect("a shipped board");
+    let mut codes = board.port_codes();
+    codes.truncate(board.ethernet_codes().len());
+    let cfg = hdl::panama::config::PanamaConfig::new(board.data_width, &codes);
+    hdl::panama::core::panama_core(&cfg).expect("valid parameters")
 }
 
 /// 1024 cycles of random values for every data input, replayed cyclically, so that
