@@ -27,6 +27,12 @@ pub enum Engine {
     All,
 }
 
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Engine {
     /// The engines this choice runs, in order (Verilator last).
     pub fn engines(self) -> &'static [Engine] {

@@ -4,6 +4,7 @@
 //! disagree is a [`DutError::Diverged`] naming the port, the time and both values.
 
 use super::{Dut, DutError, DutPort};
+use crate::engine::Engine;
 use std::path::Path;
 
 /// Engines `A` and `B` in lockstep; `A` answers for the pair (ports, domains, time).
@@ -58,7 +59,7 @@ impl<A: Dut, B: Dut> Lockstep<A, B> {
 }
 
 impl<A: Dut, B: Dut> Dut for Lockstep<A, B> {
-    fn engine(&self) -> &'static str {
+    fn engine(&self) -> Engine {
         self.a.engine()
     }
 

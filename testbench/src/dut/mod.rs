@@ -10,6 +10,7 @@ pub use lockstep::Lockstep;
 pub use native::NativeDut;
 pub use verilated::VerilatorDut;
 
+use crate::engine::Engine;
 use hdl::ir::{Direction, PortKind};
 use std::path::Path;
 
@@ -51,7 +52,7 @@ pub enum DutError {
         /// When.
         time_ps: u64,
         /// The two engines.
-        engines: (&'static str, &'static str),
+        engines: (Engine, Engine),
         /// Their values, hex.
         values: (String, String),
     },
@@ -80,8 +81,8 @@ pub enum DutError {
 /// later; rising edges at the same instant are one atomic update. Inputs set between
 /// two edges are sampled at the next edge; outputs read between edges are settled.
 pub trait Dut {
-    /// `"native"` or `"verilator"`.
-    fn engine(&self) -> &'static str;
+    /// Which engine this is (a pair in lockstep answers for its first).
+    fn engine(&self) -> Engine;
     /// The top module's ports, in declaration order (the order of port indices).
     fn ports(&self) -> &[DutPort];
     /// The top module's clock domains, in declaration order.

@@ -1,6 +1,7 @@
 //! The native simulator as a `Dut`.
 
 use super::{ports_of, Dut, DutError, DutPort};
+use crate::engine::Engine;
 use sim::{Backend, PortHandle, Simulator, TraceSelection};
 use std::path::Path;
 
@@ -46,10 +47,10 @@ impl NativeDut {
 }
 
 impl Dut for NativeDut {
-    fn engine(&self) -> &'static str {
+    fn engine(&self) -> Engine {
         match self.sim.backend() {
-            Backend::Compiled => "native",
-            Backend::Interpreted => "interpreted",
+            Backend::Compiled => Engine::Native,
+            Backend::Interpreted => Engine::Interpreted,
         }
     }
 

@@ -8,6 +8,7 @@
 //! between the edges.
 
 use super::{ports_of, Dut, DutError, DutPort};
+use crate::engine::Engine;
 use crate::verilator::{BuildOptions, PortInfo, VerilatorDesign, VerilatorModel};
 use hdl::ir::{Direction, ResetPolarity};
 use sim::clock::Clocks;
@@ -163,8 +164,8 @@ impl VerilatorDut {
 }
 
 impl Dut for VerilatorDut {
-    fn engine(&self) -> &'static str {
-        "verilator"
+    fn engine(&self) -> Engine {
+        Engine::Verilator
     }
 
     fn ports(&self) -> &[DutPort] {
