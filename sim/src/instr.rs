@@ -145,6 +145,39 @@ pub(crate) struct Batch {
 }
 
 impl Kind {
+    /// Every single-word kind (all but `Wide`), for tests that sweep them.
+    #[cfg(test)]
+    pub const NARROW: [Kind; 28] = [
+        Kind::Field,
+        Kind::Not,
+        Kind::And,
+        Kind::Or,
+        Kind::Xor,
+        Kind::Add,
+        Kind::Sub,
+        Kind::Mul,
+        Kind::Eq,
+        Kind::Ne,
+        Kind::LtU,
+        Kind::LeU,
+        Kind::LtS,
+        Kind::LeS,
+        Kind::Mux,
+        Kind::Slice2,
+        Kind::Sra,
+        Kind::Replicate,
+        Kind::Cat2,
+        Kind::Cat3,
+        Kind::CatN,
+        Kind::ShlV,
+        Kind::ShrV,
+        Kind::SraV,
+        Kind::RedAnd,
+        Kind::RedOr,
+        Kind::RedXor,
+        Kind::Lz,
+    ];
+
     /// Which of the fields `a`, `b`, `c` are storage offsets (read words).
     pub fn offsets(self) -> [bool; 3] {
         match self {
