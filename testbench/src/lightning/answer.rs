@@ -7,10 +7,10 @@
 //! With `max` the largest logit and *s* the scale shift:
 //! - t = ⌊(x − max) · 2⁸ / 2ˢ⌋ (Q.8 nats, ≤ 0);
 //! - if −t ≥ 2¹² the term is 0, else u = ⌊−t · 94548 / 2¹⁶⌋ (Q.8 log₂ units) and
-//!   term = ⌊E[u mod 256] / 2^⌊u / 256⌋⌋ with E[f] = round(2¹⁶ · 2^(−f/256));
+//!   term = ⌊E[u mod 256] / 2^⌊u / 256⌋⌋ with E\[f\] = round(2¹⁶ · 2^(−f/256));
 //! - S = Σ terms; p = the position of S's leading one, k = p − 16, j = the 8 bits
-//!   below it; L = ⌊(k · 45426 + Λ[j] + 128) / 256⌋ with
-//!   Λ[j] = round(2¹⁶ · ln(1 + (j + ½)/256)) (ln S in Q.8);
+//!   below it; L = ⌊(k · 45426 + Λ\[j\] + 128) / 256⌋ with
+//!   Λ\[j\] = round(2¹⁶ · ln(1 + (j + ½)/256)) (ln S in Q.8);
 //! - log-softmax = clamp(t − L, −2³¹, 2³¹ − 1): signed Q23.8 nats.
 //!
 //! The result is within [`ACCURACY_NATS`] of the real log-softmax (clamped at
