@@ -9,8 +9,8 @@
 //! trace). Running the output part first and the rest after is a valid order:
 //! no output step reads a word a rest step writes.
 
-use crate::exec::Code;
-use crate::instr::{Kind, Mode, Rec, Span};
+use crate::exec::{each_record, Code};
+use crate::instr::{Kind, Rec, Span};
 use crate::state::NONE;
 
 /// Which steps a settle runs.
@@ -31,22 +31,6 @@ impl Part {
     #[inline]
     pub fn has(self, code: &Code, i: usize) -> bool {
         code.outputs.get(i).copied().unwrap_or(false) == (self == Part::Outputs)
-    }
-}
-
-/// Every record of step `s` with concrete offsets (run instances one by one).
-fn each_record(code: &Code, s: &crate::instr::Step, mut f: impl FnMut(Kind, Rec)) {
-    let range = s.start as usize..(s.start + s.n) as usize;
-    match s.mode {
-        Mode::Gather => code.recs[range].iter().for_each(|r| f(s.kind, *r)),
-        Mode::Mixed => code.recs[range.clone()]
-            .iter()
-            .zip(&code.tags[range])
-            .for_each(|(r, t)| f(t.kind, *r)),
-        Mode::Run { strides } => {
-            let first = code.recs[s.start as usize];
-            (0..s.n).for_each(|j| f(s.kind, first.instance(s.kind, strides, j)));
-        }
     }
 }
 
@@ -99,7 +83,7 @@ fn each_word(code: &Code, kind: Kind, r: &Rec, mut f: impl FnMut(u32, bool)) {
 pub(crate) fn output_steps(code: &Code, outputs: &[Span], words: usize) -> Vec<bool> {
     let mut writer = vec![NONE; words];
     for (i, s) in code.steps.iter().enumerate() {
-        each_record(code, s, |kind, r| {
+        each_record(code, s, |kind, r, _| {
             each_word(code, kind, &r, |w, write| {
                 if write {
                     writer[w as usize] = i as u32;
@@ -120,7 +104,7 @@ pub(crate) fn output_steps(code: &Code, outputs: &[Span], words: usize) -> Vec<b
         if !marked[i] {
             continue;
         }
-        each_record(code, &code.steps[i], |kind, r| {
+        each_record(code, &code.steps[i], |kind, r, _| {
             each_word(code, kind, &r, |w, write| {
                 let s = writer[w as usize];
                 if !write && s != NONE && (s as usize) < i {

@@ -4,7 +4,7 @@
 
 use crate::demand::Part;
 use crate::gather::mixed;
-use crate::instr::{Mode, Rec, Step, Tag, WideOp};
+use crate::instr::{Kind, Mode, Rec, Step, Tag, WideOp};
 use crate::kernels::{kernel, Kernel};
 
 /// [`run`] of both parts: a whole settle.
@@ -51,6 +51,23 @@ impl Code {
             parts,
             wide,
             outputs: Vec::new(),
+        }
+    }
+}
+
+/// Every record of step `s` with concrete offsets (run instances one by one), with
+/// its kind and the sources it depends on. `s` must lie within `code`.
+pub(crate) fn each_record(code: &Code, s: &Step, mut f: impl FnMut(Kind, Rec, u64)) {
+    let range = s.start as usize..(s.start + s.n) as usize;
+    match s.mode {
+        Mode::Gather => code.recs[range].iter().for_each(|r| f(s.kind, *r, s.mask)),
+        Mode::Mixed => code.recs[range.clone()]
+            .iter()
+            .zip(&code.tags[range])
+            .for_each(|(r, t)| f(t.kind, *r, t.mask)),
+        Mode::Run { strides } => {
+            let first = code.recs[s.start as usize];
+            (0..s.n).for_each(|j| f(s.kind, first.instance(s.kind, strides, j), s.mask));
         }
     }
 }

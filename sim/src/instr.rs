@@ -105,6 +105,48 @@ pub(crate) struct Rec {
 }
 
 impl Rec {
+    /// A record of `kind` with random parameters within its contract (operand
+    /// widths, shift distances, masks) and every offset 0, for tests to place.
+    /// `CatN` takes parts 0..3 of the program's part table.
+    #[cfg(test)]
+    pub fn random_params(kind: Kind, rng: &mut impl rand::Rng) -> Rec {
+        let w: u32 = rng.gen_range(1..=64);
+        let mut r = Rec {
+            k: crate::wide::last_mask(w),
+            ..Rec::default()
+        };
+        match kind {
+            Kind::Field => {
+                r.b = rng.gen_range(0..64);
+                r.c = rng.gen_range(0..64);
+                r.k = rng.gen();
+                r.k2 = rng.gen();
+            }
+            Kind::Slice2 => r.b = rng.gen_range(1..64),
+            Kind::Sra => {
+                r.c = 64 - w;
+                r.b = r.c + rng.gen_range(0..w);
+            }
+            Kind::Replicate | Kind::RedAnd => r.k = rng.gen(),
+            Kind::LtS | Kind::LeS => r.c = 64 - w,
+            Kind::Cat2 => {
+                r.c = rng.gen_range(0..64);
+                r.k = rng.gen();
+            }
+            Kind::Cat3 => {
+                r.k = rng.gen();
+                r.k2 = rng.gen_range(0..64) | rng.gen_range(0..64) << 8;
+            }
+            Kind::ShlV | Kind::ShrV | Kind::SraV | Kind::Lz => r.c = w,
+            Kind::CatN => {
+                r.b = 3;
+                r.k = rng.gen::<u64>() & 0xff00_0000_0000_0000;
+            }
+            _ => {}
+        }
+        r
+    }
+
     /// Instance `j` of a run whose first instance is `self` (see [`Mode::Run`]).
     pub fn instance(self, kind: Kind, strides: u8, j: u32) -> Rec {
         let offs = kind.offsets();

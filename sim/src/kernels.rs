@@ -97,42 +97,6 @@ mod tests {
     use crate::instr::{Rec, Tag};
     use rand::{Rng, SeedableRng};
 
-    /// Every vectorizable kind, with parameters that keep it within its contract.
-    fn template(kind: Kind, rng: &mut impl Rng) -> Rec {
-        let w: u32 = rng.gen_range(1..=64);
-        let mask = crate::wide::last_mask(w);
-        let mut r = Rec {
-            k: mask,
-            ..Rec::default()
-        };
-        match kind {
-            Kind::Field => {
-                r.b = rng.gen_range(0..64);
-                r.c = rng.gen_range(0..64);
-                r.k = rng.gen();
-                r.k2 = rng.gen();
-            }
-            Kind::Slice2 => r.b = rng.gen_range(1..64),
-            Kind::Sra => {
-                r.c = 64 - w;
-                r.b = r.c + rng.gen_range(0..w);
-            }
-            Kind::Replicate | Kind::RedAnd => r.k = rng.gen(),
-            Kind::LtS | Kind::LeS => r.c = 64 - w,
-            Kind::Cat2 => {
-                r.c = rng.gen_range(0..64);
-                r.k = rng.gen();
-            }
-            Kind::Cat3 => {
-                r.k = rng.gen();
-                r.k2 = rng.gen_range(0..64) | rng.gen_range(0..64) << 8;
-            }
-            Kind::ShlV | Kind::ShrV | Kind::SraV | Kind::Lz => r.c = w,
-            _ => {}
-        }
-        r
-    }
-
     #[test]
     fn run_kernels_match_gather_kernels() {
         let kinds = Kind::NARROW.into_iter().filter(|k| k.vectorizes());
@@ -141,7 +105,7 @@ mod tests {
             for strides in 0..8u8 {
                 let offs = kind.offsets();
                 let n = rng.gen_range(1..40u32);
-                let t = template(kind, &mut rng);
+                let t = Rec::random_params(kind, &mut rng);
                 // Operands at 0, 100, 200 (stride 0 or 1), destinations from 300.
                 let base = [0u32, 100, 200];
                 let mut t = Rec { d: 300, ..t };

@@ -320,51 +320,6 @@ mod tests {
         )
     }
 
-    /// A record of `kind` within its contract, reading words 0..64 and writing 64..
-    fn record(kind: Kind, d: u32, rng: &mut impl Rng) -> Rec {
-        let w: u32 = rng.gen_range(1..=64);
-        let mut r = Rec {
-            d,
-            a: rng.gen_range(0..63),
-            b: rng.gen_range(0..64),
-            c: rng.gen_range(0..64),
-            k: crate::wide::last_mask(w),
-            k2: 0,
-        };
-        match kind {
-            Kind::Field => {
-                r.b = rng.gen_range(0..64);
-                r.c = rng.gen_range(0..64);
-                r.k = rng.gen();
-                r.k2 = rng.gen();
-            }
-            Kind::Slice2 => r.b = rng.gen_range(1..64),
-            Kind::Sra => {
-                r.c = 64 - w;
-                r.b = r.c + rng.gen_range(0..w);
-            }
-            Kind::Replicate | Kind::RedAnd | Kind::Cat2 => {
-                r.k = rng.gen();
-                if kind == Kind::Cat2 {
-                    r.c = rng.gen_range(0..64);
-                }
-            }
-            Kind::LtS | Kind::LeS => r.c = 64 - w,
-            Kind::Cat3 => {
-                r.k = rng.gen();
-                r.k2 = rng.gen_range(0..64) | rng.gen_range(0..64) << 8;
-            }
-            Kind::ShlV | Kind::ShrV | Kind::SraV | Kind::Lz => r.c = w,
-            Kind::CatN => {
-                r.a = 0;
-                r.b = 3;
-                r.k = rng.gen::<u64>() & 0xff00_0000_0000_0000;
-            }
-            _ => {}
-        }
-        r
-    }
-
     /// Storage where operands respect the record's width contract.
     fn storage(kind: Kind, r: &Rec, rng: &mut impl Rng) -> Vec<u64> {
         let mut vals: Vec<u64> = (0..96)
@@ -402,8 +357,9 @@ mod tests {
         for kind in kinds {
             for trial in 0..200 {
                 let n = rng.gen_range(1..8u32);
-                // One set of parameters (one operand width) per trial; operands anywhere.
-                let t = record(kind, 64, &mut rng);
+                // One set of parameters (one operand width) per trial; operands in
+                // words 0..64, results from 64.
+                let t = Rec::random_params(kind, &mut rng);
                 let recs: Vec<Rec> = (0..n)
                     .map(|j| {
                         let mut r = Rec { d: 64 + j, ..t };

@@ -6,8 +6,8 @@
 //! emitted code can never address a word outside storage.
 
 use crate::demand::Part;
-use crate::exec::Code;
-use crate::instr::{Kind, Mode, Rec, Span};
+use crate::exec::{each_record, Code};
+use crate::instr::{Kind, Mode, Rec, Span, Step};
 use std::ops::Range;
 
 /// At most this many items (records or kernel calls) go into one native function, so that compile time
@@ -86,61 +86,26 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
         if !part.has(code, index) {
             continue;
         }
-        let range = s.start as usize..(s.start + s.n) as usize;
-        match s.mode {
-            Mode::Gather => {
-                for r in record_slice(code, range.clone(), s.kind)? {
-                    let inst = Inst {
-                        kind: s.kind,
-                        rec: *r,
-                    };
-                    insts.push(inst);
-                    items.push(Item::Rec(inst));
-                    masks.push(s.mask);
-                }
+        check_step(code, s, insts.len())?;
+        let call = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL;
+        each_record(code, s, |kind, rec, mask| {
+            let inst = Inst { kind, rec };
+            insts.push(inst);
+            if !call {
+                items.push(Item::Rec(inst));
+                masks.push(mask);
             }
-            Mode::Mixed => {
-                let recs = record_slice(code, range.clone(), s.kind)?;
-                let tags = code.tags.get(range).ok_or_else(|| Malformed {
-                    record: insts.len(),
-                    kind: s.kind,
-                    what: "has no tags".into(),
-                })?;
-                for (r, t) in recs.iter().zip(tags) {
-                    let inst = Inst {
-                        kind: t.kind,
-                        rec: *r,
-                    };
-                    insts.push(inst);
-                    items.push(Item::Rec(inst));
-                    masks.push(t.mask);
-                }
-            }
-            Mode::Run { strides } => {
-                let first = record_slice(code, s.start as usize..s.start as usize + 1, s.kind)?[0];
-                let call = s.n >= MIN_RUN_CALL;
-                for j in 0..s.n {
-                    let inst = Inst {
-                        kind: s.kind,
-                        rec: first.instance(s.kind, strides, j),
-                    };
-                    insts.push(inst);
-                    if !call {
-                        items.push(Item::Rec(inst));
-                        masks.push(s.mask);
-                    }
-                }
-                if call {
-                    items.push(Item::Run {
-                        step: index as u32,
-                        dst: Span {
-                            off: first.d,
-                            words: s.n,
-                        },
-                    });
-                    masks.push(s.mask);
-                }
-            }
+        });
+        if call {
+            let dst = Span {
+                off: code.recs[s.start as usize].d,
+                words: s.n,
+            };
+            items.push(Item::Run {
+                step: index as u32,
+                dst,
+            });
+            masks.push(s.mask);
         }
     }
     for (i, inst) in insts.iter().enumerate() {
@@ -157,11 +122,21 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
     })
 }
 
-/// `code.recs[range]`, or an error if the step points past the records.
-fn record_slice(code: &Code, range: Range<usize>, kind: Kind) -> Result<&[Rec], Malformed> {
-    code.recs.get(range.clone()).ok_or_else(|| Malformed {
-        record: range.start,
-        kind,
+/// An error if step `s` points past the records (or, mixed, past the tags);
+/// `record` is the position its first record would take.
+fn check_step(code: &Code, s: &Step, record: usize) -> Result<(), Malformed> {
+    let n = match s.mode {
+        Mode::Run { .. } => 1,
+        Mode::Gather | Mode::Mixed => s.n as usize,
+    };
+    let range = s.start as usize..s.start as usize + n;
+    let tags = s.mode != Mode::Mixed || code.tags.get(range.clone()).is_some();
+    if code.recs.get(range.clone()).is_some() && tags {
+        return Ok(());
+    }
+    Err(Malformed {
+        record,
+        kind: s.kind,
         what: format!(
             "step reads records {}..{} of {}",
             range.start,
