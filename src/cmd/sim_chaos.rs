@@ -25,14 +25,7 @@ pub fn run(
     let first = &runs[0];
     print_report(cfg, board, mhz, chaos, first);
     if runs.len() > 1 {
-        let times: Vec<EngineTime> = runs
-            .iter()
-            .map(|r| EngineTime {
-                engine: r.engine,
-                build: r.build,
-                wall: r.wall,
-            })
-            .collect();
+        let times: Vec<EngineTime> = runs.iter().map(|r| r.time).collect();
         println!(
             "  {} (the same frames out at the same cycles)",
             speed_report(
@@ -64,12 +57,12 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
     let rep = &o.report;
     let c = &o.counters;
     println!(
-        "PANAMA chaos run on {board} ({}-bit, {mhz} MHz), {} ports, {} slots, fifo_depth {}, engine {:?}, seed {}",
+        "PANAMA chaos run on {board} ({}-bit, {mhz} MHz), {} ports, {} slots, fifo_depth {}, engine {}, seed {}",
         cfg.data_width,
         cfg.ports(),
         cfg.slots,
         cfg.fifo_depth,
-        r.engine,
+        r.time.engine,
         chaos.seed
     );
     println!(
@@ -80,8 +73,8 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
         "  simulated {} cycles ({:.1} ms at {mhz} MHz) in {:.1} s: {:.0} cycles/s",
         o.cycles,
         o.cycles as f64 / mhz / 1000.0,
-        r.wall.as_secs_f64(),
-        o.cycles as f64 / r.wall.as_secs_f64().max(1e-9)
+        r.time.wall.as_secs_f64(),
+        o.cycles as f64 / r.time.wall.as_secs_f64().max(1e-9)
     );
     let kinds: Vec<String> = o
         .frames_in

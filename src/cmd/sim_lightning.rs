@@ -183,15 +183,7 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
                 .chain(&first.noisy.runs)
                 .map(|r| r.cycles)
                 .sum();
-            let times: Vec<EngineTime> = run
-                .engines
-                .iter()
-                .map(|e| EngineTime {
-                    engine: e.engine,
-                    build: e.build,
-                    wall: e.wall,
-                })
-                .collect();
+            let times: Vec<EngineTime> = run.engines.iter().map(|e| e.time).collect();
             println!(
                 "{} (logits, cycles and timelines of {} runs)",
                 speed_report(

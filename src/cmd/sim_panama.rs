@@ -377,19 +377,11 @@ fn run_frames(
         "  simulated {} cycles ({:.1} µs at {mhz} MHz) in {:.2} s: {:.0} cycles/s",
         run.cycles,
         run.cycles as f64 / mhz,
-        run.wall.as_secs_f64(),
-        run.cycles as f64 / run.wall.as_secs_f64().max(1e-9)
+        run.time.wall.as_secs_f64(),
+        run.cycles as f64 / run.time.wall.as_secs_f64().max(1e-9)
     );
     if m.runs.len() > 1 {
-        let times: Vec<EngineTime> = m
-            .runs
-            .iter()
-            .map(|r| EngineTime {
-                engine: r.engine,
-                build: r.build,
-                wall: r.wall,
-            })
-            .collect();
+        let times: Vec<EngineTime> = m.runs.iter().map(|r| r.time).collect();
         println!(
             "  {} (the same frames out at the same cycles)",
             speed_report(

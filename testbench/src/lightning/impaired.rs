@@ -506,7 +506,7 @@ pub fn run_impaired(
         dut.reset(4);
         let started = Instant::now();
         let result = run_on(dut.as_mut(), &map, net.outputs(), images, options)
-            .with_context(|| format!("{engine:?} engine"))?;
+            .with_context(|| format!("the {engine} engine"))?;
         engines.push(EngineTime {
             engine,
             build,

@@ -5,7 +5,7 @@
 //! compared to the golden model.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use hdl::lightning::datapath::{datapath, fail_reason_text};
@@ -17,7 +17,7 @@ use super::link::PhotonicLink;
 use super::model_files::Workload;
 use super::photonic::{NoisyCore, TESTBED_SIGMA};
 use crate::dut::Dut;
-use crate::engine::{DomainClock, Engine};
+use crate::engine::{DomainClock, Engine, EngineTime};
 
 /// How the test set runs.
 #[derive(Clone, Debug)]
@@ -50,16 +50,12 @@ pub struct Pass {
 
 /// One engine's two passes (noise 0, then [`TESTBED_SIGMA`]).
 pub struct EnginePasses {
-    /// The engine.
-    pub engine: Engine,
+    /// The engine, its build and the time of both passes (building excluded).
+    pub time: EngineTime,
     /// Without noise.
     pub exact: Pass,
     /// With the testbed's noise.
     pub noisy: Pass,
-    /// Simulation time of both passes, building excluded.
-    pub wall: Duration,
-    /// Time to build the engine's model.
-    pub build: Duration,
 }
 
 /// The test set's runs on every engine.
@@ -135,11 +131,13 @@ impl<'a> TestSet<'a> {
             let exact = pass_with(0.0)?;
             let noisy = pass_with(TESTBED_SIGMA)?;
             engines.push(EnginePasses {
-                engine,
+                time: EngineTime {
+                    engine,
+                    build,
+                    wall: started.elapsed(),
+                },
                 exact,
                 noisy,
-                wall: started.elapsed(),
-                build,
             });
         }
         if let [first, others @ ..] = &engines[..] {
@@ -147,8 +145,8 @@ impl<'a> TestSet<'a> {
                 if other.exact.runs != first.exact.runs || other.noisy.runs != first.noisy.runs {
                     bail!(
                         "the {} engine's logits, cycles or timelines differ from the {} engine's",
-                        other.engine.name(),
-                        first.engine.name()
+                        other.time.engine.name(),
+                        first.time.engine.name()
                     );
                 }
             }

@@ -22,7 +22,7 @@ use super::session::{wire_spans, Sent, Session};
 use super::system::Shape;
 use super::traffic::{background_frame, random_element, with_defect, with_format, Defect, Values};
 use crate::dut::Dut;
-use crate::engine::{DomainClock, Engine, Progress};
+use crate::engine::{DomainClock, Engine, EngineTime, Progress};
 use crate::rng::derived;
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
@@ -30,7 +30,7 @@ use hdl::panama::core::panama_core;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The chaos run's `full_wait`: short, so drops on full buffers happen often.
 pub const CHAOS_FULL_WAIT: u32 = 256;
@@ -510,14 +510,10 @@ pub fn run(
 
 /// One engine's chaos run.
 pub struct EngineChaos {
-    /// The engine.
-    pub engine: Engine,
+    /// The engine, its build and its run time (simulation only, building excluded).
+    pub time: EngineTime,
     /// What the run saw.
     pub outcome: ChaosOutcome,
-    /// Simulation time, building excluded.
-    pub wall: Duration,
-    /// Time to build the engine's model.
-    pub build: Duration,
 }
 
 /// Runs `chaos` on the core of `cfg` on every engine of `engine` (clock periods
@@ -545,10 +541,12 @@ pub fn run_engines(
         .map_err(|e| anyhow::anyhow!("chaos run: {e}"))?;
         progress(Progress::Done);
         runs.push(EngineChaos {
-            engine: e,
+            time: EngineTime {
+                engine: e,
+                build,
+                wall: started.elapsed(),
+            },
             outcome,
-            wall: started.elapsed(),
-            build,
         });
     }
     let first = &runs[0];
@@ -556,9 +554,9 @@ pub fn run_engines(
         let (a, b) = (&first.outcome, &other.outcome);
         if a.digest != b.digest || a.cycles != b.cycles || a.counters != b.counters {
             anyhow::bail!(
-                "{:?} differs from {:?}: {} vs {} cycles, counters {:?} vs {:?}",
-                other.engine,
-                first.engine,
+                "the {} engine differs from the {} engine: {} vs {} cycles, counters {:?} vs {:?}",
+                other.time.engine,
+                first.time.engine,
                 b.cycles,
                 a.cycles,
                 b.counters,

@@ -22,7 +22,7 @@ use super::system::{
     check, read_counters, run as run_system, split_outputs, CheckSummary, Observed, RunEnd,
     StreamDriver, Traffic,
 };
-use crate::engine::{DomainClock, Engine, Progress};
+use crate::engine::{DomainClock, Engine, EngineTime, Progress};
 
 /// Cycles without any movement after which a run ends.
 const QUIET_CYCLES: u64 = 5_000;
@@ -45,18 +45,14 @@ pub struct MeasureOptions {
 
 /// One engine's run.
 pub struct EngineRun {
-    /// The engine.
-    pub engine: Engine,
+    /// The engine, its build and its run time (simulation only, building excluded).
+    pub time: EngineTime,
     /// The stream driver, with every output frame and the input timing.
     pub driver: StreamDriver,
     /// Cycles simulated.
     pub cycles: u64,
     /// How the run ended.
     pub end: RunEnd,
-    /// Simulation time, building excluded.
-    pub wall: Duration,
-    /// Time to build the engine's model (native compile; Verilator build or cache load).
-    pub build: Duration,
     /// The core's counters at the end, in `hdl::panama::core::COUNTERS` order.
     pub counters: Vec<(&'static str, u64)>,
 }
@@ -222,9 +218,9 @@ pub fn measure(
     for other in &measured.runs[1..] {
         if other.driver.outputs != first.driver.outputs || other.cycles != first.cycles {
             bail!(
-                "{:?} differs from {:?}: {} vs {} frames out in {} vs {} cycles",
-                other.engine,
-                first.engine,
+                "the {} engine differs from the {} engine: {} vs {} frames out in {} vs {} cycles",
+                other.time.engine,
+                first.time.engine,
                 other.driver.outputs.len(),
                 first.driver.outputs.len(),
                 other.cycles,
@@ -283,12 +279,14 @@ fn run_engine(
     }
     let counters = read_counters(dut.as_mut())?;
     Ok(EngineRun {
-        engine,
+        time: EngineTime {
+            engine,
+            build,
+            wall,
+        },
         driver,
         cycles,
         end,
-        wall,
-        build,
         counters,
     })
 }
