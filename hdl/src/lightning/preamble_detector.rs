@@ -62,7 +62,7 @@ use super::bus::{
     sample_window, BUS_WIDTH, PREAMBLE_LENGTH_WIDTH, PREAMBLE_MASK, SAMPLES, SAMPLE_WIDTH,
 };
 use crate::blocks::count_action::{count_action, CountActionConfig};
-use crate::dsl::{ModuleBuilder, Signal};
+use crate::dsl::{Domain, ModuleBuilder, Signal};
 use crate::ir::{HdlError, Module, ResetPolarity};
 
 /// Width of the run-time `timeout` input (cycles, 0..=65535).
@@ -138,42 +138,7 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     let zero = m.lit(0, 1);
     let one = m.lit(1, 1);
 
-    // Stage 1: the sum (or the halving mean) of the 16 samples.
-    let samples = m.split_lanes(adc_data, SAMPLE_WIDTH);
-    let (v1, word1, mask) = match cfg.mean {
-        PreambleMean::Exact => {
-            let sum = adder_tree(&mut m, &samples);
-            let v1 = m.register(clk, "s1_valid", adc_valid);
-            let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
-            m.set_next(word1, adc_data);
-            let sum1 = m.reg_no_reset(clk, "s1_sum", SUM_WIDTH);
-            m.set_next(sum1, sum);
-            // Stage 2: the mask, sample i above the mean <=> 16 * sample > sum.
-            let four = m.zeros(4);
-            let mut bits = Vec::new();
-            for (i, s) in m.split_lanes(word1, SAMPLE_WIDTH).into_iter().enumerate() {
-                let times16 = m.concat(&[s, four]);
-                let above = m.gt(times16, sum1);
-                bits.push(m.named(&format!("above_mean{i}"), above));
-            }
-            (v1, word1, m.join_lanes(&bits))
-        }
-        PreambleMean::Halving => {
-            let mean = halving_tree(&mut m, &samples);
-            let v1 = m.register(clk, "s1_valid", adc_valid);
-            let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
-            m.set_next(word1, adc_data);
-            let mean1 = m.reg_no_reset(clk, "s1_mean", SAMPLE_WIDTH);
-            m.set_next(mean1, mean);
-            // Stage 2: the mask, sample i above the truncated mean.
-            let bits: Vec<Signal> = m
-                .split_lanes(word1, SAMPLE_WIDTH)
-                .into_iter()
-                .map(|s| m.gt(s, mean1))
-                .collect();
-            (v1, word1, m.join_lanes(&bits))
-        }
-    };
+    let (v1, word1, mask) = above_mean(&mut m, cfg.mean, clk, adc_valid, adc_data);
     let v2 = m.register(clk, "s2_valid", v1);
     let word2 = m.reg_no_reset(clk, "s2_word", BUS_WIDTH);
     m.set_next(word2, word1);
@@ -184,22 +149,7 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     let prev_word = m.reg_no_reset(clk, "prev_word", BUS_WIDTH);
     m.set_next(prev_word, word2);
     m.set_enable(prev_word, v2);
-    let pair = m.concat(&[mask2, prev_mask]);
-    let mut hits = Vec::new();
-    for k in 0..SAMPLES {
-        let window = m.slice(pair, k, SAMPLES);
-        let hit = m.eq_const(window, u64::from(PREAMBLE_MASK));
-        hits.push(m.named(&format!("preamble_at{k}"), hit));
-    }
-    let hit_bits = m.join_lanes(&hits);
-    let any = m.reduce_or(hit_bits);
-    let cases: Vec<(Signal, Signal)> = hits
-        .iter()
-        .enumerate()
-        .map(|(k, &h)| (h, m.lit(k as u64, 4)))
-        .collect();
-    let none = m.lit(0, 4);
-    let k = m.select(&cases, none);
+    let (any, k) = rotation_match(&mut m, mask2, prev_mask);
 
     // State.
     let searching = m.reg(clk, "searching_q", 1);
@@ -284,6 +234,73 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     m.output("failed", failed);
     m.output("rotation", rotation);
     m.finish()
+}
+
+/// Stages 1 and 2: the valid bit and the word one cycle late, and the mask of the
+/// samples above the word's mean (exact: 16 × sample > sum; halving: sample above
+/// the released RTL's truncated mean), registered in between.
+fn above_mean(
+    m: &mut ModuleBuilder,
+    mean: PreambleMean,
+    clk: Domain,
+    adc_valid: Signal,
+    adc_data: Signal,
+) -> (Signal, Signal, Signal) {
+    let samples = m.split_lanes(adc_data, SAMPLE_WIDTH);
+    match mean {
+        PreambleMean::Exact => {
+            let sum = adder_tree(m, &samples);
+            let v1 = m.register(clk, "s1_valid", adc_valid);
+            let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
+            m.set_next(word1, adc_data);
+            let sum1 = m.reg_no_reset(clk, "s1_sum", SUM_WIDTH);
+            m.set_next(sum1, sum);
+            let four = m.zeros(4);
+            let mut bits = Vec::new();
+            for (i, s) in m.split_lanes(word1, SAMPLE_WIDTH).into_iter().enumerate() {
+                let times16 = m.concat(&[s, four]);
+                let above = m.gt(times16, sum1);
+                bits.push(m.named(&format!("above_mean{i}"), above));
+            }
+            (v1, word1, m.join_lanes(&bits))
+        }
+        PreambleMean::Halving => {
+            let mean = halving_tree(m, &samples);
+            let v1 = m.register(clk, "s1_valid", adc_valid);
+            let word1 = m.reg_no_reset(clk, "s1_word", BUS_WIDTH);
+            m.set_next(word1, adc_data);
+            let mean1 = m.reg_no_reset(clk, "s1_mean", SAMPLE_WIDTH);
+            m.set_next(mean1, mean);
+            let bits: Vec<Signal> = m
+                .split_lanes(word1, SAMPLE_WIDTH)
+                .into_iter()
+                .map(|s| m.gt(s, mean1))
+                .collect();
+            (v1, word1, m.join_lanes(&bits))
+        }
+    }
+}
+
+/// Stage 3: the preamble pattern searched at every rotation `k` of the current
+/// mask after the previous one; whether any rotation matches, and the first that
+/// does (0 if none).
+fn rotation_match(m: &mut ModuleBuilder, mask2: Signal, prev_mask: Signal) -> (Signal, Signal) {
+    let pair = m.concat(&[mask2, prev_mask]);
+    let mut hits = Vec::new();
+    for k in 0..SAMPLES {
+        let window = m.slice(pair, k, SAMPLES);
+        let hit = m.eq_const(window, u64::from(PREAMBLE_MASK));
+        hits.push(m.named(&format!("preamble_at{k}"), hit));
+    }
+    let hit_bits = m.join_lanes(&hits);
+    let any = m.reduce_or(hit_bits);
+    let cases: Vec<(Signal, Signal)> = hits
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| (h, m.lit(k as u64, 4)))
+        .collect();
+    let none = m.lit(0, 4);
+    (any, m.select(&cases, none))
 }
 
 /// The released RTL's averager: pairs (0,1), (2,3), … added at full precision
