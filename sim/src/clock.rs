@@ -8,6 +8,60 @@
 /// Default clock period: 1 ns.
 pub const DEFAULT_PERIOD_PS: u64 = 1000;
 
+/// The most top-level clock domains a design may have (one bit each in [`Fired`]).
+pub const MAX_DOMAINS: usize = 64;
+
+/// The domains (indices in declaration order) whose clocks rose at one edge: a set
+/// of at most [`MAX_DOMAINS`], copied by value, so that stepping allocates nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fired(u64);
+
+impl Fired {
+    /// True if domain `d` rose.
+    #[inline]
+    pub fn contains(self, d: usize) -> bool {
+        d < MAX_DOMAINS && self.0 >> d & 1 == 1
+    }
+
+    /// True if no domain rose.
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// How many domains rose.
+    #[inline]
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// The domains that rose, in increasing order.
+    pub fn iter(self) -> impl Iterator<Item = usize> {
+        let mut rest = self.0;
+        std::iter::from_fn(move || {
+            let d = rest.trailing_zeros() as usize;
+            (rest != 0).then(|| {
+                rest &= rest - 1;
+                d
+            })
+        })
+    }
+
+    /// The set with domain `d` added (`d < MAX_DOMAINS`).
+    #[inline]
+    fn with(self, d: usize) -> Fired {
+        debug_assert!(d < MAX_DOMAINS, "at most {MAX_DOMAINS} domains");
+        Fired(self.0 | 1 << d)
+    }
+}
+
+impl FromIterator<usize> for Fired {
+    /// The set of the domains `iter` yields (each < [`MAX_DOMAINS`]).
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Fired {
+        iter.into_iter().fold(Fired::default(), Fired::with)
+    }
+}
+
 /// One domain's clock.
 #[derive(Clone, Debug)]
 pub struct Clock {
@@ -98,20 +152,21 @@ impl Clocks {
             .min()
     }
 
-    /// Advances to time `t`, a rising edge: pushes every domain rising at `t` into `fired`,
-    /// counts its cycle and schedules its fall and next rise.
-    pub fn rise(&mut self, t: u64, fired: &mut Vec<usize>) {
-        fired.clear();
+    /// Advances to time `t`, a rising edge: returns every domain rising at `t`, counts
+    /// its cycle and schedules its fall and next rise.
+    pub fn rise(&mut self, t: u64) -> Fired {
+        let mut fired = Fired::default();
         self.now = t;
         for (d, c) in self.clocks.iter_mut().enumerate() {
             if c.next_rise == t {
-                fired.push(d);
+                fired = fired.with(d);
                 c.cycles += 1;
                 c.last_rise = Some(t);
                 c.next_fall = Some(t.saturating_add(c.period / 2));
                 c.next_rise = t.saturating_add(c.period);
             }
         }
+        fired
     }
 }
 
@@ -124,14 +179,13 @@ mod tests {
         let mut c = Clocks::new(2);
         c.set_period(0, 5000);
         c.set_period(1, 10000);
-        let mut fired = Vec::new();
         let mut log = Vec::new();
         while let Some(t) = c.next_rise() {
             if t > 20000 {
                 break;
             }
-            c.rise(t, &mut fired);
-            log.push((t, fired.clone()));
+            let fired = c.rise(t);
+            log.push((t, fired.iter().collect::<Vec<_>>()));
         }
         assert_eq!(
             log,
@@ -145,12 +199,25 @@ mod tests {
     }
 
     #[test]
+    fn fired_sets_hold_every_domain_index() {
+        let all: Fired = (0..MAX_DOMAINS).collect();
+        assert_eq!(all.len(), MAX_DOMAINS);
+        assert_eq!(
+            all.iter().collect::<Vec<_>>(),
+            (0..MAX_DOMAINS).collect::<Vec<_>>()
+        );
+        let some: Fired = [3, 0, 63].into_iter().collect();
+        assert_eq!(some.iter().collect::<Vec<_>>(), vec![0, 3, 63]);
+        assert!(some.contains(63) && !some.contains(1) && !some.contains(64));
+        assert!(Fired::default().is_empty() && !some.is_empty());
+    }
+
+    #[test]
     fn phase_and_period_change_reschedule() {
         let mut c = Clocks::new(1);
         c.set_phase(0, 250);
         assert_eq!(c.next_rise(), Some(1250));
-        let mut fired = Vec::new();
-        c.rise(1250, &mut fired);
+        assert_eq!(c.rise(1250), [0].into_iter().collect());
         c.set_period(0, 400);
         assert_eq!(c.next_rise(), Some(1650));
     }

@@ -62,6 +62,17 @@ pub enum SimError {
         /// The period asked for, in picoseconds.
         period: u64,
     },
+    /// More top-level clock domains than the simulator tells apart at an edge.
+    #[error(
+        "`{module}` has {count} top-level clock domains; at most {} are supported",
+        crate::clock::MAX_DOMAINS
+    )]
+    TooManyDomains {
+        /// The top module.
+        module: String,
+        /// Its number of top-level domains.
+        count: usize,
+    },
     /// A clock's phase can only be set before its first rising edge.
     #[error("phase of clock domain `{0}` cannot change after its first rising edge")]
     ClockRunning(String),

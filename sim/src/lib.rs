@@ -116,7 +116,7 @@ mod vector;
 mod wide;
 mod wide_exec;
 
-pub use clock::DEFAULT_PERIOD_PS;
+pub use clock::{Fired, DEFAULT_PERIOD_PS, MAX_DOMAINS};
 pub use error::SimError;
 pub use flatten::{flatten, FlatDesign};
 pub use jit::{CompileStats, JitError, Malformed};

@@ -504,7 +504,7 @@ fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) {
             seed,
             &format!("{}, cycle {cycle} before the edge", backend.name()),
         );
-        let fired: Vec<usize> = sim.step_edge().iter().map(|h| h.index()).collect();
+        let fired: Vec<usize> = sim.step_edge().iter().collect();
         r.edge(&fired);
         r.settle();
         let when = format!("{}, cycle {cycle} after the edge", backend.name());

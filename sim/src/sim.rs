@@ -1,7 +1,7 @@
 //! The [`Simulator`]: construction, time and clock control, reset and tracing.
 //! Port and net access live in `ports.rs`.
 
-use crate::clock::Clocks;
+use crate::clock::{Clocks, Fired, MAX_DOMAINS};
 use crate::compile::{compile, Program};
 use crate::cones::domain_bit;
 use crate::demand::{self, Part};
@@ -69,6 +69,14 @@ impl DomainHandle {
     /// The domain's position in [`Simulator::domain_names`].
     pub fn index(&self) -> usize {
         self.index as usize
+    }
+}
+
+impl Fired {
+    /// True if domain `d` (of the simulator that stepped) rose.
+    #[inline]
+    pub fn has(self, d: DomainHandle) -> bool {
+        self.contains(d.index())
     }
 }
 
@@ -154,7 +162,8 @@ pub struct Simulator {
     pub(crate) mem_index: HashMap<String, u32>,
     pub(crate) domains: Vec<DomainInfo>,
     pub(crate) clocks: Clocks,
-    pub(crate) fired: Vec<usize>,
+    /// The domains that rose at the last edge.
+    pub(crate) fired: Fired,
     pub(crate) steps: u64,
     pub(crate) tracer: Option<Tracer>,
     pub(crate) trace_error: Option<std::io::Error>,
@@ -202,6 +211,12 @@ impl Simulator {
 
     /// Compiles an already flattened design for the engine `backend`.
     pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {
+        if flat.domains.len() > MAX_DOMAINS {
+            return Err(SimError::TooManyDomains {
+                module: flat.name.clone(),
+                count: flat.domains.len(),
+            });
+        }
         let mut prog = compile(flat)?;
         let outputs: Vec<Span> = flat
             .ports
@@ -292,7 +307,7 @@ impl Simulator {
             net_index,
             mem_index,
             clocks: Clocks::new(domains.len()),
-            fired: Vec::with_capacity(domains.len()),
+            fired: Fired::default(),
             domains,
             steps: 0,
             tracer: None,
@@ -454,27 +469,21 @@ impl Simulator {
 
     /// Advances to the next rising edge of any clock and returns the domains that rose
     /// there (several when edges coincide), for test benches that act on every edge of
-    /// several clocks. With no domains it behaves like [`step`](Self::step) and returns
-    /// nothing.
-    pub fn step_edge(&mut self) -> Vec<DomainHandle> {
+    /// several clocks; a domain's index is its [`DomainHandle::index`]. With no
+    /// domains it behaves like [`step`](Self::step) and returns the empty set.
+    pub fn step_edge(&mut self) -> Fired {
         if self.domains.is_empty() {
             self.step();
-            return vec![];
+            return Fired::default();
         }
         self.advance();
         self.fired
-            .iter()
-            .map(|&d| DomainHandle {
-                sim: self.id,
-                index: d as u32,
-            })
-            .collect()
     }
 
     fn step_index(&mut self, d: usize) {
         loop {
             self.advance();
-            if self.fired.contains(&d) {
+            if self.fired.contains(d) {
                 break;
             }
         }
@@ -537,13 +546,12 @@ impl Simulator {
             }
         }
 
-        let mut fired = std::mem::take(&mut self.fired);
-        self.clocks.rise(t, &mut fired);
+        let fired = self.clocks.rise(t);
         let p = &self.prog;
-        for &d in &fired {
+        for d in fired.iter() {
             state::sample_regs(&p.domains[d], &self.vals, &mut self.shadow);
         }
-        for &d in &fired {
+        for d in fired.iter() {
             state::sample_reads(
                 &p.domains[d],
                 &p.mems,
@@ -552,13 +560,13 @@ impl Simulator {
                 &mut self.shadow,
             );
         }
-        for &d in &fired {
+        for d in fired.iter() {
             state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
         }
-        for &d in &fired {
+        for d in fired.iter() {
             state::commit(&p.domains[d], &p.mems, &self.shadow, &mut self.vals);
         }
-        for &d in &fired {
+        for d in fired.iter() {
             self.vals[self.domains[d].clock.off as usize] = 1;
             self.touch(self.domains[d].cone);
         }

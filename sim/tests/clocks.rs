@@ -188,3 +188,35 @@ fn module_without_domains_just_settles() {
     s.reset(4);
     assert_eq!(s.cycles(), 3);
 }
+
+/// Edges report the domains that rose as a set of at most `MAX_DOMAINS`; a design
+/// with more top-level domains is refused with an error naming the count.
+#[test]
+fn more_domains_than_an_edge_can_report_is_an_error() {
+    let design = |count: usize| {
+        let mut m = ModuleBuilder::new("many_clocks");
+        for i in 0..count {
+            let d = m.domain(
+                &format!("d{i}"),
+                &format!("clk{i}"),
+                None,
+                ResetPolarity::ActiveHigh,
+            );
+            let c = counter(&mut m, d, &format!("n{i}"));
+            m.output(&format!("n{i}_out"), c);
+        }
+        m.finish().unwrap()
+    };
+    let mut sim = Simulator::new(&design(sim::MAX_DOMAINS)).unwrap();
+    let fired = sim.step_edge();
+    assert_eq!(
+        fired.iter().collect::<Vec<_>>(),
+        (0..sim::MAX_DOMAINS).collect::<Vec<_>>()
+    );
+    let err = Simulator::new(&design(sim::MAX_DOMAINS + 1)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("many_clocks") && text.contains(&format!("{}", sim::MAX_DOMAINS + 1)),
+        "{text}"
+    );
+}

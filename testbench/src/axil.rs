@@ -87,7 +87,7 @@ impl AxiLitePins {
 
 /// Steps `dut` to the next rising edge of clock domain `domain`.
 fn edge_of(dut: &mut dyn Dut, domain: usize) {
-    while !dut.step_edge().contains(&domain) {}
+    while !dut.step_edge().contains(domain) {}
 }
 
 /// An AXI-Lite master bound to one slave interface of a design.

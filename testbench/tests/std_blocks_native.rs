@@ -232,10 +232,10 @@ fn pulse_sync_delivers_every_pulse_once_within_three_destination_cycles() {
             let dst_pulse = bit(&mut sim, "dst_pulse");
             let fired = sim.step_edge();
             let now = sim.time_ps();
-            if fired.contains(&dst) && dst_pulse {
+            if fired.has(dst) && dst_pulse {
                 got.push(now);
             }
-            if fired.contains(&src) {
+            if fired.has(src) {
                 src_cycles += 1;
                 if pulse {
                     sent.push(now);
@@ -248,7 +248,7 @@ fn pulse_sync_delivers_every_pulse_once_within_three_destination_cycles() {
         // Let the last pulse arrive.
         for _ in 0..8 {
             let dst_pulse = bit(&mut sim, "dst_pulse");
-            if sim.step_edge().contains(&dst) && dst_pulse {
+            if sim.step_edge().has(dst) && dst_pulse {
                 got.push(sim.time_ps());
             }
         }
@@ -281,10 +281,10 @@ fn handshake_sync_carries_every_word_intact_at_512_bits() {
             let dst_valid = bit(&mut sim, "dst_valid");
             let dst_data = words(&mut sim, "dst_data");
             let fired = sim.step_edge();
-            if fired.contains(&dst) && dst_valid {
+            if fired.has(dst) && dst_valid {
                 got.push(dst_data);
             }
-            if fired.contains(&src) {
+            if fired.has(src) {
                 src_cycles += 1;
                 if offer.0 && ready {
                     sent.push(offer.1.clone());
@@ -326,7 +326,7 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
             );
             full_seen += full as u32;
             let fired = sim.step_edge();
-            if fired.contains(&rd) {
+            if fired.has(rd) {
                 if rd_en && !empty {
                     let expect = queue
                         .pop_front()
@@ -345,7 +345,7 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
                     rd_cycles_after += 1;
                 }
             }
-            if fired.contains(&wr) {
+            if fired.has(wr) {
                 wr_cycles += 1;
                 if wr_en && !full {
                     queue.push_back(data.clone());
@@ -456,7 +456,7 @@ mod axil {
             let clear = out(&mut sim, "drops_clear") == 1;
             let fired = sim.step_edge();
             let now = sim.time_ps();
-            let core_fired = fired.contains(&core.unwrap_or(axil));
+            let core_fired = fired.has(core.unwrap_or(axil));
             if core_fired {
                 clears_seen += clear as u32;
                 if rng.gen_bool(0.01) {
@@ -467,7 +467,7 @@ mod axil {
                 let drops = rng.gen::<u32>() as u64 & 0xfffff;
                 sim.set_u64("drops", drops).unwrap();
             }
-            if !fired.contains(&axil) {
+            if !fired.has(axil) {
                 continue;
             }
             axil_cycles += 1;
@@ -604,7 +604,7 @@ mod axil {
         for _ in 0..40 {
             let clear = sim.get_u64("drops_clear").unwrap() == 1;
             let fired = sim.step_edge();
-            if fired.contains(&core.unwrap_or(axil)) {
+            if fired.has(core.unwrap_or(axil)) {
                 clears_seen += clear as u32;
             }
         }

@@ -5,6 +5,7 @@
 
 use super::{Dut, DutError, DutPort};
 use crate::engine::Engine;
+use sim::Fired;
 use std::path::Path;
 
 /// Engines `A` and `B` in lockstep; `A` answers for the pair (ports, domains, time).
@@ -95,7 +96,7 @@ impl<A: Dut, B: Dut> Dut for Lockstep<A, B> {
         self.check(port, &out[..n])
     }
 
-    fn step_edge(&mut self) -> Vec<usize> {
+    fn step_edge(&mut self) -> Fired {
         let fired = self.a.step_edge();
         let fired_b = self.b.step_edge();
         assert_eq!(fired, fired_b, "both engines run one clock schedule");

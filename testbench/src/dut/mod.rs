@@ -12,6 +12,7 @@ pub use verilated::VerilatorDut;
 
 use crate::engine::Engine;
 use hdl::ir::{Direction, PortKind};
+use sim::Fired;
 use std::path::Path;
 
 /// A port of the design under test.
@@ -102,7 +103,7 @@ pub trait Dut {
     }
     /// Advances to the next rising edge of any clock; returns the indices (into
     /// [`domains`](Self::domains)) of the domains that rose.
-    fn step_edge(&mut self) -> Vec<usize>;
+    fn step_edge(&mut self) -> Fired;
     /// Current time in picoseconds.
     fn time_ps(&self) -> u64;
     /// Asserts every domain's reset for `cycles` rising edges of each domain.
@@ -127,7 +128,7 @@ pub trait Dut {
             self.step_edge();
             return;
         }
-        while !self.step_edge().contains(&0) {}
+        while !self.step_edge().contains(0) {}
     }
 
     /// `n` cycles of [`step`](Self::step) with the inputs left as they are (engines may

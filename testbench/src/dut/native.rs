@@ -2,7 +2,7 @@
 
 use super::{ports_of, Dut, DutError, DutPort};
 use crate::engine::Engine;
-use sim::{Backend, PortHandle, Simulator, TraceSelection};
+use sim::{Backend, Fired, PortHandle, Simulator, TraceSelection};
 use std::path::Path;
 
 /// `sim::Simulator` behind the `Dut` trait.
@@ -91,8 +91,8 @@ impl Dut for NativeDut {
         super::copy_words(&self.ports, port, words, out)
     }
 
-    fn step_edge(&mut self) -> Vec<usize> {
-        self.sim.step_edge().iter().map(|h| h.index()).collect()
+    fn step_edge(&mut self) -> Fired {
+        self.sim.step_edge()
     }
 
     fn time_ps(&self) -> u64 {

@@ -11,7 +11,7 @@ use super::{ports_of, Dut, DutError, DutPort};
 use crate::engine::Engine;
 use crate::verilator::{BuildOptions, PortInfo, VerilatorDesign, VerilatorModel};
 use hdl::ir::{Direction, ResetPolarity};
-use sim::clock::Clocks;
+use sim::clock::{Clocks, Fired, MAX_DOMAINS};
 use std::path::Path;
 
 /// One clock domain: its clock port and, if any, its reset port and active level.
@@ -30,13 +30,19 @@ pub struct VerilatorDut {
     tracing: bool,
     /// An input changed since the last `eval()`: outputs are not settled.
     dirty: bool,
-    /// The domains that rose at the last edge (reused: no allocation per edge).
-    fired: Vec<usize>,
+    /// The domains that rose at the last edge.
+    fired: Fired,
 }
 
 impl VerilatorDut {
     /// Emits `module` as Verilog, builds it with Verilator (cached) and loads it.
     pub fn new(module: &hdl::Module, options: &BuildOptions) -> Result<Self, DutError> {
+        if module.domains.len() > MAX_DOMAINS {
+            return Err(DutError::Sim(sim::SimError::TooManyDomains {
+                module: module.name.clone(),
+                count: module.domains.len(),
+            }));
+        }
         let design = gen::emit(module)?;
         let ports = ports_of(module);
         let vports = ports
@@ -83,7 +89,7 @@ impl VerilatorDut {
             domain_ports,
             tracing: false,
             dirty: true,
-            fired: Vec::new(),
+            fired: Fired::default(),
         };
         dut.drive_resets(false)?;
         dut.settle();
@@ -124,7 +130,7 @@ impl VerilatorDut {
     fn edge(&mut self) {
         let Some(t) = self.clocks.next_rise() else {
             self.settle();
-            self.fired.clear();
+            self.fired = Fired::default();
             return;
         };
         while let Some(tf) = self.clocks.next_fall_until(t) {
@@ -143,12 +149,10 @@ impl VerilatorDut {
         // Inputs set since the last eval settle before the rising edge samples them (an
         // extra eval only when no falling edge came first).
         self.settle();
-        let mut fired = std::mem::take(&mut self.fired);
-        self.clocks.rise(t, &mut fired);
-        for &d in &fired {
+        self.fired = self.clocks.rise(t);
+        for d in self.fired.iter() {
             self.set_clock(d, 1);
         }
-        self.fired = fired;
         self.eval();
         if self.tracing {
             self.model.trace_dump(t);
@@ -221,14 +225,14 @@ impl Dut for VerilatorDut {
         Ok(self.model.get_into(port, out)?)
     }
 
-    fn step_edge(&mut self) -> Vec<usize> {
+    fn step_edge(&mut self) -> Fired {
         self.edge();
-        self.fired.clone()
+        self.fired
     }
 
     fn step(&mut self) {
         self.edge();
-        while !self.domain_ports.is_empty() && !self.fired.contains(&0) {
+        while !self.domain_ports.is_empty() && !self.fired.contains(0) {
             self.edge();
         }
     }
@@ -253,7 +257,7 @@ impl Dut for VerilatorDut {
             let c = &mut self.clocks.clocks[0];
             c.next_fall = None;
             let t = c.next_rise;
-            self.clocks.rise(t, &mut self.fired);
+            self.fired = self.clocks.rise(t);
         }
     }
 

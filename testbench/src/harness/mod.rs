@@ -14,7 +14,7 @@ use crate::dut::{Dut, DutError, DutPort, Lockstep, NativeDut, VerilatorDut};
 use crate::verilator::BuildOptions;
 use hdl::ir::Direction;
 use hdl::Module;
-use sim::Backend;
+use sim::{Backend, Fired};
 use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -233,7 +233,7 @@ impl Differential {
         };
         let mut log = Log::default();
         let mut sets = Sets::default();
-        let mut fired: Vec<usize> = Vec::new();
+        let mut fired = Fired::default();
         let mut values = self.values(&mut native)?;
         self.compare(
             &mut native,
@@ -246,7 +246,7 @@ impl Differential {
         loop {
             sets.clear();
             stimulus(&mut Step {
-                fired: &fired,
+                fired,
                 cycles: &report.cycles,
                 outputs: &values.native,
                 sets: &mut sets,
@@ -278,8 +278,8 @@ impl Differential {
             assert_eq!(fired, fired_v, "both engines share one clock schedule");
             log.actions.push(Action::Edge);
             report.edges += 1;
-            for d in &fired {
-                report.cycles[*d] += 1;
+            for d in fired.iter() {
+                report.cycles[d] += 1;
             }
             self.compare(
                 &mut native,

@@ -3,6 +3,7 @@
 
 use crate::dut::{copy_words, DutError, DutPort};
 use crate::pins::{Pin, Pins};
+use sim::Fired;
 use std::ops::Range;
 
 /// What a stimulus sees and does between two clock edges. It is the lockstep
@@ -12,7 +13,7 @@ pub struct Step<'a> {
     /// Domains (indices into
     /// [`Differential::domains`](super::Differential::domains)) that rose at
     /// the last edge; empty right after reset.
-    pub fired: &'a [usize],
+    pub fired: Fired,
     /// Rising edges so far per domain (after reset).
     pub cycles: &'a [u64],
     /// Current output values (both engines agree on them), by port index.
@@ -67,7 +68,7 @@ impl Step<'_> {
 
     /// True if domain `index` rose at the last edge.
     pub fn fired(&self, index: usize) -> bool {
-        self.fired.contains(&index)
+        self.fired.contains(index)
     }
 
     fn named(&self, name: &str) -> Pin {

@@ -286,17 +286,17 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let handshakes = self.weights_handshake()?;
         let answer = self.answer_handshake()?;
         let fired = self.dut.step_edge();
-        if fired.contains(&dac) {
+        if fired.contains(dac) {
             self.answer_beats.extend(answer);
             let ready = self.pins.answer.stream.tready;
             self.set_u64(ready, u64::from(self.answer_ready))?;
             self.take_weights(&handshakes)?;
             self.play_links()?;
         }
-        if fired.contains(&adc) {
+        if fired.contains(adc) {
             self.present_adc()?;
         }
-        let axil_rose = fired.contains(&axil);
+        let axil_rose = fired.contains(axil);
         self.axil_cycles += u64::from(axil_rose);
         Ok(axil_rose)
     }
