@@ -111,6 +111,7 @@ mod sim;
 mod simplify;
 mod state;
 mod tables;
+mod tier;
 mod trace;
 mod vector;
 mod wide;

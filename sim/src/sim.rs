@@ -8,13 +8,14 @@ use crate::demand::{self, Part};
 use crate::error::SimError;
 use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
+use crate::fxhash::FxHashMap;
 use crate::instr::Span;
-use crate::jit::{CompileStats, Compiled, JitError};
+use crate::jit::{CompileStats, Compiled};
 use crate::state;
+use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
 use hdl::ir::{Direction, PortKind, ResetPolarity};
 use hdl::Module;
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -139,14 +140,25 @@ impl Backend {
     }
 }
 
+/// How a simulator's engine comes up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// The interpreter only.
+    Interpreted,
+    /// The compiled engine, built before the first cycle.
+    Compiled,
+    /// The interpreter at once, the compiled engine when its background build is done.
+    Tiered,
+}
+
 /// A compiled, running simulation of one top module (see the crate documentation
 /// for the evaluation and clocking rules).
 pub struct Simulator {
     pub(crate) id: u64,
     pub(crate) name: String,
     pub(crate) prog: Program,
-    /// The native code of `prog.code`, when the compiled engine runs it.
-    pub(crate) compiled: Option<Compiled>,
+    /// The compiled engine of `prog.code`, as far as it has come.
+    pub(crate) jit: Jit,
     pub(crate) vals: Vec<u64>,
     pub(crate) shadow: Vec<u64>,
     pub(crate) mem: Vec<u64>,
@@ -156,10 +168,10 @@ pub struct Simulator {
     /// The sources changed since the last settle of the output part.
     pub(crate) dirty_out: u64,
     pub(crate) ports: Vec<PortInfo>,
-    pub(crate) port_index: HashMap<String, u32>,
+    pub(crate) port_index: FxHashMap<String, u32>,
     pub(crate) named: Vec<NamedNet>,
-    pub(crate) net_index: HashMap<String, u32>,
-    pub(crate) mem_index: HashMap<String, u32>,
+    pub(crate) net_index: FxHashMap<String, u32>,
+    pub(crate) mem_index: FxHashMap<String, u32>,
     pub(crate) domains: Vec<DomainInfo>,
     pub(crate) clocks: Clocks,
     /// The domains that rose at the last edge.
@@ -182,35 +194,43 @@ impl std::fmt::Debug for Simulator {
 }
 
 impl Simulator {
-    /// Flattens and compiles `module` for the default [`Backend`] (the interpreter on
-    /// a host the compiled engine does not support). Registers and read data start at
-    /// 0, memories at their initial contents, reset inputs at their inactive level,
-    /// clocks low with a period of 1000 ps.
+    /// Flattens and compiles `module` for the default engine: the first cycles run on
+    /// the interpreter while the compiled engine is built in the background, and the
+    /// simulator switches to it as soon as it is ready (see
+    /// [`finish_compile`](Self::finish_compile)); on a host the compiled engine does
+    /// not support, the interpreter runs throughout. Registers and read data start
+    /// at 0, memories at their initial contents, reset inputs at their inactive
+    /// level, clocks low with a period of 1000 ps.
     pub fn new(module: &Module) -> Result<Simulator, SimError> {
         let flat = flatten(module)?;
         Self::from_flat(&flat)
     }
 
-    /// [`new`](Self::new) on the engine `backend`; the compiled engine on a host it
-    /// does not support is an error.
+    /// [`new`](Self::new) on the engine `backend` from the first cycle on (the
+    /// compiled engine is built before this returns); the compiled engine on a host
+    /// it does not support is an error.
     pub fn with_backend(module: &Module, backend: Backend) -> Result<Simulator, SimError> {
         let flat = flatten(module)?;
         Self::from_flat_with(&flat, backend)
     }
 
     /// Compiles an already flattened design (see [`flatten`](crate::flatten())) for
-    /// the default [`Backend`].
+    /// the default engine (see [`new`](Self::new)).
     pub fn from_flat(flat: &FlatDesign) -> Result<Simulator, SimError> {
-        match Self::from_flat_with(flat, Backend::Compiled) {
-            Err(SimError::Jit(JitError::Host(_))) => {
-                Self::from_flat_with(flat, Backend::Interpreted)
-            }
-            built => built,
-        }
+        Self::build(flat, Start::Tiered)
     }
 
-    /// Compiles an already flattened design for the engine `backend`.
+    /// Compiles an already flattened design for the engine `backend` (see
+    /// [`with_backend`](Self::with_backend)).
     pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {
+        let start = match backend {
+            Backend::Compiled => Start::Compiled,
+            Backend::Interpreted => Start::Interpreted,
+        };
+        Self::build(flat, start)
+    }
+
+    fn build(flat: &FlatDesign, start: Start) -> Result<Simulator, SimError> {
         if flat.domains.len() > MAX_DOMAINS {
             return Err(SimError::TooManyDomains {
                 module: flat.name.clone(),
@@ -226,9 +246,10 @@ impl Simulator {
             .filter(|s| s.off != crate::state::NONE)
             .collect();
         prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
-        let compiled = match backend {
-            Backend::Compiled => Some(Compiled::new(&prog.code, prog.init.len())?),
-            Backend::Interpreted => None,
+        let jit = match start {
+            Start::Compiled => Jit::Ready(Compiled::new(&prog.code, prog.init.len())?),
+            Start::Tiered => Jit::start(&prog.code, prog.init.len()),
+            Start::Interpreted => Jit::Off,
         };
         let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
         let ports: Vec<PortInfo> = flat
@@ -297,7 +318,7 @@ impl Simulator {
             name: flat.name.clone(),
             shadow: vec![0; prog.shadow_len],
             mem: prog.mem_init.clone(),
-            compiled,
+            jit,
             vals,
             dirty: u64::MAX,
             dirty_out: u64::MAX,
@@ -321,18 +342,26 @@ impl Simulator {
         &self.name
     }
 
-    /// The engine evaluating the logic.
+    /// The engine evaluating the logic now (with the default engine: the
+    /// interpreter until the compiled engine is ready).
     pub fn backend(&self) -> Backend {
-        match self.compiled {
+        match self.jit.ready() {
             Some(_) => Backend::Compiled,
             None => Backend::Interpreted,
         }
     }
 
-    /// What the compiled engine built and how long it took (`None` on the
-    /// interpreter).
+    /// What the compiled engine built and how long it took (`None` while the
+    /// interpreter runs).
     pub fn compile_stats(&self) -> Option<CompileStats> {
-        self.compiled.as_ref().map(Compiled::stats)
+        self.jit.ready().map(Compiled::stats)
+    }
+
+    /// Waits until the compiled engine being built in the background (see
+    /// [`new`](Self::new)) is ready and switches to it; at once if there is none.
+    /// A failed build (a simulator bug) is an error, and the interpreter goes on.
+    pub fn finish_compile(&mut self) -> Result<(), SimError> {
+        Ok(self.jit.wait()?)
     }
 
     /// The top module's ports.
@@ -372,7 +401,7 @@ impl Simulator {
     }
 
     fn run_part(&mut self, dirty: u64, part: Part) {
-        match &self.compiled {
+        match self.jit.poll() {
             Some(c) => c.run(&mut self.vals, dirty, part),
             None => exec::run(&self.prog.code, &mut self.vals, dirty, part),
         }

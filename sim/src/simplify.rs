@@ -117,7 +117,8 @@ pub(crate) fn simplify(flat: &FlatDesign, order: &[NetId]) -> Graph {
         widths: &widths,
         nodes: vec![Node::Dead; flat.nets.len()],
     };
-    let mut seen_ops: FxHashMap<(Op, u32), NetId> = FxHashMap::default();
+    let mut seen_ops: FxHashMap<(Op, u32), NetId> =
+        FxHashMap::with_capacity_and_hasher(order.len(), Default::default());
     let mut seen_consts: FxHashMap<(Vec<u64>, u32), NetId> = FxHashMap::default();
     for &id in order {
         let i = id.0 as usize;

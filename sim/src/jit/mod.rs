@@ -48,7 +48,7 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::time::{Duration, Instant};
 
 /// Why the compiled engine could not be built.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum JitError {
     /// The host has no Cranelift back end.
     #[error("the compiled engine does not support this host: {0}")]

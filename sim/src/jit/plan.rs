@@ -65,7 +65,7 @@ pub(super) struct Plan {
 }
 
 /// Why a program cannot be compiled: it addresses something it does not have.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("record {record} ({kind:?}) {what}")]
 pub struct Malformed {
     /// Position of the record in the expanded program.

@@ -8,24 +8,37 @@ use std::path::Path;
 /// `sim::Simulator` behind the `Dut` trait.
 pub struct NativeDut {
     sim: Simulator,
+    /// The engine chosen at construction (the default engine is `Native` even
+    /// while its first cycles run on the interpreter).
+    engine: Engine,
     ports: Vec<DutPort>,
     handles: Vec<PortHandle>,
     domains: Vec<String>,
 }
 
 impl NativeDut {
-    /// Simulates `module` natively, on the default engine (compiled where the host
-    /// supports it).
+    /// Simulates `module` natively on the default engine: the interpreter at once,
+    /// the compiled engine as soon as its background build is done (see
+    /// `sim::Simulator::new`).
     pub fn new(module: &hdl::Module) -> Result<Self, DutError> {
-        Self::from_simulator(module, Simulator::new(module)?)
+        Self::from_simulator(module, Simulator::new(module)?, Engine::Native)
     }
 
-    /// Simulates `module` natively on the engine `backend`.
+    /// Simulates `module` natively on the engine `backend` from the first cycle on.
     pub fn with_backend(module: &hdl::Module, backend: Backend) -> Result<Self, DutError> {
-        Self::from_simulator(module, Simulator::with_backend(module, backend)?)
+        let engine = match backend {
+            Backend::Compiled => Engine::Native,
+            Backend::Interpreted => Engine::Interpreted,
+        };
+        let sim = Simulator::with_backend(module, backend)?;
+        Self::from_simulator(module, sim, engine)
     }
 
-    fn from_simulator(module: &hdl::Module, sim: Simulator) -> Result<Self, DutError> {
+    fn from_simulator(
+        module: &hdl::Module,
+        sim: Simulator,
+        engine: Engine,
+    ) -> Result<Self, DutError> {
         let ports = ports_of(module);
         let handles = ports
             .iter()
@@ -34,6 +47,7 @@ impl NativeDut {
         let domains = sim.domain_names().iter().map(|s| s.to_string()).collect();
         Ok(NativeDut {
             sim,
+            engine,
             ports,
             handles,
             domains,
@@ -48,10 +62,7 @@ impl NativeDut {
 
 impl Dut for NativeDut {
     fn engine(&self) -> Engine {
-        match self.sim.backend() {
-            Backend::Compiled => Engine::Native,
-            Backend::Interpreted => Engine::Interpreted,
-        }
+        self.engine
     }
 
     fn ports(&self) -> &[DutPort] {

@@ -1,0 +1,91 @@
+//! Tiered start: a simulator made with the default engine runs its first cycles on
+//! the interpreter, which is ready as soon as the program is, while the compiled
+//! engine is built on a background thread; at the first settle after the build
+//! finishes, the simulator switches to it. Both engines evaluate the same program
+//! over the same storage with bit-identical results (every differential test runs
+//! them in lockstep), so the switch changes the speed and nothing else: the time to
+//! the first cycle is the front end's, not the front end's plus Cranelift's.
+
+use crate::exec::Code;
+use crate::jit::{Compiled, JitError};
+use std::thread::JoinHandle;
+
+/// The compiled engine of one simulator, as far as it has come.
+pub(crate) enum Jit {
+    /// None: the interpreter runs (chosen, or the host has no Cranelift back end).
+    Off,
+    /// Being built in the background; the interpreter runs meanwhile.
+    Building(JoinHandle<Result<Compiled, JitError>>),
+    /// Built: it runs every settle.
+    Ready(Compiled),
+    /// The background build failed (a simulator bug): the interpreter runs, and
+    /// [`Jit::wait`] reports the error.
+    Failed(JitError),
+}
+
+impl Jit {
+    /// Starts building the compiled engine for `code` over `words` storage words on
+    /// a background thread (on this thread if none can be started).
+    pub fn start(code: &Code, words: usize) -> Jit {
+        let owned = code.clone();
+        let spawned = std::thread::Builder::new()
+            .name("wirespeed-jit".into())
+            .spawn(move || Compiled::new(&owned, words));
+        match spawned {
+            Ok(handle) => Jit::Building(handle),
+            Err(_) => Jit::done(Compiled::new(code, words)),
+        }
+    }
+
+    /// The state after a build that returned `built`: an unsupported host leaves
+    /// the interpreter running without error.
+    fn done(built: Result<Compiled, JitError>) -> Jit {
+        match built {
+            Ok(c) => Jit::Ready(c),
+            Err(JitError::Host(_)) => Jit::Off,
+            Err(e) => Jit::Failed(e),
+        }
+    }
+
+    /// The compiled engine, once it is built; adopts a background build that has
+    /// finished (cheap when it has not: one atomic load).
+    #[inline]
+    pub fn poll(&mut self) -> Option<&Compiled> {
+        if matches!(self, Jit::Building(h) if h.is_finished()) {
+            self.join();
+        }
+        match self {
+            Jit::Ready(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The compiled engine if it is running (no adoption).
+    pub fn ready(&self) -> Option<&Compiled> {
+        match self {
+            Jit::Ready(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Waits for a background build and adopts it; the error of a failed build.
+    pub fn wait(&mut self) -> Result<(), JitError> {
+        self.join();
+        match self {
+            Jit::Failed(e) => Err(e.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    fn join(&mut self) {
+        if let Jit::Building(_) = self {
+            let Jit::Building(handle) = std::mem::replace(self, Jit::Off) else {
+                unreachable!("matched above");
+            };
+            *self = match handle.join() {
+                Ok(built) => Jit::done(built),
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+        }
+    }
+}
