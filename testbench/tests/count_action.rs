@@ -5,9 +5,10 @@
 use hdl::blocks::count_action::{count_action, CountActionConfig};
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
-use testbench::dut::{Dut, NativeDut};
+use testbench::dut::{ports_of, Dut, NativeDut};
 use testbench::harness::{DiffConfig, Differential};
 use testbench::models::count_action::{CountActionInputs, CountActionModel};
+use testbench::pins::{Pin, Pins};
 use testbench::rng::seeded;
 
 fn unit(events: u32, width: u32) -> Module {
@@ -22,20 +23,27 @@ fn unit(events: u32, width: u32) -> Module {
 fn script(m: &Module, cycles: &[(u64, bool, bool, bool, u64)]) -> Vec<(bool, u64, bool)> {
     let mut d = NativeDut::new(m).unwrap();
     d.reset(1);
+    let inputs = Pin::resolve_all(
+        d.ports(),
+        ["events", "enable", "clear", "one_shot", "target"],
+    )
+    .unwrap();
+    let [action, count, done] = Pin::resolve_all(d.ports(), ["action", "count", "done"]).unwrap();
+    // A `&mut &mut NativeDut`, so that `set_u64` and `get_u64` are the `Pins` ones.
+    let pins = &mut &mut d;
     cycles
         .iter()
         .map(|&(events, enable, clear, one_shot, target)| {
-            d.set_u64("events", events).unwrap();
-            d.set_u64("enable", enable as u64).unwrap();
-            d.set_u64("clear", clear as u64).unwrap();
-            d.set_u64("one_shot", one_shot as u64).unwrap();
-            d.set_u64("target", target).unwrap();
+            let values = [events, enable as u64, clear as u64, one_shot as u64, target];
+            for (pin, value) in inputs.into_iter().zip(values) {
+                pins.set_u64(pin, value).unwrap();
+            }
             let out = (
-                d.get_u64("action").unwrap() == 1,
-                d.get_u64("count").unwrap(),
-                d.get_u64("done").unwrap() == 1,
+                pins.is_high(action).unwrap(),
+                pins.get_u64(count).unwrap(),
+                pins.is_high(done).unwrap(),
             );
-            d.step();
+            pins.step();
             out
         })
         .collect()
@@ -190,15 +198,17 @@ fn chained_units_count_actions() {
     d.set_u64("per_output", 3).unwrap();
     d.set_u64("per_layer", 4).unwrap();
     d.set_u64("tick", 1).unwrap();
+    let [neuron, layer] = Pin::resolve_all(d.ports(), ["neuron", "layer"]).unwrap();
+    let pins = &mut &mut d;
     let (mut neurons, mut layers) = (Vec::new(), Vec::new());
     for c in 0..30 {
-        if d.get_u64("neuron").unwrap() == 1 {
+        if pins.is_high(neuron).unwrap() {
             neurons.push(c);
         }
-        if d.get_u64("layer").unwrap() == 1 {
+        if pins.is_high(layer).unwrap() {
             layers.push(c);
         }
-        d.step();
+        pins.step();
     }
     assert_eq!(neurons, vec![2, 5, 8, 11, 14, 17, 20, 23, 26, 29]);
     assert_eq!(layers, vec![11, 23]);
@@ -210,8 +220,16 @@ fn random_cycles_match_the_model_on_both_engines() {
         let mut rng = seeded(&format!("count_action e{events} w{width}"), 600 + k as u64);
         let mut model = CountActionModel::new(width);
         let mut fired = 0;
-        Differential::new(&unit(events, width))
-            .run(&DiffConfig::cycles(10_000), |s| {
+        let m = unit(events, width);
+        let [events_in, enable, clear, one_shot, target, count, done] = Pin::resolve_all(
+            &ports_of(&m),
+            [
+                "events", "enable", "clear", "one_shot", "target", "count", "done",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        Differential::new(&m)
+            .try_run(&DiffConfig::cycles(10_000), |s| {
                 let ev: u64 = rng.gen::<u64>() & ((1u64 << events) - 1);
                 let i = CountActionInputs {
                     events: ev.count_ones() as u64,
@@ -224,15 +242,16 @@ fn random_cycles_match_the_model_on_both_engines() {
                         rng.gen_range(0..(1u64 << width).min(40))
                     },
                 };
-                s.set_u64("events", ev);
-                s.set_u64("enable", i.enable as u64);
-                s.set_u64("clear", i.clear as u64);
-                s.set_u64("one_shot", i.one_shot as u64);
-                s.set_u64("target", i.target);
+                s.set_u64(events_in, ev)?;
+                s.set_u64(enable, i.enable as u64)?;
+                s.set_u64(clear, i.clear as u64)?;
+                s.set_u64(one_shot, i.one_shot as u64)?;
+                s.set_u64(target, i.target)?;
                 // Registered outputs reflect the model before this cycle's edge.
-                assert_eq!(s.get_u64("count"), model.count(), "count");
-                assert_eq!(s.get_u64("done") == 1, model.done(), "done");
+                assert_eq!(s.get_u64(count)?, model.count(), "count");
+                assert_eq!(s.is_high(done)?, model.done(), "done");
                 fired += model.step(&i) as u32;
+                Ok(())
             })
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(fired > 100, "too few actions: {fired}");

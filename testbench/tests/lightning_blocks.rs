@@ -13,10 +13,11 @@ use hdl::lightning::streamer::{streamer, StreamerConfig};
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
 use std::collections::VecDeque;
-use testbench::dut::{Dut, DutError, NativeDut};
+use testbench::dut::{ports_of, Dut, DutError, NativeDut};
 use testbench::harness::{DiffConfig, Differential, Step};
 use testbench::lightning::arith::{decode_sample, encode_sample, pack_bus, unpack_bus};
 use testbench::lightning::photonic::product;
+use testbench::pins::{Pin, Pins};
 use testbench::rng::seeded;
 use testbench::waveform::Waveform;
 
@@ -284,23 +285,76 @@ impl DetectorModel {
     }
 }
 
-fn detector_out(s: &Step) -> DetectorOut {
-    DetectorOut {
-        m_valid: s.get_u64("m_tvalid") == 1,
-        m_data: unpack(s.get("m_tdata")),
-        searching: s.get_u64("searching") == 1,
-        locked: s.get_u64("locked") == 1,
-        failed: s.get_u64("failed") == 1,
-        rotation: s.get_u64("rotation") as usize,
+/// The ports called `names` of `m`, resolved once before a run.
+fn pins<const N: usize>(m: &Module, names: [&str; N]) -> [Pin; N] {
+    Pin::resolve_all(&ports_of(m), names).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The detector's ports, resolved once per run.
+struct DetectorPins {
+    inputs: [Pin; 5],
+    m_tvalid: Pin,
+    m_tdata: Pin,
+    searching: Pin,
+    locked: Pin,
+    failed: Pin,
+    rotation: Pin,
+}
+
+impl DetectorPins {
+    fn of(m: &Module) -> Self {
+        let [m_tvalid, m_tdata, searching, locked, failed, rotation] = pins(
+            m,
+            [
+                "m_tvalid",
+                "m_tdata",
+                "searching",
+                "locked",
+                "failed",
+                "rotation",
+            ],
+        );
+        DetectorPins {
+            inputs: pins(
+                m,
+                [
+                    "adc_tvalid",
+                    "adc_tdata",
+                    "arm",
+                    "preamble_length",
+                    "timeout",
+                ],
+            ),
+            m_tvalid,
+            m_tdata,
+            searching,
+            locked,
+            failed,
+            rotation,
+        }
     }
 }
 
-fn set_detector(s: &mut Step, c: &DetectorCycle) {
-    s.set_u64("adc_tvalid", u64::from(c.valid));
-    s.set("adc_tdata", &pack(&c.data));
-    s.set_u64("arm", u64::from(c.arm));
-    s.set_u64("preamble_length", u64::from(c.length));
-    s.set_u64("timeout", c.timeout);
+fn detector_out(s: &mut Step, p: &DetectorPins) -> Result<DetectorOut, DutError> {
+    let mut data = [0u64; 4];
+    s.get_into(p.m_tdata, &mut data)?;
+    Ok(DetectorOut {
+        m_valid: s.is_high(p.m_tvalid)?,
+        m_data: unpack(&data),
+        searching: s.is_high(p.searching)?,
+        locked: s.is_high(p.locked)?,
+        failed: s.is_high(p.failed)?,
+        rotation: s.get_u64(p.rotation)? as usize,
+    })
+}
+
+fn set_detector(s: &mut Step, p: &DetectorPins, c: &DetectorCycle) -> Result<(), DutError> {
+    let [adc_tvalid, adc_tdata, arm, preamble_length, timeout] = p.inputs;
+    s.set_u64(adc_tvalid, u64::from(c.valid))?;
+    s.set(adc_tdata, &pack(&c.data))?;
+    s.set_u64(arm, u64::from(c.arm))?;
+    s.set_u64(preamble_length, u64::from(c.length))?;
+    s.set_u64(timeout, c.timeout)
 }
 
 fn detector() -> Module {
@@ -350,6 +404,14 @@ struct Source {
     offered: Option<Word>,
 }
 
+/// One DAC's ports of the streamer, resolved once per run.
+struct DacPins {
+    /// `s{i}_tvalid`, `s{i}_tdata`, `dac{i}_delay`, `dac{i}_shift`.
+    inputs: [Pin; 4],
+    /// `dac{i}_tvalid`, `dac{i}_tdata`.
+    outputs: [Pin; 2],
+}
+
 fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
     let mut rng = seeded(&format!("lightning streamer d{dacs}"), seed);
     let m = streamer(&StreamerConfig { dacs: dacs as u32 }).unwrap();
@@ -360,25 +422,36 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
     let mut rate = vec![0.8f64; dacs];
     let mut length = 10u32;
     let (mut fired, mut preambles, mut valid_out) = (0u64, 0u64, 0u64);
+    let [start, preamble_length, preamble_active] =
+        pins(&m, ["start", "preamble_length", "preamble_active"]);
+    let dac_pins: Vec<DacPins> = (0..dacs)
+        .map(|i| DacPins {
+            inputs: pins(
+                &m,
+                [
+                    &format!("s{i}_tvalid"),
+                    &format!("s{i}_tdata"),
+                    &format!("dac{i}_delay"),
+                    &format!("dac{i}_shift"),
+                ],
+            ),
+            outputs: pins(&m, [&format!("dac{i}_tvalid"), &format!("dac{i}_tdata")]),
+        })
+        .collect();
+    let mut dac_data = [0u64; 4];
     Differential::new(&m)
-        .run(&DiffConfig::cycles(cycles), |s| {
+        .try_run(&DiffConfig::cycles(cycles), |s| {
             let t = s.cycles[0] as usize;
-            for (i, aligner) in model.aligners.iter().enumerate() {
+            for (i, (aligner, p)) in model.aligners.iter().zip(&dac_pins).enumerate() {
                 let (valid, data) = aligner.output(t);
-                assert_eq!(
-                    s.get_u64(&format!("dac{i}_tvalid")) == 1,
-                    valid,
-                    "dac{i}_tvalid at cycle {t}"
-                );
-                assert_eq!(
-                    unpack(s.get(&format!("dac{i}_tdata"))),
-                    data,
-                    "dac{i}_tdata at cycle {t}"
-                );
+                let [tvalid, tdata] = p.outputs;
+                assert_eq!(s.is_high(tvalid)?, valid, "dac{i}_tvalid at cycle {t}");
+                s.get_into(tdata, &mut dac_data)?;
+                assert_eq!(unpack(&dac_data), data, "dac{i}_tdata at cycle {t}");
                 valid_out += u64::from(valid);
             }
             assert_eq!(
-                s.get_u64("preamble_active") == 1,
+                s.is_high(preamble_active)?,
                 model.preamble,
                 "preamble_active at cycle {t}"
             );
@@ -414,13 +487,14 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
                 delay: delay.clone(),
                 shift: shift.clone(),
             };
-            s.set_u64("start", u64::from(c.start));
-            s.set_u64("preamble_length", u64::from(length));
-            for i in 0..dacs {
-                s.set_u64(&format!("s{i}_tvalid"), u64::from(c.valid[i]));
-                s.set(&format!("s{i}_tdata"), &pack(&c.data[i]));
-                s.set_u64(&format!("dac{i}_delay"), delay[i] as u64);
-                s.set_u64(&format!("dac{i}_shift"), shift[i] as u64);
+            s.set_u64(start, u64::from(c.start))?;
+            s.set_u64(preamble_length, u64::from(length))?;
+            for (i, p) in dac_pins.iter().enumerate() {
+                let [tvalid, tdata, dac_delay, dac_shift] = p.inputs;
+                s.set_u64(tvalid, u64::from(c.valid[i]))?;
+                s.set(tdata, &pack(&c.data[i]))?;
+                s.set_u64(dac_delay, delay[i] as u64)?;
+                s.set_u64(dac_shift, shift[i] as u64)?;
             }
             preambles += u64::from(c.start && length > 0);
             if model.step(&c) {
@@ -429,6 +503,7 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
                     src.offered = None;
                 }
             }
+            Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(fired > cycles / 10, "too few synchronized beats: {fired}");
@@ -556,11 +631,13 @@ fn detector_random_cycles_match_the_model_on_both_engines() {
     let (mut locks, mut fails, mut windows) = (0u64, 0u64, 0u64);
     let mut hole_rate = 0.0;
     let (mut length, mut timeout) = (10u32, 100u64);
-    Differential::new(&detector())
-        .run(&DiffConfig::cycles(12_000), |s| {
+    let m = detector();
+    let p = DetectorPins::of(&m);
+    Differential::new(&m)
+        .try_run(&DiffConfig::cycles(12_000), |s| {
             let t = s.cycles[0];
             let before = model.out;
-            assert_eq!(detector_out(s), before, "outputs at cycle {t}");
+            assert_eq!(detector_out(s, &p)?, before, "outputs at cycle {t}");
             if t.is_multiple_of(500) {
                 hole_rate = [0.0, 0.0, 0.1, 0.4][rng.gen_range(0..4)];
                 length = [0, 1, 2, 3, 5, 8, 10, 10, 12][rng.gen_range(0..9)];
@@ -581,11 +658,12 @@ fn detector_random_cycles_match_the_model_on_both_engines() {
                 length,
                 timeout,
             };
-            set_detector(s, &c);
+            set_detector(s, &p, &c)?;
             model.step(&c);
             locks += u64::from(model.out.locked && !before.locked);
             fails += u64::from(model.out.failed && !before.failed);
             windows += u64::from(model.out.m_valid);
+            Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(locks > 20, "too few locks: {locks}");
@@ -660,10 +738,11 @@ fn run_detector(m: &Module, adc: &[Word], length: u32, timeout: u64) -> Vec<Dete
     let mut model = DetectorModel::new();
     let mut outs = Vec::new();
     let cycles = adc.len() as u64 + 8;
+    let p = DetectorPins::of(m);
     Differential::new(m)
-        .run(&DiffConfig::cycles(cycles), |s| {
+        .try_run(&DiffConfig::cycles(cycles), |s| {
             let t = s.cycles[0] as usize;
-            let out = detector_out(s);
+            let out = detector_out(s, &p)?;
             assert_eq!(out, model.out, "outputs at cycle {t}");
             outs.push(out);
             let c = DetectorCycle {
@@ -673,8 +752,9 @@ fn run_detector(m: &Module, adc: &[Word], length: u32, timeout: u64) -> Vec<Dete
                 length,
                 timeout,
             };
-            set_detector(s, &c);
+            set_detector(s, &p, &c)?;
             model.step(&c);
+            Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
     outs

@@ -6,10 +6,12 @@
 use hdl::lightning::decode::{decode, DecodeConfig};
 use rand::Rng;
 use std::collections::VecDeque;
+use testbench::dut::ports_of;
 use testbench::harness::{DiffConfig, Differential};
 use testbench::lightning::arith::{
     decode_adc, encode_sample, lane_sum, normalize, pack_bus, relu, AccWidth, OpticalLoss,
 };
+use testbench::pins::{Pin, Pins};
 use testbench::rng::seeded;
 
 /// One accepted word as the accumulate stage sees it.
@@ -87,19 +89,37 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
     let mut shift = 4u32;
     let mut heavy = false;
     let (mut emitted, mut saturated) = (0u64, 0u64);
+    let ports = ports_of(&m);
+    let [in_valid, in_data, signs_in, optical_loss, cycles_per_output, shift_in, clear_in] =
+        Pin::resolve_all(
+            &ports,
+            [
+                "in_valid",
+                "in_data",
+                "signs",
+                "optical_loss",
+                "cycles_per_output",
+                "shift",
+                "clear",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let [out_valid, out_acc, out_act] =
+        Pin::resolve_all(&ports, ["out_valid", "out_acc", "out_act"])
+            .unwrap_or_else(|e| panic!("{e}"));
     Differential::new(&m)
-        .run(&DiffConfig::cycles(cycles), |s| {
+        .try_run(&DiffConfig::cycles(cycles), |s| {
             let t = s.cycles[0];
             match model.out {
                 Some((acc, act)) => {
-                    assert_eq!(s.get_u64("out_valid"), 1, "out_valid at cycle {t}");
+                    assert_eq!(s.get_u64(out_valid)?, 1, "out_valid at cycle {t}");
                     let mask = (1u64 << acc_width) - 1;
-                    assert_eq!(s.get_u64("out_acc"), acc as u64 & mask, "acc at cycle {t}");
-                    assert_eq!(s.get_u64("out_act"), u64::from(act), "act at cycle {t}");
+                    assert_eq!(s.get_u64(out_acc)?, acc as u64 & mask, "acc at cycle {t}");
+                    assert_eq!(s.get_u64(out_act)?, u64::from(act), "act at cycle {t}");
                     emitted += 1;
                     saturated += u64::from(acc == width.max_value() || acc == width.min_value());
                 }
-                None => assert_eq!(s.get_u64("out_valid"), 0, "out_valid at cycle {t}"),
+                None => assert_eq!(s.get_u64(out_valid)?, 0, "out_valid at cycle {t}"),
             }
             if t % 300 == 0 {
                 loss = match rng.gen_range(0..3) {
@@ -133,19 +153,20 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
             });
             let clear = rng.gen_bool(0.01);
             let products: [u8; 16] = std::array::from_fn(|i| decode_adc(samples[i], loss));
-            s.set_u64("in_valid", u64::from(valid));
-            s.set("in_data", &pack_bus(&samples));
+            s.set_u64(in_valid, u64::from(valid))?;
+            s.set(in_data, &pack_bus(&samples))?;
             let sign_bits = (0..16).filter(|&i| signs[i]).fold(0u64, |b, i| b | 1 << i);
-            s.set_u64("signs", sign_bits);
-            s.set_u64("optical_loss", u64::from(loss.0));
-            s.set_u64("cycles_per_output", target);
-            s.set_u64("shift", u64::from(shift));
-            s.set_u64("clear", u64::from(clear));
+            s.set_u64(signs_in, sign_bits)?;
+            s.set_u64(optical_loss, u64::from(loss.0))?;
+            s.set_u64(cycles_per_output, target)?;
+            s.set_u64(shift_in, u64::from(shift))?;
+            s.set_u64(clear_in, u64::from(clear))?;
             let staged = Staged {
                 valid,
                 sum: lane_sum(&products, &signs),
             };
             model.step(staged, target, shift, clear);
+            Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(emitted > cycles / 20, "too few neurons: {emitted}");

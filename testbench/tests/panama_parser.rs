@@ -16,11 +16,13 @@ use hdl::blocks::fp::FpFormat;
 use hdl::panama::parser::{meta, parser, FrameClass, ParserConfig, Reason, LATENCY};
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};
+use testbench::dut::{ports_of, DutError};
 use testbench::harness::{DiffConfig, Differential, Step};
 use testbench::panama::config::{DEFAULT_AGG_UDP_PORT, SUME_PORTS};
 use testbench::panama::header::{elem_bytes, IPV4_OFFSET, UDP_OFFSET};
 use testbench::panama::traffic::{background_frame, random_element, with_defect, Defect, Values};
 use testbench::panama::{classify, AggPacket, Class, Malformed};
+use testbench::pins::{AxisPins, Pin, Pins};
 use testbench::rng::seeded;
 
 const MAX_PAYLOAD: usize = 1024;
@@ -354,22 +356,35 @@ impl Checker {
         self.next_out == self.beats.len()
     }
 
-    fn read(s: &Step) -> (bool, Beat, Record, bool) {
-        let valid = s.get_u64("m_axis_tvalid") == 1;
+    fn read(s: &mut Step, p: &ParserPins) -> Result<(bool, Beat, Record, bool), DutError> {
+        let m = &p.m_axis;
+        let valid = s.is_high(m.tvalid)?;
         let beat = Beat {
-            data: s.get("m_axis_tdata").to_vec(),
-            keep: s.get("m_axis_tkeep").to_vec(),
-            user: s.get("m_axis_tuser").to_vec(),
-            last: s.get_u64("m_axis_tlast") == 1,
+            data: value(s, m.tdata)?,
+            keep: value(s, m.tkeep)?,
+            user: value(s, m.tuser)?,
+            last: s.is_high(m.tlast)?,
         };
-        let record = Record(meta::FIELDS.iter().map(|(p, _)| s.get_u64(p)).collect());
-        (valid, beat, record, s.get_u64("m_meta_valid") == 1)
+        let record = Record(
+            p.meta
+                .iter()
+                .map(|&pin| s.get_u64(pin))
+                .collect::<Result<_, _>>()?,
+        );
+        Ok((valid, beat, record, s.is_high(p.meta_valid)?))
     }
 
     /// One interval: account for the edge that just happened, check what is now on
     /// the outputs, then drive the inputs (`p_valid`, `p_ready`: probabilities of
     /// offering a new beat and of accepting an output beat).
-    fn step(&mut self, s: &mut Step, rng: &mut impl Rng, p_valid: f64, p_ready: f64) {
+    fn step(
+        &mut self,
+        s: &mut Step,
+        p: &ParserPins,
+        rng: &mut impl Rng,
+        p_valid: f64,
+        p_ready: f64,
+    ) -> Result<(), DutError> {
         let now = s.cycles[0];
         if !s.fired.is_empty() {
             if self.driving && self.in_ready {
@@ -384,7 +399,7 @@ impl Checker {
                 self.last_out_at = now;
             }
         }
-        let (valid, beat, record, meta_valid) = Self::read(s);
+        let (valid, beat, record, meta_valid) = Self::read(s, p)?;
         assert_eq!(
             meta_valid,
             valid && beat.last,
@@ -404,7 +419,7 @@ impl Checker {
             self.first_seen_at[self.next_out].get_or_insert(now);
             self.presented = Some((beat, record));
         }
-        self.in_ready = s.get_u64("s_axis_tready") == 1;
+        self.in_ready = s.is_high(p.s_axis.tready)?;
 
         // AXI-Stream: a beat once offered stays offered until taken.
         let offer = self.next_in < self.beats.len() && (self.driving || rng.gen_bool(p_valid));
@@ -415,13 +430,14 @@ impl Checker {
             (self.next_in * 7 + 3) % self.beats.len()
         };
         let b = &self.beats[shown];
-        s.set("s_axis_tdata", &b.data);
-        s.set("s_axis_tkeep", &b.keep);
-        s.set("s_axis_tuser", &b.user);
-        s.set_u64("s_axis_tlast", u64::from(b.last));
-        s.set_u64("s_axis_tvalid", u64::from(offer));
+        let i = &p.s_axis;
+        s.set(i.tdata, &b.data)?;
+        s.set(i.tkeep, &b.keep)?;
+        s.set(i.tuser, &b.user)?;
+        s.set_u64(i.tlast, u64::from(b.last))?;
+        s.set_u64(i.tvalid, u64::from(offer))?;
         self.out_ready = rng.gen_bool(p_ready);
-        s.set_u64("m_axis_tready", u64::from(self.out_ready));
+        s.set_u64(p.m_axis.tready, u64::from(self.out_ready))
     }
 
     fn consume(&mut self, beat: Beat, record: Record) {
@@ -453,8 +469,39 @@ fn stream(rng: &mut impl Rng, frames: &[Frame], width: usize, port: u16) -> Chec
     Checker::new(beats, records)
 }
 
-fn set_port(s: &mut Step, port: u16) {
-    s.set_u64("agg_udp_port", u64::from(port));
+/// The value of `pin` (any width), as words.
+fn value(s: &mut Step, pin: Pin) -> Result<Vec<u64>, DutError> {
+    let mut words = vec![0; s.words(pin)];
+    s.get_into(pin, &mut words)?;
+    Ok(words)
+}
+
+/// The parser's ports, resolved once per run.
+struct ParserPins {
+    s_axis: AxisPins,
+    m_axis: AxisPins,
+    /// `m_meta_valid`.
+    meta_valid: Pin,
+    /// The record's fields, in [`meta::FIELDS`] order.
+    meta: [Pin; meta::FIELDS.len()],
+    agg_udp_port: Pin,
+}
+
+impl ParserPins {
+    fn of(m: &hdl::Module) -> Result<Self, DutError> {
+        let ports = ports_of(m);
+        Ok(ParserPins {
+            s_axis: AxisPins::resolve(&ports, "s_axis_")?,
+            m_axis: AxisPins::resolve(&ports, "m_axis_")?,
+            meta_valid: Pin::resolve(&ports, "m_meta_valid")?,
+            meta: Pin::resolve_all(&ports, meta::FIELDS.map(|(name, _)| name))?,
+            agg_udp_port: Pin::resolve(&ports, "agg_udp_port")?,
+        })
+    }
+}
+
+fn set_port(s: &mut Step, p: &ParserPins, port: u16) -> Result<(), DutError> {
+    s.set_u64(p.agg_udp_port, u64::from(port))
 }
 
 // ---------------------------------------------------------------- tests
@@ -472,13 +519,14 @@ fn random_traffic(width: u32, seed: u64) {
     let frames = random_frames(&mut rng, FRAMES_PER_WIDTH, port);
     let mut c = stream(&mut rng, &frames, width as usize, port);
     let cycles = c.beats.len() as u64 * 3 + 1_000;
+    let p = ParserPins::of(&m).unwrap_or_else(|e| panic!("{e}"));
     let report = Differential::new(&m)
-        .run(&DiffConfig::cycles(cycles), |s| {
-            set_port(s, port);
+        .try_run(&DiffConfig::cycles(cycles), |s| {
+            set_port(s, &p, port)?;
             // Phases of back-pressure: light, heavy, none, random.
             let (pv, pr) =
                 [(0.8, 0.8), (0.9, 0.3), (0.7, 1.0), (0.5, 0.6)][(s.cycles[0] / 700 % 4) as usize];
-            c.step(s, &mut rng, pv, pr);
+            c.step(s, &p, &mut rng, pv, pr)
         })
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(
@@ -538,10 +586,11 @@ fn full_throughput_and_latency_without_back_pressure() {
         let mut c = stream(&mut rng, &frames, width as usize, port);
         let n = c.beats.len() as u64;
         let cycles = n + u64::from(LATENCY) + 1;
+        let p = ParserPins::of(&m).unwrap_or_else(|e| panic!("{e}"));
         Differential::new(&m)
-            .run(&DiffConfig::cycles(cycles), |s| {
-                set_port(s, port);
-                c.step(s, &mut rng, 1.0, 1.0);
+            .try_run(&DiffConfig::cycles(cycles), |s| {
+                set_port(s, &p, port)?;
+                c.step(s, &p, &mut rng, 1.0, 1.0)
             })
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.input_stalls, 0, "input stalls at {width} bits");

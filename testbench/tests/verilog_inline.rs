@@ -9,8 +9,9 @@ mod verilog_common;
 
 use hdl::{Module, ModuleBuilder, ResetPolarity, Signal};
 use rand::Rng;
-use testbench::dut::{Dut, NativeDut};
+use testbench::dut::{ports_of, Dut, NativeDut};
 use testbench::harness::{DiffConfig, Differential};
+use testbench::pins::{Pin, Pins};
 use testbench::rng::seeded;
 use verilog_common::{run_comb, Engine};
 
@@ -262,14 +263,16 @@ fn every_operator_inlined_under_every_other_agrees_between_native_and_verilator(
     );
     let inputs = vectors(&mut rng, 400);
     let mut i = 0usize;
+    let pins =
+        Pin::resolve_all(&ports_of(&m), ["rst", "a", "b", "c"]).unwrap_or_else(|e| panic!("{e}"));
     let report = Differential::new(&m)
-        .run(&DiffConfig::cycles(inputs.len() as u64), |s| {
+        .try_run(&DiffConfig::cycles(inputs.len() as u64), |s| {
             let [a, b, c] = inputs[i.min(inputs.len() - 1)];
             i += 1;
-            s.set_u64("rst", 0);
-            s.set_u64("a", a);
-            s.set_u64("b", b);
-            s.set_u64("c", c);
+            for (pin, value) in pins.into_iter().zip([0, a, b, c]) {
+                s.set_u64(pin, value)?;
+            }
+            Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(report.comparisons > 0);

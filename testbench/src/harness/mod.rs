@@ -204,7 +204,9 @@ impl Differential {
 
     /// Runs `stimulus` on both engines for `cfg.cycles` cycles of the first domain.
     /// The stimulus is called after reset and after every edge, sees the (agreed)
-    /// outputs and sets inputs for the next interval.
+    /// outputs and sets inputs for the next interval, through [`Step`]'s
+    /// [`Pins`](crate::pins::Pins) with [`Pin`](crate::pins::Pin)s it resolved
+    /// once before the run (from [`ports_of`](crate::dut::ports_of) of the module).
     pub fn run(
         &self,
         cfg: &DiffConfig,

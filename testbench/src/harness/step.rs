@@ -1,5 +1,7 @@
 //! The stimulus's view of the lockstep pair between two edges: the agreed
-//! outputs, and the inputs it sets for the next edge, by [`Pin`] or by name.
+//! outputs, and the inputs it sets for the next edge, through [`Pins`] with
+//! [`Pin`]s the stimulus resolved once before the run (there is no by-name
+//! access: nothing looks a port up per cycle).
 
 use crate::dut::{copy_words, DutError, DutPort};
 use crate::pins::{Pin, Pins};
@@ -44,35 +46,9 @@ impl Sets {
 }
 
 impl Step<'_> {
-    /// Drives input `name` with `words` from now on (by name, for hand-written
-    /// stimuli; a port the design lacks is a bug in the stimulus).
-    pub fn set(&mut self, name: &str, words: &[u64]) {
-        let pin = self.named(name);
-        self.sets.push(pin.0, words);
-    }
-
-    /// Drives input `name` with a value of at most 64 bits.
-    pub fn set_u64(&mut self, name: &str, value: u64) {
-        self.set(name, &[value]);
-    }
-
-    /// The current value of output (or input) `name`.
-    pub fn get(&self, name: &str) -> &[u64] {
-        &self.outputs[self.named(name).0]
-    }
-
-    /// The current value of a port of at most 64 bits.
-    pub fn get_u64(&self, name: &str) -> u64 {
-        self.get(name).first().copied().unwrap_or(0)
-    }
-
     /// True if domain `index` rose at the last edge.
     pub fn fired(&self, index: usize) -> bool {
         self.fired.contains(index)
-    }
-
-    fn named(&self, name: &str) -> Pin {
-        Pin::resolve(self.ports, name).unwrap_or_else(|e| panic!("stimulus: {e}"))
     }
 }
 

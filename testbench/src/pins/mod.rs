@@ -33,6 +33,20 @@ impl Pin {
             .map(Pin)
             .ok_or_else(|| DutError::UnknownPort(name.to_string()))
     }
+
+    /// The ports called `names` among `ports`, in that order, for a bench
+    /// resolving the few ports it uses before its run; an error names the
+    /// first port that is not there.
+    pub fn resolve_all<const N: usize>(
+        ports: &[DutPort],
+        names: [&str; N],
+    ) -> Result<[Pin; N], DutError> {
+        let mut pins = [Pin(0); N];
+        for (pin, name) in pins.iter_mut().zip(names) {
+            *pin = Pin::resolve(ports, name)?;
+        }
+        Ok(pins)
+    }
 }
 
 /// The ports of a running design, driven and read through [`Pin`]s.
@@ -134,6 +148,13 @@ mod tests {
             Err(DutError::UnknownPort(name)) => name,
             other => panic!("{other:?}"),
         };
+        let all = Pin::resolve_all(&ports, ["a", "y"]).unwrap();
+        let one_by_one = ["a", "y"].map(|n| Pin::resolve(&ports, n).unwrap());
+        assert_eq!(all, one_by_one);
+        assert_eq!(
+            named(Pin::resolve_all(&ports, ["a", "b", "c"]).map(|_| ())),
+            "b"
+        );
         let axis = AxisPins::resolve(&ports, "s_axis_").map(|_| ());
         assert_eq!(named(axis), "s_axis_tdata");
         let axil = crate::axil::AxiLitePins::resolve(&ports, "S_AXI_").map(|_| ());
