@@ -17,7 +17,7 @@ pub(crate) enum Jit {
     /// Being built in the background; the interpreter runs meanwhile.
     Building(JoinHandle<Result<Compiled, JitError>>),
     /// Built: it runs every settle.
-    Ready(Compiled),
+    Ready(Box<Compiled>),
     /// The background build failed (a simulator bug): the interpreter runs, and
     /// [`Jit::wait`] reports the error.
     Failed(JitError),
@@ -41,7 +41,7 @@ impl Jit {
     /// the interpreter running without error.
     fn done(built: Result<Compiled, JitError>) -> Jit {
         match built {
-            Ok(c) => Jit::Ready(c),
+            Ok(c) => Jit::Ready(Box::new(c)),
             Err(JitError::Host(_)) => Jit::Off,
             Err(e) => Jit::Failed(e),
         }
