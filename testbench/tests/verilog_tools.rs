@@ -103,3 +103,25 @@ fn lint_warnings_are_errors_with_verilators_text() {
 fn corner_cases_pass_lint_iverilog_and_yosys() {
     check_tools(&corners(), true);
 }
+
+/// Reads of a memory whose depth is not a power of two at addresses Verilator folds to
+/// constants (all ones, past the end; a word inside) and at a computed address: the
+/// guards `addr < depth` must never be a constant compare (CMPCONST under lint and in
+/// a plain Verilation).
+#[test]
+fn odd_depth_memory_reads_at_foldable_addresses_pass_lint_and_iverilog() {
+    use hdl::{ModuleBuilder, ResetPolarity};
+    let mut m = ModuleBuilder::new("mem_fold");
+    let clk = m.domain("core", "clk", None, ResetPolarity::ActiveHigh);
+    let (wa, wd, we) = (m.input("wa", 3), m.input("wd", 8), m.input("we", 1));
+    let mem = m.memory("five", 8, 5, None);
+    m.mem_write(mem, clk, wa, wd, we);
+    let ones = m.ones(3);
+    let two = m.lit(2, 3);
+    let computed = m.xor(wa, two);
+    for (name, addr) in [("past", ones), ("within", two), ("computed", computed)] {
+        let q = m.mem_read(mem, clk, &format!("rd_{name}"), addr, None);
+        m.output(&format!("q_{name}"), q);
+    }
+    check_tools(&m.finish().expect("builds"), false);
+}

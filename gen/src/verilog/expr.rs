@@ -446,7 +446,7 @@ impl Refs<'_> {
 
     /// True if `net` is state or an input (or a select or copy of one): never a
     /// constant, whatever Verilator folds.
-    fn variable(&self, net: NetId) -> bool {
+    pub(crate) fn variable(&self, net: NetId) -> bool {
         match &self.m.net(net).driver {
             Driver::Reg(_)
             | Driver::Input(_)

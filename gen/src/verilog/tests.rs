@@ -374,6 +374,35 @@ fn memories_guard_reads_past_a_non_power_of_two_depth() {
     assert!(t.contains("    integer even_init_i;\n"), "{t}");
 }
 
+/// A read address Verilator can fold to a constant past the end (all ones, here
+/// through a slice of a constant) is not guarded by `addr < depth`, which Verilator
+/// would report as a constant compare (CMPCONST, fatal: the model would not build).
+#[test]
+fn memory_reads_at_a_foldable_address_guard_with_a_signed_compare() {
+    let mut m = ModuleBuilder::new("memk");
+    let clk = m.domain("d", "clk", None, ResetPolarity::ActiveHigh);
+    let mem = m.memory("three", 6, 3, None);
+    let wa = m.input("wa", 2);
+    let wd = m.input("wd", 6);
+    let we = m.input("we", 1);
+    m.mem_write(mem, clk, wa, wd, we);
+    let k = m.ones(4);
+    let ka = m.slice(k, 2, 2);
+    let q = m.mem_read(mem, clk, "q", ka, None);
+    let qv = m.mem_read(mem, clk, "qv", wa, None);
+    m.output("q_k", q);
+    m.output("q_v", qv);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let t = text_of(&d, "memk");
+    assert!(
+        t.contains(
+            "q <= ($signed({1'b0, three_raddr}) < $signed(3'd3)) ? three[three_raddr] : 6'h0;"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("qv <= (wa < 2'd3) ? three[wa] : 6'h0;"), "{t}");
+}
+
 #[test]
 fn leading_zeros_is_a_tree_of_assigns() {
     for w in [1u32, 2, 5, 8, 12, 64] {
