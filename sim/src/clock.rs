@@ -13,8 +13,15 @@ pub const MAX_DOMAINS: usize = 64;
 
 /// The domains (indices in declaration order) whose clocks rose at one edge: a set
 /// of at most [`MAX_DOMAINS`], copied by value, so that stepping allocates nothing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fired(u64);
+
+impl std::fmt::Debug for Fired {
+    /// The domain indices, as a set: `{0, 2}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
 
 impl Fired {
     /// True if domain `d` rose.
@@ -210,6 +217,7 @@ mod tests {
         assert_eq!(some.iter().collect::<Vec<_>>(), vec![0, 3, 63]);
         assert!(some.contains(63) && !some.contains(1) && !some.contains(64));
         assert!(Fired::default().is_empty() && !some.is_empty());
+        assert_eq!(format!("{some:?}"), "{0, 3, 63}");
     }
 
     #[test]
