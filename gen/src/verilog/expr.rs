@@ -444,9 +444,31 @@ impl Refs<'_> {
         !decides && self.variable(other)
     }
 
+    /// True if some input, state or instance output reaches `net` through
+    /// operations: Verilator cannot fold it to a constant.
+    pub(crate) fn depends_on_variable(&self, net: NetId) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![net];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            match &self.m.net(n).driver {
+                Driver::Reg(_)
+                | Driver::Input(_)
+                | Driver::MemRead { .. }
+                | Driver::InstanceOutput { .. } => return true,
+                Driver::Alias(src) => stack.push(*src),
+                Driver::Op(op) => stack.extend(op.operands()),
+                Driver::Undriven => {}
+            }
+        }
+        false
+    }
+
     /// True if `net` is state or an input (or a select or copy of one): never a
     /// constant, whatever Verilator folds.
-    pub(crate) fn variable(&self, net: NetId) -> bool {
+    fn variable(&self, net: NetId) -> bool {
         match &self.m.net(net).driver {
             Driver::Reg(_)
             | Driver::Input(_)
