@@ -121,8 +121,12 @@ pub struct Clocks {
 }
 
 impl Clocks {
-    /// `count` clocks with the default period and no phase.
+    /// `count` clocks (at most [`MAX_DOMAINS`]) with the default period and no phase.
     pub fn new(count: usize) -> Self {
+        assert!(
+            count <= MAX_DOMAINS,
+            "{count} clocks: at most {MAX_DOMAINS} (callers check the design first)"
+        );
         Clocks {
             clocks: (0..count).map(|_| Clock::new()).collect(),
             now: 0,

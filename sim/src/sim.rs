@@ -122,8 +122,8 @@ impl DomainRef for DomainHandle {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// Native code compiled from the program at load time (Cranelift): the fast
-    /// engine, and the default where the host has a Cranelift back end (x86-64,
-    /// AArch64, RISC-V 64, s390x).
+    /// engine, where the host has a Cranelift back end (x86-64, AArch64, RISC-V 64,
+    /// s390x). [`Simulator::new`] switches to it once its background build is done.
     #[default]
     Compiled,
     /// The interpreter: the reference engine, and the fallback on other hosts.
