@@ -157,10 +157,80 @@ fn stale_flush(
     (flush, stale_slot, mask)
 }
 
+/// SCAN's round-robin choice among the slots whose heads are ready (`heads`) when
+/// a result bank is free: (a slot is ready, the first ready slot after
+/// `last_served`, or else the first ready slot).
+fn round_robin(
+    m: &mut ModuleBuilder,
+    heads: &[Signal],
+    bank_free: Signal,
+    last_served: Signal,
+) -> (Signal, Signal) {
+    let sw = last_served.width();
+    let ready: Vec<Signal> = heads
+        .iter()
+        .enumerate()
+        .map(|(s, &h)| {
+            let ready = m.and(h, bank_free);
+            m.named(&format!("slot{s}_ready"), ready)
+        })
+        .collect();
+    let after: Vec<Signal> = ready
+        .iter()
+        .enumerate()
+        .map(|(s, &r)| {
+            let k = m.lit(s as u64, sw);
+            let later = m.gt(k, last_served);
+            let after = m.and(r, later);
+            m.named(&format!("slot{s}_ready_next"), after)
+        })
+        .collect();
+    let (any_after, first_after) = lowest_set(m, &after, sw);
+    let (any_ready, first_ready) = lowest_set(m, &ready, sw);
+    let chosen = m.mux(any_after, first_after, first_ready);
+    (any_ready, chosen)
+}
+
+/// META's reads of `slot`'s heads, per port: the head record (a synchronous read
+/// of the record memory) and the packet-memory address register, loaded with the
+/// head's base address in META and advanced by one beat in SUM (`[meta, sum]`).
+fn head_reads(
+    m: &mut ModuleBuilder,
+    cfg: &PanamaConfig,
+    io: &EngineInputs,
+    slot: Signal,
+    [meta, sum]: [Signal; 2],
+) -> (Vec<Signal>, Vec<Signal>) {
+    let (clk, packet_mems, meta_mems) = (io.clk, io.packet_mems, io.meta_mems);
+    let aw = packet_mems[0].addr_width();
+    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
+    let mut records = vec![];
+    let mut read_addr = vec![];
+    for p in 0..cfg.ports() as usize {
+        let heads: Vec<Signal> = io.queues.head.iter().map(|row| row[p]).collect();
+        let head = m.index(slot, &heads);
+        let head = m.named(&format!("e_head{p}"), head);
+        let cell = m.concat(&[slot, head]);
+        let cell_addr = m.zext(cell, meta_mems[p].addr_width());
+        records.push(m.mem_read(meta_mems[p], clk, &format!("e_record{p}"), cell_addr, None));
+        let cell_wide = m.zext(cell, aw);
+        let base = m.mul(cell_wide, stride);
+        let base = m.truncate(base, aw);
+        let addr = m.reg(clk, &format!("e_addr{p}"), aw);
+        let advance = m.add_const_wrap(addr, 1);
+        let next = m.mux(meta, base, advance);
+        let load = m.or(meta, sum);
+        m.set_next(addr, next);
+        m.set_enable(addr, load);
+        read_addr.push(addr);
+    }
+    (records, read_addr)
+}
+
 /// Builds the engine (see the module docs).
 pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInputs) -> Engine {
     let (clk, slots, queues) = (io.clk, io.slots, io.queues);
-    let (packet_mems, meta_mems) = (io.packet_mems, io.meta_mems);
+    let packet_mems = io.packet_mems;
     let ports = cfg.ports() as usize;
     let sw = index_width(cfg.slots);
     let state = m.reg(clk, "e_state", 2);
@@ -178,27 +248,7 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     let pop_ports_w = m.wire("e_pop_ports", ports as u32);
     let (flush, stale_slot, stale_mask) = stale_flush(m, io, &heads, scan, (pop_slot, pop_ports_w));
     let no_flush = m.not(flush);
-    let ready: Vec<Signal> = heads
-        .iter()
-        .enumerate()
-        .map(|(s, &h)| {
-            let ready = m.and(h, io.bank_free);
-            m.named(&format!("slot{s}_ready"), ready)
-        })
-        .collect();
-    let after: Vec<Signal> = ready
-        .iter()
-        .enumerate()
-        .map(|(s, &r)| {
-            let k = m.lit(s as u64, sw);
-            let later = m.gt(k, last_served);
-            let after = m.and(r, later);
-            m.named(&format!("slot{s}_ready_next"), after)
-        })
-        .collect();
-    let (any_after, first_after) = lowest_set(m, &after, sw);
-    let (any_ready, first_ready) = lowest_set(m, &ready, sw);
-    let chosen = m.mux(any_after, first_after, first_ready);
+    let (any_ready, chosen) = round_robin(m, &heads, io.bank_free, last_served);
     let take = m.and_all(&[scan, any_ready, no_flush]);
     m.set_next(slot, chosen);
     m.set_enable(slot, take);
@@ -208,28 +258,7 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     // META: head records and the heads' base addresses.
     let part = m.index(slot, &slots.ports);
     let part_bits = bits(m, part);
-    let aw = packet_mems[0].addr_width();
-    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
-    let mut records = vec![];
-    let mut read_addr = vec![];
-    for p in 0..ports {
-        let heads: Vec<Signal> = queues.head.iter().map(|row| row[p]).collect();
-        let head = m.index(slot, &heads);
-        let head = m.named(&format!("e_head{p}"), head);
-        let cell = m.concat(&[slot, head]);
-        let cell_addr = m.zext(cell, meta_mems[p].addr_width());
-        records.push(m.mem_read(meta_mems[p], clk, &format!("e_record{p}"), cell_addr, None));
-        let cell_wide = m.zext(cell, aw);
-        let base = m.mul(cell_wide, stride);
-        let base = m.truncate(base, aw);
-        let addr = m.reg(clk, &format!("e_addr{p}"), aw);
-        let advance = m.add_const_wrap(addr, 1);
-        let next = m.mux(meta, base, advance);
-        let load = m.or(meta, sum);
-        m.set_next(addr, next);
-        m.set_enable(addr, load);
-        read_addr.push(addr);
-    }
+    let (records, read_addr) = head_reads(m, cfg, io, slot, [meta, sum]);
 
     // CHECK: the heads' fields.
     let Checked {
