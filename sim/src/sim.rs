@@ -247,7 +247,9 @@ impl Simulator {
             .collect();
         prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
         let jit = match start {
-            Start::Compiled => Jit::Ready(Box::new(Compiled::new(&prog.code, prog.init.len())?)),
+            Start::Compiled => {
+                Jit::Ready(Box::new(Compiled::new(prog.code.clone(), prog.init.len())?))
+            }
             Start::Tiered => Jit::start(&prog.code, prog.init.len()),
             Start::Interpreted => Jit::Off,
         };

@@ -30,10 +30,10 @@ impl Jit {
         let owned = code.clone();
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
-            .spawn(move || Compiled::new(&owned, words));
+            .spawn(move || Compiled::new(owned, words));
         match spawned {
             Ok(handle) => Jit::Building(handle),
-            Err(_) => Jit::done(Compiled::new(code, words)),
+            Err(_) => Jit::done(Compiled::new(code.clone(), words)),
         }
     }
 

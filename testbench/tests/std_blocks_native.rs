@@ -407,6 +407,193 @@ mod axil {
         delay: u32,
     }
 
+    /// The bus as the master sees it before an edge.
+    struct Bus {
+        awready: bool,
+        wready: bool,
+        bvalid: bool,
+        bresp: u64,
+        arready: bool,
+        rvalid: bool,
+        rdata: u64,
+        rresp: u64,
+        awvalid: bool,
+        wvalid: bool,
+        arvalid: bool,
+        bready: bool,
+        rready: bool,
+    }
+
+    impl Bus {
+        fn sample(sim: &mut Simulator) -> Bus {
+            let mut out = |n: &str| sim.get_u64(n).unwrap();
+            Bus {
+                awready: out("S_AXI_AWREADY") == 1,
+                wready: out("S_AXI_WREADY") == 1,
+                bvalid: out("S_AXI_BVALID") == 1,
+                bresp: out("S_AXI_BRESP"),
+                arready: out("S_AXI_ARREADY") == 1,
+                rvalid: out("S_AXI_RVALID") == 1,
+                rdata: out("S_AXI_RDATA"),
+                rresp: out("S_AXI_RRESP"),
+                awvalid: out("S_AXI_AWVALID") == 1,
+                wvalid: out("S_AXI_WVALID") == 1,
+                arvalid: out("S_AXI_ARVALID") == 1,
+                bready: out("S_AXI_BREADY") == 1,
+                rready: out("S_AXI_RREADY") == 1,
+            }
+        }
+    }
+
+    /// The register file's expected contents.
+    struct Model {
+        /// The two read-write registers.
+        rw: [u32; 2],
+        /// Their widths.
+        widths: [u32; 2],
+        /// `status` as driven: (from time, value).
+        status_history: Vec<(u64, u64)>,
+        /// Writes to `drops`, each owed one clear pulse.
+        clears_expected: u32,
+        /// How long a driven `status` may take to cross to the bus (ps).
+        window_ps: u64,
+    }
+
+    impl Model {
+        /// A write `op` answered with `bresp`: checked, then applied.
+        fn write(&mut self, op: Op, bresp: u64) {
+            let Op::Write { index, data, strb } = op else {
+                panic!("B response to a read")
+            };
+            let writable = matches!(index, 0 | 1 | 3);
+            assert_eq!(
+                bresp,
+                if writable { OKAY } else { SLVERR },
+                "bresp for {op:?}"
+            );
+            if (index as usize) < 2 {
+                let mask: u32 = (0..4)
+                    .filter(|b| strb >> b & 1 == 1)
+                    .map(|b| 0xffu32 << (8 * b))
+                    .sum();
+                let width_mask = if self.widths[index as usize] == 32 {
+                    u32::MAX
+                } else {
+                    (1 << self.widths[index as usize]) - 1
+                };
+                let r = &mut self.rw[index as usize];
+                *r = ((*r & !mask) | (data & mask)) & width_mask;
+            }
+            if index == 3 {
+                self.clears_expected += 1;
+            }
+        }
+
+        /// A read's response (`rdata`, `rresp`) at time `now`: checked.
+        fn read(&self, op: Op, rdata: u64, rresp: u64, now: u64) {
+            let Op::Read { index } = op else {
+                panic!("R response to a write")
+            };
+            match index {
+                0 | 1 => assert_eq!(
+                    (rdata, rresp),
+                    (self.rw[index as usize] as u64, OKAY),
+                    "read {index}"
+                ),
+                2 => {
+                    assert_eq!(rresp, OKAY);
+                    let h = &self.status_history;
+                    let recent = h.iter().enumerate().any(|(k, (t, v))| {
+                        let until = h.get(k + 1).map_or(u64::MAX, |n| n.0);
+                        *v == rdata && until.saturating_add(self.window_ps) >= now && *t <= now
+                    });
+                    assert!(recent, "status read {rdata:#x} was never recently driven");
+                }
+                3 => assert_eq!(rresp, OKAY),
+                _ => assert_eq!((rdata, rresp), (0, SLVERR), "unmapped read"),
+            }
+        }
+    }
+
+    impl Master {
+        /// Handshakes at this edge; true if the transaction completed (checked
+        /// against `model`).
+        fn handshakes(&mut self, bus: &Bus, model: &mut Model, now: u64) -> bool {
+            let Some(op) = self.op else {
+                return false;
+            };
+            self.aw_done |= bus.awvalid && bus.awready;
+            self.w_done |= bus.wvalid && bus.wready;
+            self.ar_done |= bus.arvalid && bus.arready;
+            let mut done = false;
+            if bus.bvalid && bus.bready {
+                model.write(op, bus.bresp);
+                self.op = None;
+                done = true;
+            }
+            if bus.rvalid && bus.rready {
+                model.read(op, bus.rdata, bus.rresp, now);
+                self.op = None;
+                done = true;
+            }
+            done
+        }
+
+        /// Starts a random transaction (one in ten to an unmapped address).
+        fn start(&mut self, rng: &mut impl Rng) {
+            let index = if rng.gen_bool(0.1) {
+                rng.gen_range(4..1024)
+            } else {
+                rng.gen_range(0..4)
+            };
+            self.op = Some(if rng.gen_bool(0.5) {
+                Op::Write {
+                    index,
+                    data: rng.gen(),
+                    strb: rng.gen_range(0..16),
+                }
+            } else {
+                Op::Read { index }
+            });
+            self.aw_done = false;
+            self.w_done = false;
+            self.ar_done = false;
+            self.delay = rng.gen_range(0..3);
+        }
+
+        /// Drives the next cycle's master outputs; a valid, once raised, stays
+        /// until its handshake.
+        fn drive(&mut self, sim: &mut Simulator, bus: &Bus, rng: &mut impl Rng) {
+            let go = self.delay == 0;
+            self.delay = self.delay.saturating_sub(1);
+            let (aw, w, ar, addr, data, strb) = match self.op {
+                Some(Op::Write { index, data, strb }) => (
+                    go && !self.aw_done && rng.gen_bool(0.7),
+                    go && !self.w_done && rng.gen_bool(0.7),
+                    false,
+                    index * 4,
+                    data,
+                    strb,
+                ),
+                Some(Op::Read { index }) => (false, false, go && !self.ar_done, index * 4, 0, 0),
+                None => (false, false, false, 0, 0, 0),
+            };
+            let aw = aw || (bus.awvalid && !bus.awready);
+            let w = w || (bus.wvalid && !bus.wready);
+            let ar = ar || (bus.arvalid && !bus.arready);
+            let mut set = |n: &str, v: u64| sim.set_u64(n, v).unwrap();
+            set("S_AXI_AWVALID", aw as u64);
+            set("S_AXI_WVALID", w as u64);
+            set("S_AXI_ARVALID", ar as u64);
+            set("S_AXI_AWADDR", addr as u64);
+            set("S_AXI_ARADDR", addr as u64);
+            set("S_AXI_WDATA", data as u64);
+            set("S_AXI_WSTRB", strb as u64);
+            set("S_AXI_BREADY", rng.gen_bool(0.6) as u64);
+            set("S_AXI_RREADY", rng.gen_bool(0.6) as u64);
+        }
+    }
+
     fn run(separate_clock: bool, periods: (u64, u64), seed: u64) {
         let mut rng = seeded(
             &format!("axil_regfile separate={separate_clock} {periods:?}"),
@@ -425,10 +612,14 @@ mod axil {
         let axil = sim.domain_handle("axil").unwrap();
         sim.reset(3);
 
-        let mut rw = [0xdead_beefu32, 3];
-        let widths = [32u32, 5];
-        let mut status_history: Vec<(u64, u64)> = vec![(0, 0)];
-        let (mut clears_expected, mut clears_seen) = (0u32, 0u32);
+        let mut model = Model {
+            rw: [0xdead_beef, 3],
+            widths: [32, 5],
+            status_history: vec![(0, 0)],
+            clears_expected: 0,
+            window_ps: 40 * periods.0.max(periods.1),
+        };
+        let mut clears_seen = 0u32;
         let mut master = Master {
             op: None,
             aw_done: false,
@@ -437,32 +628,17 @@ mod axil {
             delay: 0,
         };
         let (mut axil_cycles, mut completed, mut quiet) = (0u64, 0u32, 0u32);
-        let window_ps = 40 * periods.0.max(periods.1);
         while axil_cycles < CYCLES {
-            let out = |sim: &mut Simulator, n: &str| sim.get_u64(n).unwrap();
-            let awready = out(&mut sim, "S_AXI_AWREADY") == 1;
-            let wready = out(&mut sim, "S_AXI_WREADY") == 1;
-            let bvalid = out(&mut sim, "S_AXI_BVALID") == 1;
-            let bresp = out(&mut sim, "S_AXI_BRESP");
-            let arready = out(&mut sim, "S_AXI_ARREADY") == 1;
-            let rvalid = out(&mut sim, "S_AXI_RVALID") == 1;
-            let rdata = out(&mut sim, "S_AXI_RDATA");
-            let rresp = out(&mut sim, "S_AXI_RRESP");
-            let awvalid = out(&mut sim, "S_AXI_AWVALID") == 1;
-            let wvalid = out(&mut sim, "S_AXI_WVALID") == 1;
-            let arvalid = out(&mut sim, "S_AXI_ARVALID") == 1;
-            let bready = out(&mut sim, "S_AXI_BREADY") == 1;
-            let rready = out(&mut sim, "S_AXI_RREADY") == 1;
-            let clear = out(&mut sim, "drops_clear") == 1;
+            let bus = Bus::sample(&mut sim);
+            let clear = sim.get_u64("drops_clear").unwrap() == 1;
             let fired = sim.step_edge();
             let now = sim.time_ps();
-            let core_fired = fired.has(core.unwrap_or(axil));
-            if core_fired {
+            if fired.has(core.unwrap_or(axil)) {
                 clears_seen += clear as u32;
                 if rng.gen_bool(0.01) {
                     let v = rng.gen::<u32>() as u64;
                     sim.set_u64("status", v).unwrap();
-                    status_history.push((now, v));
+                    model.status_history.push((now, v));
                 }
                 let drops = rng.gen::<u32>() as u64 & 0xfffff;
                 sim.set_u64("drops", drops).unwrap();
@@ -471,77 +647,19 @@ mod axil {
                 continue;
             }
             axil_cycles += 1;
-            // Handshakes at this edge.
-            if let Some(op) = master.op {
-                master.aw_done |= awvalid && awready;
-                master.w_done |= wvalid && wready;
-                master.ar_done |= arvalid && arready;
-                if bvalid && bready {
-                    let Op::Write { index, data, strb } = op else {
-                        panic!("B response to a read")
-                    };
-                    let writable = matches!(index, 0 | 1 | 3);
-                    assert_eq!(
-                        bresp,
-                        if writable { OKAY } else { SLVERR },
-                        "bresp for {op:?}"
-                    );
-                    if (index as usize) < 2 {
-                        let mask: u32 = (0..4)
-                            .filter(|b| strb >> b & 1 == 1)
-                            .map(|b| 0xffu32 << (8 * b))
-                            .sum();
-                        let width_mask = if widths[index as usize] == 32 {
-                            u32::MAX
-                        } else {
-                            (1 << widths[index as usize]) - 1
-                        };
-                        let r = &mut rw[index as usize];
-                        *r = ((*r & !mask) | (data & mask)) & width_mask;
-                    }
-                    if index == 3 {
-                        clears_expected += 1;
-                    }
-                    master.op = None;
-                    completed += 1;
-                }
-                if rvalid && rready {
-                    let Op::Read { index } = op else {
-                        panic!("R response to a write")
-                    };
-                    match index {
-                        0 | 1 => assert_eq!(
-                            (rdata, rresp),
-                            (rw[index as usize] as u64, OKAY),
-                            "read {index}"
-                        ),
-                        2 => {
-                            assert_eq!(rresp, OKAY);
-                            let recent = status_history.iter().enumerate().any(|(k, (t, v))| {
-                                let until = status_history.get(k + 1).map_or(u64::MAX, |n| n.0);
-                                *v == rdata && until.saturating_add(window_ps) >= now && *t <= now
-                            });
-                            assert!(recent, "status read {rdata:#x} was never recently driven");
-                        }
-                        3 => assert_eq!(rresp, OKAY),
-                        _ => assert_eq!((rdata, rresp), (0, SLVERR), "unmapped read"),
-                    }
-                    master.op = None;
-                    completed += 1;
-                }
-            }
+            completed += master.handshakes(&bus, &mut model, now) as u32;
             // Quiet phases let crossings settle; then the datapath sees every RW value.
             if master.op.is_none() && quiet > 0 {
                 quiet -= 1;
                 if quiet == 0 {
                     assert_eq!(
                         sim.get_u64("ctrl").unwrap(),
-                        rw[0] as u64,
+                        model.rw[0] as u64,
                         "ctrl at datapath"
                     );
                     assert_eq!(
                         sim.get_u64("mode").unwrap(),
-                        rw[1] as u64,
+                        model.rw[1] as u64,
                         "mode at datapath"
                     );
                 }
@@ -549,56 +667,10 @@ mod axil {
                 if rng.gen_bool(0.02) {
                     quiet = 60;
                 } else {
-                    let index = if rng.gen_bool(0.1) {
-                        rng.gen_range(4..1024)
-                    } else {
-                        rng.gen_range(0..4)
-                    };
-                    master.op = Some(if rng.gen_bool(0.5) {
-                        Op::Write {
-                            index,
-                            data: rng.gen(),
-                            strb: rng.gen_range(0..16),
-                        }
-                    } else {
-                        Op::Read { index }
-                    });
-                    master.aw_done = false;
-                    master.w_done = false;
-                    master.ar_done = false;
-                    master.delay = rng.gen_range(0..3);
+                    master.start(&mut rng);
                 }
             }
-            // Drive the next cycle's master outputs.
-            let go = master.delay == 0;
-            master.delay = master.delay.saturating_sub(1);
-            let (aw, w, ar, addr, data, strb) = match master.op {
-                Some(Op::Write { index, data, strb }) => (
-                    go && !master.aw_done && rng.gen_bool(0.7),
-                    go && !master.w_done && rng.gen_bool(0.7),
-                    false,
-                    index * 4,
-                    data,
-                    strb,
-                ),
-                Some(Op::Read { index }) => (false, false, go && !master.ar_done, index * 4, 0, 0),
-                None => (false, false, false, 0, 0, 0),
-            };
-            // A valid, once raised, stays until its handshake.
-            let aw = aw || (awvalid && !awready);
-            let w = w || (wvalid && !wready);
-            let ar = ar || (arvalid && !arready);
-            sim.set_u64("S_AXI_AWVALID", aw as u64).unwrap();
-            sim.set_u64("S_AXI_WVALID", w as u64).unwrap();
-            sim.set_u64("S_AXI_ARVALID", ar as u64).unwrap();
-            sim.set_u64("S_AXI_AWADDR", addr as u64).unwrap();
-            sim.set_u64("S_AXI_ARADDR", addr as u64).unwrap();
-            sim.set_u64("S_AXI_WDATA", data as u64).unwrap();
-            sim.set_u64("S_AXI_WSTRB", strb as u64).unwrap();
-            sim.set_u64("S_AXI_BREADY", rng.gen_bool(0.6) as u64)
-                .unwrap();
-            sim.set_u64("S_AXI_RREADY", rng.gen_bool(0.6) as u64)
-                .unwrap();
+            master.drive(&mut sim, &bus, &mut rng);
         }
         // Let the last clear pulses cross.
         for _ in 0..40 {
@@ -610,7 +682,7 @@ mod axil {
         }
         assert!(completed > 500, "too few transactions: {completed}");
         assert_eq!(
-            clears_seen, clears_expected,
+            clears_seen, model.clears_expected,
             "one clear pulse per write to `drops`"
         );
     }

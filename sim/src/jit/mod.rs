@@ -123,19 +123,20 @@ impl std::fmt::Debug for Compiled {
 
 impl Compiled {
     /// Compiles `code` for storage of `words` words: both parts (see
-    /// [`demand`](crate::demand)), each its own list of functions.
-    pub fn new(code: &Code, words: usize) -> Result<Compiled, JitError> {
+    /// [`demand`](crate::demand)), each its own list of functions. Keeps `code`
+    /// for the callbacks.
+    pub fn new(code: Code, words: usize) -> Result<Compiled, JitError> {
         let started = Instant::now();
         let plans = [
-            plan::plan(code, words, Part::Outputs)?,
-            plan::plan(code, words, Part::Rest)?,
+            plan::plan(&code, words, Part::Outputs)?,
+            plan::plan(&code, words, Part::Rest)?,
         ];
         let mut module = jit_module()?;
         let mut ids = Vec::new();
         for plan in &plans {
             ids.push(emit_all(
                 &mut module,
-                code,
+                &code,
                 plan,
                 ids.iter().map(Vec::len).sum(),
             )?);
@@ -167,7 +168,7 @@ impl Compiled {
         Ok(Compiled {
             module: Some(module),
             functions,
-            code: Box::new(code.clone()),
+            code: Box::new(code),
             words,
             stats,
         })
@@ -378,7 +379,7 @@ mod tests {
                 let vals = storage(kind, &recs[0], &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
                 crate::exec::run_all(&code, &mut want, 1);
-                Compiled::new(&code, got.len())
+                Compiled::new(code.clone(), got.len())
                     .expect("compiles")
                     .run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} trial {trial}: {recs:?}");
@@ -396,7 +397,7 @@ mod tests {
             ..Rec::default()
         }];
         let code = program(Kind::Or, Mode::Gather, recs, 1);
-        let compiled = Compiled::new(&code, 3).expect("compiles");
+        let compiled = Compiled::new(code, 3).expect("compiles");
         let mut vals = vec![1, 2, 0];
         compiled.run_all(&mut vals, 2);
         assert_eq!(vals, [1, 2, 0]);
@@ -440,7 +441,7 @@ mod tests {
             ),
         ];
         for (code, what) in bad {
-            let err = Compiled::new(&code, 3).expect_err("malformed").to_string();
+            let err = Compiled::new(code, 3).expect_err("malformed").to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
         }
     }
