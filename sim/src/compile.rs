@@ -126,18 +126,24 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
         .filter(|n| matches!(graph.nodes[n.0 as usize], Node::Op(_) | Node::Copy(_)))
         .collect();
     let probed = probe(&graph, &instrs);
-    let keys: Vec<(Kind, u64)> = probed
-        .iter()
-        .zip(&instrs)
-        .map(|((k, _), n)| (*k, cone[n.0 as usize]))
-        .collect();
-    let batches = schedule(&keys, &predecessors(&graph, &instrs, &owner));
+    let batches = {
+        let keys: Vec<(Kind, u64)> = probed
+            .iter()
+            .zip(&instrs)
+            .map(|((k, _), n)| (*k, cone[n.0 as usize]))
+            .collect();
+        schedule(&keys, &predecessors(&graph, &instrs, &owner))
+    };
 
-    // Storage.
-    let mut param = vec![[0u64; 5]; flat.nets.len()];
-    for (n, (_, p)) in instrs.iter().zip(&probed) {
-        param[n.0 as usize] = *p;
+    // Storage. `slot[n]`: the position of net `n` among the instructions.
+    let mut slot = vec![u32::MAX; flat.nets.len()];
+    for (i, n) in instrs.iter().enumerate() {
+        slot[n.0 as usize] = i as u32;
     }
+    let param = |n: NetId| match slot[n.0 as usize] {
+        u32::MAX => [0; 5],
+        i => probed[i as usize].1,
+    };
     let batches: Vec<(Kind, Vec<NetId>)> = batches
         .into_iter()
         .map(|(k, m)| (k, m.iter().map(|i| instrs[*i as usize]).collect()))
@@ -149,7 +155,8 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
         role: &role,
         order: &order,
     };
-    let (mut lay, ordered) = lay_out(&inputs, &batches, |n| param[n.0 as usize]);
+    let (mut lay, ordered) = lay_out(&inputs, &batches, param);
+    drop((batches, slot, probed));
     // Instructions.
     let mut lower = Lowerer {
         graph: &graph,

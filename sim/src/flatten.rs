@@ -65,16 +65,42 @@ pub struct FlatReset {
 
 /// Flattens `top` into a [`FlatDesign`].
 pub fn flatten(top: &Module) -> Result<FlatDesign, SimError> {
+    let size = Size::of(top);
     let mut flat = FlatDesign {
         name: top.name.clone(),
-        nets: Vec::new(),
+        nets: Vec::with_capacity(size.nets),
         ports: top.ports.clone(),
         domains: top.domains.clone(),
-        regs: Vec::new(),
-        mems: Vec::new(),
+        regs: Vec::with_capacity(size.regs),
+        mems: Vec::with_capacity(size.mems),
     };
     expand(&mut flat, top, "", None)?;
     Ok(flat)
+}
+
+/// How many nets, registers and memories a module has with every instance
+/// expanded (so that the flat tables are allocated once).
+struct Size {
+    nets: usize,
+    regs: usize,
+    mems: usize,
+}
+
+impl Size {
+    fn of(m: &Module) -> Size {
+        let mut size = Size {
+            nets: m.nets.len(),
+            regs: m.regs.len(),
+            mems: m.mems.len(),
+        };
+        for inst in &m.instances {
+            let child = Size::of(&inst.module);
+            size.nets += child.nets;
+            size.regs += child.regs;
+            size.mems += child.mems;
+        }
+        size
+    }
 }
 
 /// A module's domain as seen from the flat design.
@@ -91,6 +117,15 @@ fn flatten_error(prefix: &str, module: &Module, reason: String) -> SimError {
         format!("{path} ({})", module.name)
     };
     SimError::Flatten { module, reason }
+}
+
+/// `name` under the hierarchical `prefix` (empty, or ending in `.`): a
+/// concatenation, without the formatting machinery, for every named net.
+fn prefixed(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len() + 1);
+    s.push_str(prefix);
+    s.push_str(name);
+    s
 }
 
 /// Expands `m` with net names prefixed by `prefix`; `inputs` are the flat parent nets
@@ -140,7 +175,7 @@ fn expand(
             }
         };
         flat.nets.push(Net {
-            name: net.name.as_ref().map(|n| format!("{prefix}{n}")),
+            name: net.name.as_deref().map(|n| prefixed(prefix, n)),
             width: net.width,
             driver,
             location: net.location,
@@ -205,7 +240,7 @@ fn expand(
             });
         }
         flat.mems.push(Memory {
-            name: format!("{prefix}{}", mem.name),
+            name: prefixed(prefix, &mem.name),
             width: mem.width,
             depth: mem.depth,
             init: mem.init.clone(),
@@ -217,7 +252,8 @@ fn expand(
 
     for inst in &m.instances {
         let conns: Vec<Option<NetId>> = inst.connections.iter().map(|c| c.map(id)).collect();
-        let child_prefix = format!("{prefix}{}.", inst.name);
+        let mut child_prefix = prefixed(prefix, &inst.name);
+        child_prefix.push('.');
         let child_base = expand(flat, &inst.module, &child_prefix, Some(&conns))?;
         for (pi, port) in inst.module.ports.iter().enumerate() {
             if port.direction != hdl::ir::Direction::Output {

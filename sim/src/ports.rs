@@ -183,10 +183,9 @@ impl Simulator {
 
     fn named_net(&mut self, name: &str) -> Result<(u32, Span), SimError> {
         let i = self
-            .net_index
-            .get(name)
+            .named_index(name)
             .ok_or_else(|| SimError::UnknownNet(name.to_string()))?;
-        let n = &self.named[*i as usize];
+        let n = &self.named[i];
         Ok((n.width, n.span))
     }
 

@@ -31,6 +31,11 @@ impl Simplifier<'_> {
         self.widths[n.0 as usize]
     }
 
+    /// True if net `n` is computed by `op` at width `w`.
+    pub fn computes(&self, n: NetId, op: &Op, w: u32) -> bool {
+        matches!(&self.nodes[n.0 as usize], Node::Op(o) if o == op) && self.width(n) == w
+    }
+
     /// The net holding the same value in the same words as `n` (following shares of
     /// equal width and copies).
     pub fn same(&self, mut n: NetId) -> NetId {

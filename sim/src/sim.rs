@@ -18,6 +18,7 @@ use hdl::ir::{Direction, PortKind, ResetPolarity};
 use hdl::Module;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 static NEXT_SIM: AtomicU64 = AtomicU64::new(1);
 
@@ -151,6 +152,16 @@ enum Start {
     Tiered,
 }
 
+impl Start {
+    /// The start that runs `backend` from the first cycle on.
+    fn of(backend: Backend) -> Start {
+        match backend {
+            Backend::Compiled => Start::Compiled,
+            Backend::Interpreted => Start::Interpreted,
+        }
+    }
+}
+
 /// A compiled, running simulation of one top module (see the crate documentation
 /// for the evaluation and clocking rules).
 pub struct Simulator {
@@ -170,7 +181,8 @@ pub struct Simulator {
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: FxHashMap<String, u32>,
     pub(crate) named: Vec<NamedNet>,
-    pub(crate) net_index: FxHashMap<String, u32>,
+    /// `named` by name, built at the first lookup (most simulations never make one).
+    net_index: OnceLock<FxHashMap<String, u32>>,
     pub(crate) mem_index: FxHashMap<String, u32>,
     pub(crate) domains: Vec<DomainInfo>,
     pub(crate) clocks: Clocks,
@@ -202,42 +214,37 @@ impl Simulator {
     /// at 0, memories at their initial contents, reset inputs at their inactive
     /// level, clocks low with a period of 1000 ps.
     pub fn new(module: &Module) -> Result<Simulator, SimError> {
-        let flat = flatten(module)?;
-        Self::from_flat(&flat)
+        Self::build(flatten(module)?, Start::Tiered)
     }
 
     /// [`new`](Self::new) on the engine `backend` from the first cycle on (the
     /// compiled engine is built before this returns); the compiled engine on a host
     /// it does not support is an error.
     pub fn with_backend(module: &Module, backend: Backend) -> Result<Simulator, SimError> {
-        let flat = flatten(module)?;
-        Self::from_flat_with(&flat, backend)
+        Self::build(flatten(module)?, Start::of(backend))
     }
 
     /// Compiles an already flattened design (see [`flatten`](crate::flatten())) for
     /// the default engine (see [`new`](Self::new)).
     pub fn from_flat(flat: &FlatDesign) -> Result<Simulator, SimError> {
-        Self::build(flat, Start::Tiered)
+        Self::build(flat.clone(), Start::Tiered)
     }
 
     /// Compiles an already flattened design for the engine `backend` (see
     /// [`with_backend`](Self::with_backend)).
     pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {
-        let start = match backend {
-            Backend::Compiled => Start::Compiled,
-            Backend::Interpreted => Start::Interpreted,
-        };
-        Self::build(flat, start)
+        Self::build(flat.clone(), Start::of(backend))
     }
 
-    fn build(flat: &FlatDesign, start: Start) -> Result<Simulator, SimError> {
+    /// Compiles `flat`, whose net names move into the simulator.
+    fn build(mut flat: FlatDesign, start: Start) -> Result<Simulator, SimError> {
         if flat.domains.len() > MAX_DOMAINS {
             return Err(SimError::TooManyDomains {
                 module: flat.name.clone(),
                 count: flat.domains.len(),
             });
         }
-        let mut prog = compile(flat)?;
+        let mut prog = compile(&flat)?;
         let outputs: Vec<Span> = flat
             .ports
             .iter()
@@ -273,20 +280,15 @@ impl Simulator {
             .collect();
         let named: Vec<NamedNet> = flat
             .nets
-            .iter()
+            .iter_mut()
             .enumerate()
             .filter_map(|(i, n)| {
-                n.name.as_ref().map(|name| NamedNet {
-                    name: name.clone(),
+                n.name.take().map(|name| NamedNet {
+                    name,
                     width: n.width,
                     span: prog.nets[i],
                 })
             })
-            .collect();
-        let net_index = named
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.clone(), i as u32))
             .collect();
         let mem_index = prog
             .mems
@@ -327,7 +329,7 @@ impl Simulator {
             ports,
             port_index,
             named,
-            net_index,
+            net_index: OnceLock::new(),
             mem_index,
             clocks: Clocks::new(domains.len()),
             fired: Fired::default(),
@@ -337,6 +339,19 @@ impl Simulator {
             trace_error: None,
             prog,
         })
+    }
+
+    /// The position in `named` of the net called `name`.
+    pub(crate) fn named_index(&self, name: &str) -> Option<usize> {
+        let index = self.net_index.get_or_init(|| {
+            let mut index =
+                FxHashMap::with_capacity_and_hasher(self.named.len(), Default::default());
+            for (i, n) in self.named.iter().enumerate() {
+                index.insert(n.name.clone(), i as u32);
+            }
+            index
+        });
+        index.get(name).map(|&i| i as usize)
     }
 
     /// Name of the simulated top module.
@@ -651,10 +666,9 @@ impl Simulator {
                 let mut v = Vec::with_capacity(names.len());
                 for n in names {
                     let i = self
-                        .net_index
-                        .get(n)
+                        .named_index(n)
                         .ok_or_else(|| SimError::UnknownNet(n.clone()))?;
-                    v.push(&self.named[*i as usize]);
+                    v.push(&self.named[i]);
                 }
                 v
             }

@@ -12,11 +12,12 @@
 
 use crate::dead::eliminate_dead;
 use crate::flatten::FlatDesign;
-use crate::fxhash::FxHashMap;
+use crate::fxhash::{FxHashMap, FxHasher};
 use crate::rewrite::Simplifier;
 use crate::wide::words;
 use hdl::ir::{Driver, NetId, Op};
 use std::collections::hash_map::Entry;
+use std::hash::{Hash, Hasher};
 
 /// How one net gets its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +110,18 @@ fn observed(flat: &FlatDesign) -> Vec<bool> {
     keep
 }
 
+/// The key of `op` at width `w` in the table of common subexpressions: a hash of
+/// both. The table maps it to the first net computing the operation, whose own
+/// node holds the operation (checked on every hit), so operations are neither
+/// cloned nor stored twice; two operations sharing a hash (not seen in practice)
+/// only lose that one sharing.
+fn op_key(op: &Op, w: u32) -> u64 {
+    let mut h = FxHasher::default();
+    op.hash(&mut h);
+    h.write_u32(w);
+    h.finish()
+}
+
 /// Simplifies `flat`, visiting nets in `order` (operands before users).
 pub(crate) fn simplify(flat: &FlatDesign, order: &[NetId]) -> Graph {
     let keep = observed(flat);
@@ -117,8 +130,13 @@ pub(crate) fn simplify(flat: &FlatDesign, order: &[NetId]) -> Graph {
         widths: &widths,
         nodes: vec![Node::Dead; flat.nets.len()],
     };
-    let mut seen_ops: FxHashMap<(Op, u32), NetId> =
-        FxHashMap::with_capacity_and_hasher(order.len(), Default::default());
+    let ops = flat
+        .nets
+        .iter()
+        .filter(|n| matches!(n.driver, Driver::Op(_)))
+        .count();
+    let mut seen_ops: FxHashMap<u64, NetId> =
+        FxHashMap::with_capacity_and_hasher(ops, Default::default());
     let mut seen_consts: FxHashMap<(Vec<u64>, u32), NetId> = FxHashMap::default();
     for &id in order {
         let i = id.0 as usize;
@@ -144,19 +162,19 @@ pub(crate) fn simplify(flat: &FlatDesign, order: &[NetId]) -> Graph {
                     Node::Share { src, word } if word != 0 && keep[i] => {
                         Node::Op(Op::Slice { src, lo: word * 64 })
                     }
-                    Node::Op(op) if !keep[i] => match seen_ops.entry((op, w)) {
-                        Entry::Occupied(e) => Node::Share {
+                    Node::Op(op) if !keep[i] => match seen_ops.entry(op_key(&op, w)) {
+                        Entry::Occupied(e) if s.computes(*e.get(), &op, w) => Node::Share {
                             src: *e.get(),
                             word: 0,
                         },
+                        Entry::Occupied(_) => Node::Op(op),
                         Entry::Vacant(e) => {
-                            let op = e.key().0.clone();
                             e.insert(id);
                             Node::Op(op)
                         }
                     },
                     Node::Op(op) => {
-                        seen_ops.entry((op.clone(), w)).or_insert(id);
+                        seen_ops.entry(op_key(&op, w)).or_insert(id);
                         Node::Op(op)
                     }
                     Node::Const(v) if !keep[i] => match seen_consts.get(&(v.clone(), w)) {
