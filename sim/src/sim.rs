@@ -11,7 +11,7 @@ use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
 use crate::jit::{CompileStats, Compiled};
-use crate::state;
+use crate::state::{self, DirectCopy};
 use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
 use hdl::ir::{Direction, PortKind, ResetPolarity};
@@ -253,11 +253,15 @@ impl Simulator {
             .filter(|s| s.off != crate::state::NONE)
             .collect();
         prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
+        let commits =
+            || -> Vec<Vec<DirectCopy>> { prog.domains.iter().map(|d| d.copies.clone()).collect() };
         let jit = match start {
-            Start::Compiled => {
-                Jit::Ready(Box::new(Compiled::new(prog.code.clone(), prog.init.len())?))
-            }
-            Start::Tiered => Jit::start(&prog.code, prog.init.len()),
+            Start::Compiled => Jit::Ready(Box::new(Compiled::new(
+                prog.code.clone(),
+                commits(),
+                prog.init.len(),
+            )?)),
+            Start::Tiered => Jit::start(&prog.code, &commits(), prog.init.len()),
             Start::Interpreted => Jit::Off,
         };
         let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
@@ -610,7 +614,11 @@ impl Simulator {
             state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
         }
         for d in fired.iter() {
-            state::commit(&p.domains[d], &p.mems, &self.shadow, &mut self.vals);
+            match self.jit.ready() {
+                Some(c) => c.commit(&mut self.vals, d),
+                None => state::commit_copies(&p.domains[d].copies, &mut self.vals),
+            }
+            state::commit_shadow(&p.domains[d], &p.mems, &self.shadow, &mut self.vals);
         }
         for d in fired.iter() {
             self.vals[self.domains[d].clock.off as usize] = 1;

@@ -229,10 +229,11 @@ pub(crate) fn apply_writes(dom: &DomainState, mems: &[MemLayout], vals: &[u64], 
     }
 }
 
-/// Second phase: the sampled values become the registers' and read ports' outputs.
+/// Second phase, first half: the registers of `dom` that commit directly copy
+/// their next values (the compiled engine has this as native code).
 #[inline]
-pub(crate) fn commit(dom: &DomainState, mems: &[MemLayout], shadow: &[u64], vals: &mut [u64]) {
-    for c in &dom.copies {
+pub(crate) fn commit_copies(copies: &[DirectCopy], vals: &mut [u64]) {
+    for c in copies {
         let enabled = c.enable == NONE || vals[c.enable as usize] & 1 == 1;
         let reset = c.reset != NONE && vals[c.reset as usize] & 1 == c.reset_level;
         let (dst, n) = (c.dst as usize, c.len as usize);
@@ -257,6 +258,17 @@ pub(crate) fn commit(dom: &DomainState, mems: &[MemLayout], shadow: &[u64], vals
             vals.copy_within(from..from + n, dst);
         }
     }
+}
+
+/// Second phase, second half (after [`commit_copies`]): the sampled values
+/// become the shadowed registers' and read ports' outputs.
+#[inline]
+pub(crate) fn commit_shadow(
+    dom: &DomainState,
+    mems: &[MemLayout],
+    shadow: &[u64],
+    vals: &mut [u64],
+) {
     for r in &dom.regs {
         copy(vals, r.q, shadow, r.shadow, r.words);
     }

@@ -8,6 +8,7 @@
 
 use crate::exec::Code;
 use crate::jit::{Compiled, JitError};
+use crate::state::DirectCopy;
 use std::thread::JoinHandle;
 
 /// The compiled engine of one simulator, as far as it has come.
@@ -24,16 +25,17 @@ pub(crate) enum Jit {
 }
 
 impl Jit {
-    /// Starts building the compiled engine for `code` over `words` storage words on
-    /// a background thread (on this thread if none can be started).
-    pub fn start(code: &Code, words: usize) -> Jit {
-        let owned = code.clone();
+    /// Starts building the compiled engine for `code` and every domain's direct
+    /// register `commits` over `words` storage words on a background thread (on
+    /// this thread if none can be started).
+    pub fn start(code: &Code, commits: &[Vec<DirectCopy>], words: usize) -> Jit {
+        let owned = (code.clone(), commits.to_vec());
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
-            .spawn(move || Compiled::new(owned, words));
+            .spawn(move || Compiled::new(owned.0, owned.1, words));
         match spawned {
             Ok(handle) => Jit::Building(handle),
-            Err(_) => Jit::done(Compiled::new(code.clone(), words)),
+            Err(_) => Jit::done(Compiled::new(code.clone(), commits.to_vec(), words)),
         }
     }
 

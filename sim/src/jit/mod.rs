@@ -6,7 +6,8 @@
 //! linear in the design. Long runs of identical instances call the interpreter's
 //! vector loops; wide data movement and bitwise logic is written inline word by
 //! word ([`wide`]), other wide operations call back into the interpreter's
-//! word-slice routines. The interpreter ([`exec`](crate::exec)) stays the reference.
+//! word-slice routines. Each clock domain's direct register commits are one more
+//! function ([`commit`]). The interpreter ([`exec`](crate::exec)) stays the reference.
 //!
 //! # Safety
 //!
@@ -17,10 +18,13 @@
 //!   concatenation parts, every span of a wide operation) lies inside storage of
 //!   `words` words, and that every wide operation index exists. A program that
 //!   fails the check is a [`JitError`], never code.
+//! - [`commit::check`] does the same for every word a register commit reads or
+//!   writes (register, next value, enable, reset and reset value spans).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
-//!   offsets, and [`Compiled::run`] calls it only with `base` and `len` taken from a
-//!   live `&mut [u64]` of exactly `words` words (checked), which it does not touch
-//!   until the code returns — the code has the only access.
+//!   offsets (a commit's `memmove` copies only checked spans), and
+//!   [`Compiled::run`] and [`Compiled::commit`] call it only with `base` and `len`
+//!   taken from a live `&mut [u64]` of exactly `words` words (checked), which they
+//!   do not touch until the code returns — the code has the only access.
 //! - The program the callbacks read (wide operations, run steps, their records and
 //!   kernels) is a copy owned by [`Compiled`], boxed and never changed, so it
 //!   outlives every call; a callback gets the index of a wide operation or a step
@@ -31,14 +35,17 @@
 //!   memory is freed only on drop, when no function can be running or be called
 //!   again (the pointers live in the same struct).
 
+mod commit;
 mod emit;
 mod plan;
 mod wide;
 
+pub use commit::MalformedCommit;
 pub use plan::Malformed;
 
 use crate::demand::Part;
 use crate::exec::Code;
+use crate::state::DirectCopy;
 use crate::wide_exec::run_wide;
 use cranelift_codegen::ir::{types::I64, AbiParam, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
@@ -56,6 +63,9 @@ pub enum JitError {
     /// The program addresses storage or tables it does not have (a simulator bug).
     #[error("malformed program: {0}")]
     Malformed(#[from] Malformed),
+    /// A register commit addresses storage it does not have (a simulator bug).
+    #[error("malformed register commits: {0}")]
+    MalformedCommit(#[from] MalformedCommit),
     /// Cranelift rejected a function (a simulator bug).
     #[error("code generation failed: {0}")]
     Codegen(String),
@@ -106,6 +116,8 @@ pub(crate) struct Compiled {
     module: Option<JITModule>,
     /// The functions of the output part and of the rest.
     functions: [Vec<Function>; 2],
+    /// Per clock domain, the function committing its direct registers.
+    commits: Vec<Function>,
     /// The program the callbacks read (owned, so it outlives every call).
     code: Box<Code>,
     words: usize,
@@ -123,14 +135,20 @@ impl std::fmt::Debug for Compiled {
 
 impl Compiled {
     /// Compiles `code` for storage of `words` words: both parts (see
-    /// [`demand`](crate::demand)), each its own list of functions. Keeps `code`
-    /// for the callbacks.
-    pub fn new(code: Code, words: usize) -> Result<Compiled, JitError> {
+    /// [`demand`](crate::demand)), each its own list of functions, and one function
+    /// per clock domain for its direct register `commits`. Keeps `code` for the
+    /// callbacks.
+    pub fn new(
+        code: Code,
+        commits: Vec<Vec<DirectCopy>>,
+        words: usize,
+    ) -> Result<Compiled, JitError> {
         let started = Instant::now();
         let plans = [
             plan::plan(&code, words, Part::Outputs)?,
             plan::plan(&code, words, Part::Rest)?,
         ];
+        commit::check(&commits, words)?;
         let mut module = jit_module()?;
         let mut ids = Vec::new();
         for plan in &plans {
@@ -141,6 +159,7 @@ impl Compiled {
                 ids.iter().map(Vec::len).sum(),
             )?);
         }
+        ids.push(emit_commits(&mut module, &commits)?);
         module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen(e.to_string()))?;
@@ -158,6 +177,7 @@ impl Compiled {
             parts.next().unwrap_or_default(),
             parts.next().unwrap_or_default(),
         ];
+        let commits = parts.next().unwrap_or_default();
         let count = |f: fn(&plan::Plan) -> usize| plans.iter().map(f).sum();
         let stats = CompileStats {
             records: count(|p| p.unrolled),
@@ -168,6 +188,7 @@ impl Compiled {
         Ok(Compiled {
             module: Some(module),
             functions,
+            commits,
             code: Box::new(code),
             words,
             stats,
@@ -192,6 +213,16 @@ impl Compiled {
             unsafe { f(base, len, dirty, &*self.code) };
         }
     }
+
+    /// Commits the direct registers of `domain` (what
+    /// [`state::commit_copies`](crate::state::commit_copies) does).
+    pub fn commit(&self, vals: &mut [u64], domain: usize) {
+        assert_eq!(vals.len(), self.words, "storage of the compiled program");
+        let base = vals.as_mut_ptr();
+        // SAFETY: as for `run`; a commit function reads and writes only the words
+        // `commit::check` found within storage of `words` words.
+        unsafe { self.commits[domain](base, vals.len() as u64, 0, &*self.code) };
+    }
 }
 
 #[cfg(test)]
@@ -207,6 +238,7 @@ impl Compiled {
 impl Drop for Compiled {
     fn drop(&mut self) {
         self.functions = Default::default();
+        self.commits = Vec::new();
         if let Some(module) = self.module.take() {
             // SAFETY: no function of the module is running (we hold `&mut self`)
             // and the pointers to them were just dropped.
@@ -289,6 +321,40 @@ fn emit_all(
         module
             .define_function(id, &mut ctx)
             .map_err(|e| JitError::Codegen(format!("function {i}: {e:?}")))?;
+        module.clear_context(&mut ctx);
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// Emits and defines one commit function per domain; returns their ids in order.
+fn emit_commits(
+    module: &mut JITModule,
+    commits: &[Vec<DirectCopy>],
+) -> Result<Vec<cranelift_module::FuncId>, JitError> {
+    let mut sig = module.make_signature();
+    sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ids = Vec::with_capacity(commits.len());
+    for (d, copies) in commits.iter().enumerate() {
+        let id = module
+            .declare_function(&format!("commit{d}"), Linkage::Local, &sig)
+            .map_err(|e| JitError::Codegen(e.to_string()))?;
+        ctx.func.signature = sig.clone();
+        ctx.func.name = UserFuncName::user(1, d as u32);
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            commit::body(&mut b, module.target_config(), copies);
+            b.finalize();
+        }
+        module
+            .define_function(id, &mut ctx)
+            .map_err(|e| JitError::Codegen(format!("commit function {d}: {e:?}")))?;
         module.clear_context(&mut ctx);
         ids.push(id);
     }
@@ -379,7 +445,7 @@ mod tests {
                 let vals = storage(kind, &recs[0], &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
                 crate::exec::run_all(&code, &mut want, 1);
-                Compiled::new(code.clone(), got.len())
+                Compiled::new(code.clone(), Vec::new(), got.len())
                     .expect("compiles")
                     .run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} trial {trial}: {recs:?}");
@@ -397,12 +463,81 @@ mod tests {
             ..Rec::default()
         }];
         let code = program(Kind::Or, Mode::Gather, recs, 1);
-        let compiled = Compiled::new(code, 3).expect("compiles");
+        let compiled = Compiled::new(code, Vec::new(), 3).expect("compiles");
         let mut vals = vec![1, 2, 0];
         compiled.run_all(&mut vals, 2);
         assert_eq!(vals, [1, 2, 0]);
         compiled.run_all(&mut vals, 1);
         assert_eq!(vals, [1, 2, 3]);
+    }
+
+    /// A random direct copy over storage of `words` words: any length (past the
+    /// unrolling limit too), broadcast or not, with and without enable and reset,
+    /// next values that may overlap the register's own words.
+    fn random_copy(rng: &mut impl Rng, words: u32) -> DirectCopy {
+        let len = [1, 2, 3, 8, 64, 65, 100][rng.gen_range(0..7)];
+        let broadcast = len > 1 && rng.gen_bool(0.2);
+        let dst = rng.gen_range(0..words - len);
+        let src = match rng.gen_range(0..3) {
+            0 => dst.saturating_sub(rng.gen_range(0..4)),
+            1 => (dst + rng.gen_range(0..4)).min(words - len),
+            _ => rng.gen_range(0..words - len),
+        };
+        let optional = |rng: &mut dyn rand::RngCore, span: u32| {
+            if rng.gen_bool(0.5) {
+                rng.gen_range(0..words - span)
+            } else {
+                crate::state::NONE
+            }
+        };
+        let enable = optional(rng, 1);
+        let reset = optional(rng, 1);
+        DirectCopy {
+            dst,
+            src,
+            len,
+            broadcast,
+            enable,
+            reset,
+            reset_level: rng.gen_range(0..2),
+            reset_value: if reset == crate::state::NONE {
+                crate::state::NONE
+            } else {
+                rng.gen_range(0..words - len)
+            },
+        }
+    }
+
+    /// The compiled register commits do what the interpreter's do.
+    #[test]
+    fn commits_match_the_interpreter() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let words = 300;
+        for trial in 0..300 {
+            let copies: Vec<DirectCopy> = (0..rng.gen_range(1..6))
+                .map(|_| random_copy(&mut rng, words))
+                .collect();
+            let vals: Vec<u64> = (0..words)
+                .map(|_| {
+                    if rng.gen_bool(0.3) {
+                        rng.gen_range(0..2)
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut want = vals.clone();
+            crate::state::commit_copies(&copies, &mut want);
+            let compiled = Compiled::new(
+                Code::default(),
+                vec![Vec::new(), copies.clone()],
+                vals.len(),
+            )
+            .expect("compiles");
+            let mut got = vals;
+            compiled.commit(&mut got, 1);
+            assert_eq!(got, want, "trial {trial}: {copies:?}");
+        }
     }
 
     /// Programs that address words they do not have are errors, never code.
@@ -441,8 +576,27 @@ mod tests {
             ),
         ];
         for (code, what) in bad {
-            let err = Compiled::new(code, 3).expect_err("malformed").to_string();
+            let err = Compiled::new(code, Vec::new(), 3)
+                .expect_err("malformed")
+                .to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
         }
+        let copy = DirectCopy {
+            dst: 1,
+            src: 0,
+            len: 2,
+            broadcast: false,
+            enable: crate::state::NONE,
+            reset: crate::state::NONE,
+            reset_level: 1,
+            reset_value: crate::state::NONE,
+        };
+        let err = Compiled::new(Code::default(), vec![vec![copy]], 2)
+            .expect_err("malformed")
+            .to_string();
+        assert!(
+            err.contains("commit 0 of domain 0 register words 1+2"),
+            "{err}"
+        );
     }
 }
