@@ -6,10 +6,7 @@ use crate::exec::Code;
 use crate::gather;
 use crate::instr::{Kind, Mode, Step};
 use crate::ops::*;
-#[cfg(target_arch = "x86_64")]
-use crate::vector::avx2 as vec;
-#[cfg(not(target_arch = "x86_64"))]
-use crate::vector::plain as vec;
+use crate::vector;
 
 /// A step's loop: runs step `s` of `code` over the storage.
 pub(crate) type Kernel = fn(code: &Code, s: &Step, vals: &mut [u64]);
@@ -17,32 +14,21 @@ pub(crate) type Kernel = fn(code: &Code, s: &Step, vals: &mut [u64]);
 fn unary<F: Unary>(run: Option<u8>) -> Kernel {
     match run {
         None => gather::unary::<F>,
-        Some(st) if st & 1 != 0 => vec::unary::<F, true>,
-        Some(_) => vec::unary::<F, false>,
+        Some(st) => vector::unary_run::<F>(st & 1 != 0),
     }
 }
 
 fn binary<F: Binary>(run: Option<u8>) -> Kernel {
-    match run.map(|st| st & 3) {
+    match run {
         None => gather::binary::<F>,
-        Some(3) => vec::binary::<F, true, true>,
-        Some(1) => vec::binary::<F, true, false>,
-        Some(2) => vec::binary::<F, false, true>,
-        Some(_) => vec::binary::<F, false, false>,
+        Some(st) => vector::binary_run::<F>(st),
     }
 }
 
 fn ternary<F: Ternary>(run: Option<u8>) -> Kernel {
-    match run.map(|st| st & 7) {
+    match run {
         None => gather::ternary::<F>,
-        Some(7) => vec::ternary::<F, true, true, true>,
-        Some(6) => vec::ternary::<F, false, true, true>,
-        Some(5) => vec::ternary::<F, true, false, true>,
-        Some(4) => vec::ternary::<F, false, false, true>,
-        Some(3) => vec::ternary::<F, true, true, false>,
-        Some(2) => vec::ternary::<F, false, true, false>,
-        Some(1) => vec::ternary::<F, true, false, false>,
-        Some(_) => vec::ternary::<F, false, false, false>,
+        Some(st) => vector::ternary_run::<F>(st),
     }
 }
 
@@ -82,8 +68,7 @@ pub(crate) fn kernel(kind: Kind, mode: Mode) -> Kernel {
         Kind::Cat3 => ternary::<Cat3>(run),
         Kind::Slice2 => match run {
             None => gather::slice2,
-            Some(st) if st & 1 != 0 => vec::slice2::<true>,
-            Some(_) => vec::slice2::<false>,
+            Some(st) => vector::slice2_run(st & 1 != 0),
         },
         // Never runs (see `Kind::vectorizes`).
         Kind::CatN => gather::cat_n,

@@ -6,10 +6,12 @@
 //! The loop bodies are `#[inline(always)]` and instantiated twice: plainly (the
 //! baseline target) and, on x86-64 CPUs that have it, with AVX2 enabled (four
 //! words per vector operation instead of two, and 64-bit compares and variable
-//! shifts in vector registers).
+//! shifts in vector registers). The CPU is checked once, when a step's kernel is
+//! chosen (`*_run`), not at every call.
 
 use crate::exec::Code;
 use crate::instr::{Rec, Span, Step};
+use crate::kernels::Kernel;
 use crate::ops::{Binary, Ternary, Unary};
 use crate::wide_exec::{split, Src};
 
@@ -142,15 +144,14 @@ fn slice2<const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
 }
 
 /// Kernels compiled for the baseline target.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-pub(crate) mod plain {
+mod plain {
     use super::*;
 
-    pub(crate) fn unary<F: Unary, const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
+    pub(super) fn unary<F: Unary, const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
         super::unary::<F, A>(code, s, vals)
     }
 
-    pub(crate) fn binary<F: Binary, const A: bool, const B: bool>(
+    pub(super) fn binary<F: Binary, const A: bool, const B: bool>(
         code: &Code,
         s: &Step,
         vals: &mut [u64],
@@ -158,7 +159,7 @@ pub(crate) mod plain {
         super::binary::<F, A, B>(code, s, vals)
     }
 
-    pub(crate) fn ternary<F: Ternary, const A: bool, const B: bool, const C: bool>(
+    pub(super) fn ternary<F: Ternary, const A: bool, const B: bool, const C: bool>(
         code: &Code,
         s: &Step,
         vals: &mut [u64],
@@ -166,36 +167,34 @@ pub(crate) mod plain {
         super::ternary::<F, A, B, C>(code, s, vals)
     }
 
-    pub(crate) fn slice2<const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
+    pub(super) fn slice2<const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
         super::slice2::<A>(code, s, vals)
     }
 }
 
-/// Kernels compiled with AVX2 when the CPU has it (checked at every call: one
-/// cached atomic load), the baseline ones otherwise.
+/// Kernels compiled with AVX2.
+///
+/// # Safety
+///
+/// Each function calls its `#[target_feature(enable = "avx2")]` body without
+/// checking the CPU. They are private to this module's parent, whose only way to
+/// hand them out is [`kernel!`], which checks `is_x86_feature_detected!("avx2")`
+/// first (once, when a step's kernel is chosen; the check cannot change while the
+/// process runs). The bodies are otherwise ordinary safe code.
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx2 {
+mod avx2 {
     use super::*;
-    use std::arch::is_x86_feature_detected;
 
-    // SAFETY (for every `unsafe` block below): the `#[target_feature]` functions
-    // only require the CPU to support AVX2, which `is_x86_feature_detected!`
-    // confirmed just before the call; they are otherwise ordinary safe code.
-
-    pub(crate) fn unary<F: Unary, const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
+    pub(super) fn unary<F: Unary, const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
         #[target_feature(enable = "avx2")]
         fn go<F: Unary, const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
             super::unary::<F, A>(code, s, vals)
         }
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is available (see above).
-            unsafe { go::<F, A>(code, s, vals) }
-        } else {
-            super::unary::<F, A>(code, s, vals)
-        }
+        // SAFETY: the CPU has AVX2 (see the module's safety section).
+        unsafe { go::<F, A>(code, s, vals) }
     }
 
-    pub(crate) fn binary<F: Binary, const A: bool, const B: bool>(
+    pub(super) fn binary<F: Binary, const A: bool, const B: bool>(
         code: &Code,
         s: &Step,
         vals: &mut [u64],
@@ -204,15 +203,11 @@ pub(crate) mod avx2 {
         fn go<F: Binary, const A: bool, const B: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
             super::binary::<F, A, B>(code, s, vals)
         }
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is available (see above).
-            unsafe { go::<F, A, B>(code, s, vals) }
-        } else {
-            super::binary::<F, A, B>(code, s, vals)
-        }
+        // SAFETY: the CPU has AVX2 (see the module's safety section).
+        unsafe { go::<F, A, B>(code, s, vals) }
     }
 
-    pub(crate) fn ternary<F: Ternary, const A: bool, const B: bool, const C: bool>(
+    pub(super) fn ternary<F: Ternary, const A: bool, const B: bool, const C: bool>(
         code: &Code,
         s: &Step,
         vals: &mut [u64],
@@ -225,24 +220,75 @@ pub(crate) mod avx2 {
         ) {
             super::ternary::<F, A, B, C>(code, s, vals)
         }
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is available (see above).
-            unsafe { go::<F, A, B, C>(code, s, vals) }
-        } else {
-            super::ternary::<F, A, B, C>(code, s, vals)
-        }
+        // SAFETY: the CPU has AVX2 (see the module's safety section).
+        unsafe { go::<F, A, B, C>(code, s, vals) }
     }
 
-    pub(crate) fn slice2<const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
+    pub(super) fn slice2<const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
         #[target_feature(enable = "avx2")]
         fn go<const A: bool>(code: &Code, s: &Step, vals: &mut [u64]) {
             super::slice2::<A>(code, s, vals)
         }
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is available (see above).
-            unsafe { go::<A>(code, s, vals) }
+        // SAFETY: the CPU has AVX2 (see the module's safety section).
+        unsafe { go::<A>(code, s, vals) }
+    }
+}
+
+/// The kernel `$f::<…>`: the AVX2 one if the CPU has it (the only place that
+/// hands one out), the baseline one otherwise.
+macro_rules! kernel {
+    ($f:ident::<$($arg:tt),*>) => {{
+        #[cfg(target_arch = "x86_64")]
+        let k: Kernel = if std::arch::is_x86_feature_detected!("avx2") {
+            avx2::$f::<$($arg),*>
         } else {
-            super::slice2::<A>(code, s, vals)
-        }
+            plain::$f::<$($arg),*>
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let k: Kernel = plain::$f::<$($arg),*>;
+        k
+    }};
+}
+
+/// The kernel of a run of `F`; `a`: its operand is consecutive words.
+pub(crate) fn unary_run<F: Unary>(a: bool) -> Kernel {
+    match a {
+        true => kernel!(unary::<F, true>),
+        false => kernel!(unary::<F, false>),
+    }
+}
+
+/// The kernel of a run of `F`; bit `i` of `strides`: operand `i` is consecutive
+/// words.
+pub(crate) fn binary_run<F: Binary>(strides: u8) -> Kernel {
+    match strides & 3 {
+        3 => kernel!(binary::<F, true, true>),
+        1 => kernel!(binary::<F, true, false>),
+        2 => kernel!(binary::<F, false, true>),
+        _ => kernel!(binary::<F, false, false>),
+    }
+}
+
+/// The kernel of a run of `F`; bit `i` of `strides`: operand `i` is consecutive
+/// words.
+pub(crate) fn ternary_run<F: Ternary>(strides: u8) -> Kernel {
+    match strides & 7 {
+        7 => kernel!(ternary::<F, true, true, true>),
+        6 => kernel!(ternary::<F, false, true, true>),
+        5 => kernel!(ternary::<F, true, false, true>),
+        4 => kernel!(ternary::<F, false, false, true>),
+        3 => kernel!(ternary::<F, true, true, false>),
+        2 => kernel!(ternary::<F, false, true, false>),
+        1 => kernel!(ternary::<F, true, false, false>),
+        _ => kernel!(ternary::<F, false, false, false>),
+    }
+}
+
+/// The kernel of a run of two-word slices; `a`: the source advances by a word per
+/// instance.
+pub(crate) fn slice2_run(a: bool) -> Kernel {
+    match a {
+        true => kernel!(slice2::<true>),
+        false => kernel!(slice2::<false>),
     }
 }
