@@ -123,6 +123,20 @@ impl Bits {
         Some(words.first().copied().unwrap_or(0))
     }
 
+    /// Little-endian 64-bit words, `ceil(width / 64)` of them, unused high bits 0,
+    /// without allocating (what [`to_words`](Self::to_words) collects).
+    pub fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        let raw = self.0.as_raw_slice();
+        let (last, top) = (raw.len().wrapping_sub(1), self.0.len() % 64);
+        raw.iter().enumerate().map(move |(i, &w)| {
+            if i == last && top != 0 {
+                w & ((1u64 << top) - 1)
+            } else {
+                w
+            }
+        })
+    }
+
     /// Little-endian 64-bit words, `ceil(width / 64)` of them, unused high bits 0.
     pub fn to_words(&self) -> Vec<u64> {
         let mut words = self.0.as_raw_slice().to_vec();
@@ -189,6 +203,16 @@ mod tests {
         assert_eq!(b.to_hex(), "5fedcba98765432100123456789abcdef");
         assert_eq!(Bits::from_hex(&b.to_hex(), 131).unwrap(), b);
         assert_eq!(Bits::ones(4096).to_words().len(), 64);
+        for b in [
+            b,
+            Bits::ones(131),
+            Bits::ones(64),
+            Bits::zero(1),
+            Bits::ones(5),
+        ] {
+            assert_eq!(b.words().collect::<Vec<_>>(), b.to_words(), "{b:?}");
+        }
+        assert_eq!(Bits::ones(131).words().last(), Some(0x7));
     }
 
     #[test]

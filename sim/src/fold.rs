@@ -17,9 +17,8 @@ pub(crate) fn eval<'a>(
     let mut d = vec![0u64; words(w)];
     match op {
         Op::Const(b) => {
-            let src = b.to_words();
-            for (i, x) in d.iter_mut().enumerate() {
-                *x = src.get(i).copied().unwrap_or(0);
+            for (x, v) in d.iter_mut().zip(b.words()) {
+                *x = v;
             }
             if let Some(top) = d.last_mut() {
                 *top &= mask;

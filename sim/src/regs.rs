@@ -73,12 +73,11 @@ pub(crate) fn plan(flat: &FlatDesign, graph: &Graph, owner: &[(NetId, u32)]) -> 
     // reads[b] = registers whose output register b reads.
     let mut reads: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (b, r) in flat.regs.iter().enumerate() {
-        let mut words = vec![r.next];
-        words.extend(r.enable);
-        if let (Some(_), Some(rst)) = (&r.reset_value, r.reset) {
-            words.push(rst.net);
-        }
-        for w in words {
+        let reset = match (&r.reset_value, r.reset) {
+            (Some(_), Some(rst)) => Some(rst.net),
+            _ => None,
+        };
+        for w in [Some(r.next), r.enable, reset].into_iter().flatten() {
             match classify(r.domain.0, w) {
                 Read::Stable => {}
                 Read::Reg(a) => reads[b].push(a),

@@ -71,7 +71,7 @@ pub(crate) fn roles(flat: &FlatDesign, order: &[NetId]) -> Vec<u64> {
         let h = mix(1, net.width as u64);
         let mut h = match &net.driver {
             Driver::Alias(src) => mix(mix(h, 3), role[src.0 as usize]),
-            Driver::Op(Op::Const(b)) => b.to_words().iter().fold(mix(h, 2), |h, w| mix(h, *w)),
+            Driver::Op(Op::Const(b)) => b.words().fold(mix(h, 2), mix),
             Driver::Op(op) => {
                 let wide_src =
                     matches!(op, Op::Slice { src, .. } if flat.nets[src.0 as usize].width > 64);
