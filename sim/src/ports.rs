@@ -59,7 +59,8 @@ impl Simulator {
         Ok(h.index as usize)
     }
 
-    /// Writes `value` to input port `i` after the checks every setter shares.
+    /// Writes `value` to input port `i` after the checks every setter shares; the
+    /// logic reading it needs settling again only if the value changed.
     fn write_port(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
         let p = &self.ports[i];
         if p.direction != Direction::Input {
@@ -78,16 +79,25 @@ impl Simulator {
                     width: p.width,
                 });
             }
-            self.vals[off as usize] = v;
+            let cone = p.cone;
+            let old = std::mem::replace(&mut self.vals[off as usize], v);
+            if old != v {
+                self.touch(cone);
+            }
         } else {
             check_fits(&p.name, p.width, value)?;
+            let cone = p.cone;
             let dst = &mut self.vals[off as usize..(off + words) as usize];
+            let mut changed = false;
             for (k, d) in dst.iter_mut().enumerate() {
-                *d = value.get(k).copied().unwrap_or(0);
+                let v = value.get(k).copied().unwrap_or(0);
+                changed |= *d != v;
+                *d = v;
+            }
+            if changed {
+                self.touch(cone);
             }
         }
-        let cone = p.cone;
-        self.touch(cone);
         Ok(())
     }
 
