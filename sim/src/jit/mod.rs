@@ -47,11 +47,11 @@ use crate::demand::Part;
 use crate::exec::Code;
 use crate::state::DirectCopy;
 use crate::wide_exec::run_wide;
-use cranelift_codegen::ir::{types::I64, AbiParam, UserFuncName};
+use cranelift_codegen::ir::{types::I64, AbiParam, Signature, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use std::time::{Duration, Instant};
 
 /// Why the compiled engine could not be built.
@@ -278,6 +278,64 @@ fn jit_module() -> Result<JITModule, JitError> {
     Ok(JITModule::new(builder))
 }
 
+/// Declares and defines the compiled engine's native functions, all of the one
+/// signature of [`Function`].
+struct Definer {
+    sig: Signature,
+    ctx: cranelift_codegen::Context,
+    fctx: FunctionBuilderContext,
+}
+
+impl Definer {
+    fn new(module: &JITModule) -> Definer {
+        let mut sig = module.make_signature();
+        sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
+        Definer {
+            sig,
+            ctx: module.make_context(),
+            fctx: FunctionBuilderContext::new(),
+        }
+    }
+
+    /// Imports the callback `name` (of the same signature).
+    fn import(&self, module: &mut JITModule, name: &str) -> Result<FuncId, JitError> {
+        module
+            .declare_function(name, Linkage::Import, &self.sig)
+            .map_err(|e| JitError::Codegen(e.to_string()))
+    }
+
+    /// Defines the local function `name` (number `number` of namespace `space`),
+    /// whose body `emit` writes from its entry block (current, with the
+    /// parameters) on.
+    fn define(
+        &mut self,
+        module: &mut JITModule,
+        name: &str,
+        (space, number): (u32, u32),
+        emit: impl FnOnce(&mut FunctionBuilder, &mut JITModule),
+    ) -> Result<FuncId, JitError> {
+        let id = module
+            .declare_function(name, Linkage::Local, &self.sig)
+            .map_err(|e| JitError::Codegen(e.to_string()))?;
+        self.ctx.func.signature = self.sig.clone();
+        self.ctx.func.name = UserFuncName::user(space, number);
+        {
+            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            emit(&mut b, module);
+            b.finalize();
+        }
+        module
+            .define_function(id, &mut self.ctx)
+            .map_err(|e| JitError::Codegen(format!("function {name}: {e:?}")))?;
+        module.clear_context(&mut self.ctx);
+        Ok(id)
+    }
+}
+
 /// Emits and defines every function of `plan`, numbered from `first`; returns
 /// their ids in order.
 fn emit_all(
@@ -285,44 +343,22 @@ fn emit_all(
     code: &Code,
     plan: &plan::Plan,
     first: usize,
-) -> Result<Vec<cranelift_module::FuncId>, JitError> {
-    let codegen = |e: cranelift_module::ModuleError| JitError::Codegen(e.to_string());
-    let mut sig = module.make_signature();
-    sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
-    let wide_id = module
-        .declare_function("ws_wide", Linkage::Import, &sig)
-        .map_err(codegen)?;
-    let run_id = module
-        .declare_function("ws_run", Linkage::Import, &sig)
-        .map_err(codegen)?;
-    let mut ctx = module.make_context();
-    let mut fctx = FunctionBuilderContext::new();
+) -> Result<Vec<FuncId>, JitError> {
+    let mut def = Definer::new(module);
+    let wide = def.import(module, "ws_wide")?;
+    let run = def.import(module, "ws_run")?;
     let mut ids = Vec::with_capacity(plan.functions.len());
     for (k, segments) in plan.functions.iter().enumerate() {
         let i = first + k;
-        let id = module
-            .declare_function(&format!("settle{i}"), Linkage::Local, &sig)
-            .map_err(codegen)?;
-        ctx.func.signature = sig.clone();
-        ctx.func.name = UserFuncName::user(0, i as u32);
-        {
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            let calls = emit::Callbacks {
-                wide: module.declare_func_in_func(wide_id, b.func),
-                run: module.declare_func_in_func(run_id, b.func),
-            };
-            let entry = b.create_block();
-            b.append_block_params_for_function_params(entry);
-            b.switch_to_block(entry);
-            b.seal_block(entry);
-            emit::Emitter::new(&mut b, code, calls).body(segments, &plan.items);
-            b.finalize();
-        }
-        module
-            .define_function(id, &mut ctx)
-            .map_err(|e| JitError::Codegen(format!("function {i}: {e:?}")))?;
-        module.clear_context(&mut ctx);
-        ids.push(id);
+        ids.push(
+            def.define(module, &format!("settle{i}"), (0, i as u32), |b, module| {
+                let calls = emit::Callbacks {
+                    wide: module.declare_func_in_func(wide, b.func),
+                    run: module.declare_func_in_func(run, b.func),
+                };
+                emit::Emitter::new(b, code, calls).body(segments, &plan.items);
+            })?,
+        );
     }
     Ok(ids)
 }
@@ -331,32 +367,16 @@ fn emit_all(
 fn emit_commits(
     module: &mut JITModule,
     commits: &[Vec<DirectCopy>],
-) -> Result<Vec<cranelift_module::FuncId>, JitError> {
-    let mut sig = module.make_signature();
-    sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
-    let mut ctx = module.make_context();
-    let mut fctx = FunctionBuilderContext::new();
+) -> Result<Vec<FuncId>, JitError> {
+    let mut def = Definer::new(module);
+    let target = module.target_config();
     let mut ids = Vec::with_capacity(commits.len());
     for (d, copies) in commits.iter().enumerate() {
-        let id = module
-            .declare_function(&format!("commit{d}"), Linkage::Local, &sig)
-            .map_err(|e| JitError::Codegen(e.to_string()))?;
-        ctx.func.signature = sig.clone();
-        ctx.func.name = UserFuncName::user(1, d as u32);
-        {
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            let entry = b.create_block();
-            b.append_block_params_for_function_params(entry);
-            b.switch_to_block(entry);
-            b.seal_block(entry);
-            commit::body(&mut b, module.target_config(), copies);
-            b.finalize();
-        }
-        module
-            .define_function(id, &mut ctx)
-            .map_err(|e| JitError::Codegen(format!("commit function {d}: {e:?}")))?;
-        module.clear_context(&mut ctx);
-        ids.push(id);
+        ids.push(
+            def.define(module, &format!("commit{d}"), (1, d as u32), |b, _| {
+                commit::body(b, target, copies)
+            })?,
+        );
     }
     Ok(ids)
 }
