@@ -195,11 +195,15 @@ fn chain() -> Module {
 fn chained_units_count_actions() {
     let mut d = NativeDut::new(&chain()).unwrap();
     d.reset(1);
-    d.set_u64("per_output", 3).unwrap();
-    d.set_u64("per_layer", 4).unwrap();
-    d.set_u64("tick", 1).unwrap();
-    let [neuron, layer] = Pin::resolve_all(d.ports(), ["neuron", "layer"]).unwrap();
+    let [per_output, per_layer, tick, neuron, layer] = Pin::resolve_all(
+        d.ports(),
+        ["per_output", "per_layer", "tick", "neuron", "layer"],
+    )
+    .unwrap();
     let pins = &mut &mut d;
+    pins.set_u64(per_output, 3).unwrap();
+    pins.set_u64(per_layer, 4).unwrap();
+    pins.set_u64(tick, 1).unwrap();
     let (mut neurons, mut layers) = (Vec::new(), Vec::new());
     for c in 0..30 {
         if pins.is_high(neuron).unwrap() {

@@ -412,6 +412,24 @@ struct DacPins {
     outputs: [Pin; 2],
 }
 
+impl DacPins {
+    /// DAC `i`'s ports of the streamer `m`.
+    fn of(m: &Module, i: usize) -> Self {
+        DacPins {
+            inputs: pins(
+                m,
+                [
+                    &format!("s{i}_tvalid"),
+                    &format!("s{i}_tdata"),
+                    &format!("dac{i}_delay"),
+                    &format!("dac{i}_shift"),
+                ],
+            ),
+            outputs: pins(m, [&format!("dac{i}_tvalid"), &format!("dac{i}_tdata")]),
+        }
+    }
+}
+
 fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
     let mut rng = seeded(&format!("lightning streamer d{dacs}"), seed);
     let m = streamer(&StreamerConfig { dacs: dacs as u32 }).unwrap();
@@ -424,20 +442,7 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
     let (mut fired, mut preambles, mut valid_out) = (0u64, 0u64, 0u64);
     let [start, preamble_length, preamble_active] =
         pins(&m, ["start", "preamble_length", "preamble_active"]);
-    let dac_pins: Vec<DacPins> = (0..dacs)
-        .map(|i| DacPins {
-            inputs: pins(
-                &m,
-                [
-                    &format!("s{i}_tvalid"),
-                    &format!("s{i}_tdata"),
-                    &format!("dac{i}_delay"),
-                    &format!("dac{i}_shift"),
-                ],
-            ),
-            outputs: pins(&m, [&format!("dac{i}_tvalid"), &format!("dac{i}_tdata")]),
-        })
-        .collect();
+    let dac_pins: Vec<DacPins> = (0..dacs).map(|i| DacPins::of(&m, i)).collect();
     let mut dac_data = [0u64; 4];
     Differential::new(&m)
         .try_run(&DiffConfig::cycles(cycles), |s| {
@@ -524,17 +529,49 @@ fn streamer_three_dacs_random_cycles_match_the_model_on_both_engines() {
     streamer_random(3, 4_000, 7102);
 }
 
+/// The ports of a two-DAC streamer that the native tests drive and read,
+/// resolved once per run.
+struct TwoDacPins {
+    start: Pin,
+    preamble_length: Pin,
+    fire: Pin,
+    /// `s0_tready`, `s1_tready`.
+    tready: [Pin; 2],
+    dacs: [DacPins; 2],
+}
+
+impl TwoDacPins {
+    fn of(m: &Module) -> Self {
+        let [start, preamble_length, fire, tready0, tready1] = pins(
+            m,
+            ["start", "preamble_length", "fire", "s0_tready", "s1_tready"],
+        );
+        TwoDacPins {
+            start,
+            preamble_length,
+            fire,
+            tready: [tready0, tready1],
+            dacs: [0, 1].map(|i| DacPins::of(m, i)),
+        }
+    }
+}
+
 /// Sets every streamer input of a two-DAC streamer (delay and shift 0).
-fn drive_streamer(d: &mut NativeDut, start: bool, valid: [bool; 2], data: [Word; 2]) {
-    d.set_u64("start", u64::from(start)).unwrap();
-    d.set_u64("preamble_length", 3).unwrap();
-    for i in 0..2 {
-        d.set_u64(&format!("s{i}_tvalid"), u64::from(valid[i]))
-            .unwrap();
-        let p = d.port(&format!("s{i}_tdata")).unwrap();
-        d.set(p, &pack(&data[i])).unwrap();
-        d.set_u64(&format!("dac{i}_delay"), 0).unwrap();
-        d.set_u64(&format!("dac{i}_shift"), 0).unwrap();
+fn drive_streamer(
+    d: &mut impl Pins,
+    p: &TwoDacPins,
+    start: bool,
+    valid: [bool; 2],
+    data: [Word; 2],
+) {
+    d.set_u64(p.start, u64::from(start)).unwrap();
+    d.set_u64(p.preamble_length, 3).unwrap();
+    for (i, dac) in p.dacs.iter().enumerate() {
+        let [tvalid, tdata, delay, shift] = dac.inputs;
+        d.set_u64(tvalid, u64::from(valid[i])).unwrap();
+        d.set(tdata, &pack(&data[i])).unwrap();
+        d.set_u64(delay, 0).unwrap();
+        d.set_u64(shift, 0).unwrap();
     }
 }
 
@@ -545,6 +582,9 @@ fn streamer_fires_only_when_every_source_is_valid() {
     let m = streamer(&StreamerConfig::default()).unwrap();
     let mut d = NativeDut::new(&m).unwrap();
     d.reset(2);
+    let p = TwoDacPins::of(&m);
+    // A `&mut &mut NativeDut`, so that `set_u64` and `is_high` are the `Pins` ones.
+    let d = &mut &mut d;
     let a = [0x1111; 16];
     let b = [0x2222; 16];
     // (start, valid0, valid1) -> expected fire
@@ -562,10 +602,10 @@ fn streamer_fires_only_when_every_source_is_valid() {
         (false, false, false, false),
     ];
     for (c, &(start, v0, v1, fire)) in script.iter().enumerate() {
-        drive_streamer(&mut d, start, [v0, v1], [a, b]);
-        assert_eq!(d.get_u64("fire").unwrap() == 1, fire, "fire in cycle {c}");
-        assert_eq!(d.get_u64("s0_tready").unwrap() == 1, fire, "tready {c}");
-        assert_eq!(d.get_u64("s1_tready").unwrap() == 1, fire, "tready {c}");
+        drive_streamer(d, &p, start, [v0, v1], [a, b]);
+        assert_eq!(d.is_high(p.fire).unwrap(), fire, "fire in cycle {c}");
+        assert_eq!(d.is_high(p.tready[0]).unwrap(), fire, "tready {c}");
+        assert_eq!(d.is_high(p.tready[1]).unwrap(), fire, "tready {c}");
         d.step();
     }
 }
@@ -835,26 +875,32 @@ fn streamer_to_photonic_core_to_detector() {
     let s = streamer(&StreamerConfig::default()).unwrap();
     let mut dac = NativeDut::new(&s).unwrap();
     dac.reset(2);
+    let sp = TwoDacPins::of(&s);
+    // A `&mut &mut NativeDut`, so that `set_u64` and `get_into` are the `Pins` ones.
+    let dac = &mut &mut dac;
     let data: Vec<[Word; 2]> = (0..DATA)
         .map(|_| [random_values(&mut rng), random_values(&mut rng)])
         .collect();
     let mut next = 0;
     let mut streams: [Vec<Word>; 2] = [Vec::new(), Vec::new()];
+    let mut dac_data = [0u64; 4];
     for c in 0..60 {
         let offered = data.get(next).copied();
         drive_streamer(
-            &mut dac,
+            dac,
+            &sp,
             c == 2,
             [offered.is_some() && c > 2; 2],
             offered.unwrap_or([IDLE; 2]),
         );
-        dac.set_u64("preamble_length", PREAMBLE as u64).unwrap();
-        if dac.get_u64("fire").unwrap() == 1 {
+        dac.set_u64(sp.preamble_length, PREAMBLE as u64).unwrap();
+        if dac.is_high(sp.fire).unwrap() {
             next += 1;
         }
-        for (i, stream) in streams.iter_mut().enumerate() {
-            let p = dac.port(&format!("dac{i}_tdata")).unwrap();
-            stream.push(unpack(&dac.get(p).unwrap()));
+        for (stream, p) in streams.iter_mut().zip(&sp.dacs) {
+            let [_, tdata] = p.outputs;
+            dac.get_into(tdata, &mut dac_data).unwrap();
+            stream.push(unpack(&dac_data));
         }
         dac.step();
     }
@@ -873,25 +919,28 @@ fn streamer_to_photonic_core_to_detector() {
         })
         .collect();
     let m = detector();
+    let p = DetectorPins::of(&m);
+    let [adc_tvalid, adc_tdata, arm, preamble_length, timeout] = p.inputs;
+    let mut m_data = [0u64; 4];
     for shift in [3usize, 16 * 4 + 11] {
         let adc = photonic_adc(&l, shift);
         let mut d = NativeDut::new(&m).unwrap();
         d.reset(2);
+        let d = &mut &mut d;
         let mut words = Vec::new();
         for (c, w) in adc.iter().chain([IDLE; 8].iter()).enumerate() {
-            d.set_u64("arm", u64::from(c == 0)).unwrap();
-            d.set_u64("adc_tvalid", 1).unwrap();
-            let p = d.port("adc_tdata").unwrap();
-            d.set(p, &pack(w)).unwrap();
-            d.set_u64("preamble_length", PREAMBLE as u64).unwrap();
-            d.set_u64("timeout", 500).unwrap();
-            if d.get_u64("m_tvalid").unwrap() == 1 {
-                let p = d.port("m_tdata").unwrap();
-                words.push(unpack(&d.get(p).unwrap()));
+            d.set_u64(arm, u64::from(c == 0)).unwrap();
+            d.set_u64(adc_tvalid, 1).unwrap();
+            d.set(adc_tdata, &pack(w)).unwrap();
+            d.set_u64(preamble_length, PREAMBLE as u64).unwrap();
+            d.set_u64(timeout, 500).unwrap();
+            if d.is_high(p.m_tvalid).unwrap() {
+                d.get_into(p.m_tdata, &mut m_data).unwrap();
+                words.push(unpack(&m_data));
             }
             d.step();
         }
-        assert_eq!(d.get_u64("rotation").unwrap(), (shift % 16) as u64);
+        assert_eq!(d.get_u64(p.rotation).unwrap(), (shift % 16) as u64);
         assert!(
             words.len() >= DATA,
             "shift {shift}: {} window words",
@@ -959,6 +1008,18 @@ fn streamer_probe() -> Module {
 #[test]
 fn waveform_synchronized_streamer_firing() {
     let m = streamer_probe();
+    let [start, preamble_length, s0_tvalid, s0_sample, s1_tvalid, s1_sample, fire] = pins(
+        &m,
+        [
+            "start",
+            "preamble_length",
+            "s0_tvalid",
+            "s0_sample",
+            "s1_tvalid",
+            "s1_sample",
+            "fire",
+        ],
+    );
     let wave = both_engines(
         &m,
         &[
@@ -989,13 +1050,15 @@ fn waveform_synchronized_streamer_firing() {
                 }
                 let v0 = (1..14).contains(&c);
                 let v1 = (5..14).contains(&c) && !(9..11).contains(&c);
-                d.set_u64("start", u64::from(c == 0))?;
-                d.set_u64("preamble_length", 2)?;
-                d.set_u64("s0_tvalid", u64::from(v0))?;
-                d.set_u64("s0_sample", 0xA0 + next[0])?;
-                d.set_u64("s1_tvalid", u64::from(v1))?;
-                d.set_u64("s1_sample", 0xB0 + next[1])?;
-                taken = d.get_u64("fire")? == 1;
+                // A `&mut &mut dyn Dut`: these are the `Pins` methods, by handle.
+                let d = &mut &mut *d;
+                d.set_u64(start, u64::from(c == 0))?;
+                d.set_u64(preamble_length, 2)?;
+                d.set_u64(s0_tvalid, u64::from(v0))?;
+                d.set_u64(s0_sample, 0xA0 + next[0])?;
+                d.set_u64(s1_tvalid, u64::from(v1))?;
+                d.set_u64(s1_sample, 0xB0 + next[1])?;
+                taken = d.is_high(fire)?;
                 Ok(())
             })
         },
@@ -1039,6 +1102,16 @@ fn detector_probe() -> Module {
 #[test]
 fn waveform_preamble_lock() {
     let m = detector_probe();
+    let [arm, adc_tvalid, adc_tdata, preamble_length, timeout] = pins(
+        &m,
+        [
+            "arm",
+            "adc_tvalid",
+            "adc_tdata",
+            "preamble_length",
+            "timeout",
+        ],
+    );
     // Three preamble cycles, then data words whose samples are 1.., 2.., ...
     // (products of activation n and weight 255), shifted by 16 + 5 samples.
     let mut l = Layer {
@@ -1071,13 +1144,14 @@ fn waveform_preamble_lock() {
         move || {
             let adc = adc.clone();
             Box::new(move |c, d| {
-                d.set_u64("arm", u64::from(c == 0))?;
-                d.set_u64("adc_tvalid", 1)?;
+                // A `&mut &mut dyn Dut`: these are the `Pins` methods, by handle.
+                let d = &mut &mut *d;
+                d.set_u64(arm, u64::from(c == 0))?;
+                d.set_u64(adc_tvalid, 1)?;
                 let w = adc.get(c as usize).copied().unwrap_or(IDLE);
-                let p = d.port("adc_tdata")?;
-                d.set(p, &pack(&w))?;
-                d.set_u64("preamble_length", 3)?;
-                d.set_u64("timeout", 100)
+                d.set(adc_tdata, &pack(&w))?;
+                d.set_u64(preamble_length, 3)?;
+                d.set_u64(timeout, 100)
             })
         },
     );

@@ -284,24 +284,28 @@ fn every_operator_inlined_under_every_other_agrees_between_native_and_icarus() {
     let m = cases(60, &mut rng, false);
     let inputs = vectors(&mut rng, 200);
     let mut native = NativeDut::new(&m).expect("native model");
-    let outs: Vec<(usize, String)> = native
+    let abc = Pin::resolve_all(native.ports(), ["a", "b", "c"]).unwrap_or_else(|e| panic!("{e}"));
+    let outs: Vec<(Pin, String)> = native
         .ports()
         .iter()
         .enumerate()
         .filter(|(_, p)| p.direction == hdl::ir::Direction::Output && p.name.starts_with('y'))
-        .map(|(i, p)| (i, p.name.clone()))
+        .map(|(i, p)| (Pin(i), p.name.clone()))
         .collect();
+    // A `&mut &mut NativeDut`, so that `set_u64` and `get_into` are the `Pins` ones.
+    let pins = &mut &mut native;
     let mut want: Vec<Vec<u128>> = Vec::new();
     for v in &inputs {
-        for (name, value) in ["a", "b", "c"].iter().zip(v) {
-            native.set_u64(name, *value).expect("set");
+        for (pin, value) in abc.into_iter().zip(v) {
+            pins.set_u64(pin, *value).expect("set");
         }
         let mut row = Vec::new();
-        for (port, _) in &outs {
-            let words = native.get(*port).expect("get");
+        for (pin, _) in &outs {
             // Up to 128 bits per output (16 cases of 8 bits).
-            let lo = words.first().copied().unwrap_or(0) as u128;
-            let hi = words.get(1).copied().unwrap_or(0) as u128;
+            let mut words = [0u64; 2];
+            pins.get_into(*pin, &mut words).expect("get");
+            let lo = words[0] as u128;
+            let hi = words[1] as u128;
             row.push(lo | hi << 64);
         }
         want.push(row);
