@@ -33,6 +33,7 @@ use testbench::lightning::golden::{
 };
 use testbench::lightning::link::PhotonicLink;
 use testbench::lightning::photonic::IdealCore;
+use testbench::pins::{Pin, Pins};
 use testbench::rng::seeded;
 
 /// The released RTL's golden answer (gain 1, no noise).
@@ -224,23 +225,34 @@ fn halving_mean_truncates_at_each_of_four_stages() {
 /// it fails.
 fn detector_locks(dut: &mut dyn Dut, word: &[u16; 16]) -> bool {
     dut.reset(2);
-    let set = |dut: &mut dyn Dut, name: &str, v: &[u64]| {
-        let p = dut.port(name).unwrap();
-        dut.set(p, v).unwrap();
-    };
-    set(dut, "adc_tvalid", &[1]);
-    set(dut, "adc_tdata", &pack_bus(word));
-    set(dut, "preamble_length", &[4]);
-    set(dut, "timeout", &[40]);
-    set(dut, "arm", &[1]);
-    dut.step();
-    set(dut, "arm", &[0]);
+    let [adc_tvalid, adc_tdata, preamble_length, timeout, arm, locked, failed] = Pin::resolve_all(
+        dut.ports(),
+        [
+            "adc_tvalid",
+            "adc_tdata",
+            "preamble_length",
+            "timeout",
+            "arm",
+            "locked",
+            "failed",
+        ],
+    )
+    .unwrap();
+    // A `&mut &mut dyn Dut`: these are the `Pins` methods, by handle.
+    let d = &mut &mut *dut;
+    d.set(adc_tvalid, &[1]).unwrap();
+    d.set(adc_tdata, &pack_bus(word)).unwrap();
+    d.set(preamble_length, &[4]).unwrap();
+    d.set(timeout, &[40]).unwrap();
+    d.set(arm, &[1]).unwrap();
+    d.step();
+    d.set(arm, &[0]).unwrap();
     for _ in 0..60 {
-        dut.step();
-        let locked = dut.port("locked").and_then(|p| dut.get(p)).unwrap();
-        let failed = dut.port("failed").and_then(|p| dut.get(p)).unwrap();
-        if locked == [1] || failed == [1] {
-            return locked == [1];
+        d.step();
+        let locked = d.is_high(locked).unwrap();
+        let failed = d.is_high(failed).unwrap();
+        if locked || failed {
+            return locked;
         }
     }
     panic!("the detector neither locked nor failed");

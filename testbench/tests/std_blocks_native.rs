@@ -6,7 +6,7 @@
 use hdl::blocks::{cdc, counter, fifo, skid};
 use hdl::dsl::AxisConfig;
 use rand::Rng;
-use sim::{DomainHandle, Simulator};
+use sim::{DomainHandle, PortHandle, Simulator};
 use testbench::models::counter::CounterModel;
 use testbench::models::fifo::SyncFifoModel;
 use testbench::models::skid::SkidModel;
@@ -14,21 +14,30 @@ use testbench::rng::{random_words, seeded};
 
 const CYCLES: u64 = 10_000;
 
-fn bit(sim: &mut Simulator, name: &str) -> bool {
-    sim.get_u64(name).expect("1-bit port") == 1
+/// The handle of the port called `name`, resolved once before a run.
+fn handle(sim: &Simulator, name: &str) -> PortHandle {
+    sim.port_handle(name)
+        .unwrap_or_else(|e| panic!("port `{name}`: {e}"))
 }
 
-fn words(sim: &mut Simulator, name: &str) -> Vec<u64> {
-    let h = sim.port_handle(name).expect("port exists");
+/// The handles of the ports called `names`, in that order.
+fn handles<const N: usize>(sim: &Simulator, names: [&str; N]) -> [PortHandle; N] {
+    names.map(|name| handle(sim, name))
+}
+
+fn bit(sim: &mut Simulator, h: PortHandle) -> bool {
+    sim.get_handle_u64(h).expect("1-bit port") == 1
+}
+
+fn words(sim: &mut Simulator, h: PortHandle) -> Vec<u64> {
     sim.get_words(h).expect("readable").to_vec()
 }
 
-fn set_bit(sim: &mut Simulator, name: &str, v: bool) {
-    sim.set_u64(name, v as u64).expect("1-bit input");
+fn set_bit(sim: &mut Simulator, h: PortHandle, v: bool) {
+    sim.set_handle_u64(h, v as u64).expect("1-bit input");
 }
 
-fn set_words(sim: &mut Simulator, name: &str, v: &[u64]) {
-    let h = sim.port_handle(name).expect("port exists");
+fn set_words(sim: &mut Simulator, h: PortHandle, v: &[u64]) {
     sim.set_words(h, v).expect("fits");
 }
 
@@ -37,6 +46,12 @@ fn run_sync_fifo(width: u32, depth: u32, seed: u64) {
     let mut sim = Simulator::new(&fifo::sync_fifo(width, depth).unwrap()).unwrap();
     let mut model = SyncFifoModel::new(depth as usize);
     sim.reset(2);
+    let [empty, full, count, rd_data, wr_en_p, wr_data, rd_en_p] = handles(
+        &sim,
+        [
+            "empty", "full", "count", "rd_data", "wr_en", "wr_data", "rd_en",
+        ],
+    );
     let (mut pushes, mut pops, mut full_seen) = (0, 0, 0);
     for cycle in 0..CYCLES {
         // Phases that fill, drain and mix, so full and empty are both exercised.
@@ -46,23 +61,23 @@ fn run_sync_fifo(width: u32, depth: u32, seed: u64) {
             _ => (0.6, 0.6),
         };
         let exp = model.outputs();
-        assert_eq!(bit(&mut sim, "empty"), exp.empty, "empty at cycle {cycle}");
-        assert_eq!(bit(&mut sim, "full"), exp.full, "full at cycle {cycle}");
+        assert_eq!(bit(&mut sim, empty), exp.empty, "empty at cycle {cycle}");
+        assert_eq!(bit(&mut sim, full), exp.full, "full at cycle {cycle}");
         assert_eq!(
-            sim.get_u64("count").unwrap(),
+            sim.get_handle_u64(count).unwrap(),
             exp.count,
             "count at cycle {cycle}"
         );
         if let Some(d) = &exp.rd_data {
-            assert_eq!(&words(&mut sim, "rd_data"), d, "rd_data at cycle {cycle}");
+            assert_eq!(&words(&mut sim, rd_data), d, "rd_data at cycle {cycle}");
         }
         full_seen += exp.full as u32;
         let wr_en = rng.gen_bool(p_wr);
         let rd_en = rng.gen_bool(p_rd);
         let data = random_words(&mut rng, width);
-        set_bit(&mut sim, "wr_en", wr_en);
-        set_words(&mut sim, "wr_data", &data);
-        set_bit(&mut sim, "rd_en", rd_en);
+        set_bit(&mut sim, wr_en_p, wr_en);
+        set_words(&mut sim, wr_data, &data);
+        set_bit(&mut sim, rd_en_p, rd_en);
         sim.step();
         let (pushed, popped) = model.step(wr_en, &data, rd_en);
         pushes += pushed as u32;
@@ -101,6 +116,22 @@ fn run_skid(cfg: AxisConfig, seed: u64) {
     if cfg.packets {
         fields.push(("tlast", 1));
     }
+    let field_handles = |prefix: &str| -> Vec<PortHandle> {
+        fields
+            .iter()
+            .map(|(f, _)| handle(&sim, &format!("{prefix}{f}")))
+            .collect()
+    };
+    let (m_fields, s_fields) = (field_handles("m_axis_"), field_handles("s_axis_"));
+    let [s_tready, m_tvalid, s_tvalid, m_tready] = handles(
+        &sim,
+        [
+            "s_axis_tready",
+            "m_axis_tvalid",
+            "s_axis_tvalid",
+            "m_axis_tready",
+        ],
+    );
     let mut moved = 0;
     for cycle in 0..CYCLES {
         let (p_in, p_out) = if (cycle / 300) % 2 == 0 {
@@ -108,35 +139,24 @@ fn run_skid(cfg: AxisConfig, seed: u64) {
         } else {
             (0.5, 0.95)
         };
-        assert_eq!(
-            bit(&mut sim, "s_axis_tready"),
-            model.ready(),
-            "tready at {cycle}"
-        );
+        assert_eq!(bit(&mut sim, s_tready), model.ready(), "tready at {cycle}");
         let head = model.head().cloned();
-        assert_eq!(
-            bit(&mut sim, "m_axis_tvalid"),
-            head.is_some(),
-            "tvalid at {cycle}"
-        );
+        assert_eq!(bit(&mut sim, m_tvalid), head.is_some(), "tvalid at {cycle}");
         let beat: Vec<Vec<u64>> = fields
             .iter()
             .map(|(_, w)| random_words(&mut rng, *w))
             .collect();
         if let Some(h) = head {
-            let got: Vec<Vec<u64>> = fields
-                .iter()
-                .map(|(f, _)| words(&mut sim, &format!("m_axis_{f}")))
-                .collect();
+            let got: Vec<Vec<u64>> = m_fields.iter().map(|h| words(&mut sim, *h)).collect();
             assert_eq!(got.concat(), h, "output beat at cycle {cycle}");
         }
-        for ((f, _), v) in fields.iter().zip(&beat) {
-            set_words(&mut sim, &format!("s_axis_{f}"), v);
+        for (h, v) in s_fields.iter().zip(&beat) {
+            set_words(&mut sim, *h, v);
         }
         let s_valid = rng.gen_bool(p_in);
         let m_ready = rng.gen_bool(p_out);
-        set_bit(&mut sim, "s_axis_tvalid", s_valid);
-        set_bit(&mut sim, "m_axis_tready", m_ready);
+        set_bit(&mut sim, s_tvalid, s_valid);
+        set_bit(&mut sim, m_tready, m_ready);
         sim.step();
         let (_, consumed) = model.step(s_valid, &beat.concat(), m_ready);
         moved += consumed as u32;
@@ -161,18 +181,20 @@ fn counter_matches_model() {
         let mut sim = Simulator::new(&counter::up_counter(width).unwrap()).unwrap();
         let mut model = CounterModel::new(width);
         sim.reset(1);
+        let [count, en_p, load_p, load_value] =
+            handles(&sim, ["count", "en", "load", "load_value"]);
         for cycle in 0..CYCLES {
             assert_eq!(
-                sim.get_u64("count").unwrap(),
+                sim.get_handle_u64(count).unwrap(),
                 model.count(),
                 "cycle {cycle}"
             );
             let en = rng.gen_bool(0.8);
             let load = rng.gen_bool(0.02);
             let value = random_words(&mut rng, width)[0];
-            set_bit(&mut sim, "en", en);
-            set_bit(&mut sim, "load", load);
-            sim.set_u64("load_value", value).unwrap();
+            set_bit(&mut sim, en_p, en);
+            set_bit(&mut sim, load_p, load);
+            sim.set_handle_u64(load_value, value).unwrap();
             sim.step();
             model.step(en, load, value);
         }
@@ -185,6 +207,7 @@ fn sync_bits_delays_by_its_stages_at_512_bits() {
         let mut rng = seeded(&format!("sync_bits s{stages}"), seed);
         let mut sim = Simulator::new(&cdc::sync_bits(512, stages).unwrap()).unwrap();
         sim.reset(1);
+        let [q, d_p] = handles(&sim, ["q", "d"]);
         let mut history: Vec<Vec<u64>> = Vec::new();
         for cycle in 0..CYCLES as usize {
             let expect = if cycle >= stages as usize {
@@ -192,9 +215,9 @@ fn sync_bits_delays_by_its_stages_at_512_bits() {
             } else {
                 vec![0; 8]
             };
-            assert_eq!(words(&mut sim, "q"), expect, "cycle {cycle}");
+            assert_eq!(words(&mut sim, q), expect, "cycle {cycle}");
             let d = random_words(&mut rng, 512);
-            set_words(&mut sim, "d", &d);
+            set_words(&mut sim, d_p, &d);
             history.push(d);
             sim.step();
         }
@@ -223,13 +246,14 @@ fn pulse_sync_delivers_every_pulse_once_within_three_destination_cycles() {
         let mut rng = seeded(&format!("pulse_sync {p_src}/{p_dst}"), seed);
         let m = cdc::pulse_sync().unwrap();
         let (mut sim, src, dst) = two_clocks(&m, ("src", p_src), ("dst", p_dst));
+        let [dst_pulse_p, src_pulse] = handles(&sim, ["dst_pulse", "src_pulse"]);
         let gap_src_cycles = (3 * p_dst + p_src).div_ceil(p_src) + 1;
         let (mut sent, mut got) = (Vec::new(), Vec::new());
         let mut since_last = gap_src_cycles;
         let mut pulse = false;
         let mut src_cycles = 0;
         while src_cycles < CYCLES {
-            let dst_pulse = bit(&mut sim, "dst_pulse");
+            let dst_pulse = bit(&mut sim, dst_pulse_p);
             let fired = sim.step_edge();
             let now = sim.time_ps();
             if fired.has(dst) && dst_pulse {
@@ -242,12 +266,12 @@ fn pulse_sync_delivers_every_pulse_once_within_three_destination_cycles() {
                 }
                 since_last = if pulse { 1 } else { since_last + 1 };
                 pulse = since_last >= gap_src_cycles && rng.gen_bool(0.3);
-                set_bit(&mut sim, "src_pulse", pulse);
+                set_bit(&mut sim, src_pulse, pulse);
             }
         }
         // Let the last pulse arrive.
         for _ in 0..8 {
-            let dst_pulse = bit(&mut sim, "dst_pulse");
+            let dst_pulse = bit(&mut sim, dst_pulse_p);
             if sim.step_edge().has(dst) && dst_pulse {
                 got.push(sim.time_ps());
             }
@@ -273,13 +297,23 @@ fn handshake_sync_carries_every_word_intact_at_512_bits() {
         let mut rng = seeded(&format!("handshake_sync {p_src}/{p_dst}"), seed);
         let m = cdc::handshake_sync(512).unwrap();
         let (mut sim, src, dst) = two_clocks(&m, ("src", p_src), ("dst", p_dst));
+        let [src_ready, dst_valid_p, dst_data_p, src_valid, src_data] = handles(
+            &sim,
+            [
+                "src_ready",
+                "dst_valid",
+                "dst_data",
+                "src_valid",
+                "src_data",
+            ],
+        );
         let (mut sent, mut got) = (Vec::new(), Vec::new());
         let mut offer = (false, vec![0u64; 8]);
         let mut src_cycles = 0;
         while src_cycles < CYCLES || got.len() < sent.len() {
-            let ready = bit(&mut sim, "src_ready");
-            let dst_valid = bit(&mut sim, "dst_valid");
-            let dst_data = words(&mut sim, "dst_data");
+            let ready = bit(&mut sim, src_ready);
+            let dst_valid = bit(&mut sim, dst_valid_p);
+            let dst_data = words(&mut sim, dst_data_p);
             let fired = sim.step_edge();
             if fired.has(dst) && dst_valid {
                 got.push(dst_data);
@@ -291,8 +325,8 @@ fn handshake_sync_carries_every_word_intact_at_512_bits() {
                 }
                 let keep_offering = src_cycles < CYCLES && rng.gen_bool(0.7);
                 offer = (keep_offering, random_words(&mut rng, 512));
-                set_bit(&mut sim, "src_valid", offer.0);
-                set_words(&mut sim, "src_data", &offer.1);
+                set_bit(&mut sim, src_valid, offer.0);
+                set_words(&mut sim, src_data, &offer.1);
             }
             assert!(src_cycles < CYCLES + 100, "words stuck in flight");
         }
@@ -308,6 +342,12 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
         let mut rng = seeded(&format!("async_fifo {p_wr}/{p_rd}"), seed);
         let m = fifo::async_fifo(width, depth).unwrap();
         let (mut sim, wr, rd) = two_clocks(&m, ("wr", p_wr), ("rd", p_rd));
+        let [full_p, empty_p, rd_data_p, wr_count, rd_en_p, wr_en_p, wr_data] = handles(
+            &sim,
+            [
+                "full", "empty", "rd_data", "wr_count", "rd_en", "wr_en", "wr_data",
+            ],
+        );
         let mut queue = std::collections::VecDeque::new();
         let (mut pushes, mut pops, mut wr_cycles, mut full_seen) = (0u32, 0u32, 0u64, 0u32);
         let (mut wr_en, mut rd_en) = (false, false);
@@ -315,10 +355,10 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
         let mut rd_cycles_after = 0;
         while rd_cycles_after < 64 {
             let writing = wr_cycles < CYCLES;
-            let full = bit(&mut sim, "full");
-            let empty = bit(&mut sim, "empty");
-            let rd_data = words(&mut sim, "rd_data");
-            let level = sim.get_u64("wr_count").unwrap();
+            let full = bit(&mut sim, full_p);
+            let empty = bit(&mut sim, empty_p);
+            let rd_data = words(&mut sim, rd_data_p);
+            let level = sim.get_handle_u64(wr_count).unwrap();
             assert!(level <= depth as u64, "wr_count {level} > depth");
             assert!(
                 queue.len() <= depth as usize + 1,
@@ -340,7 +380,7 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
                     0.95
                 };
                 rd_en = !writing || rng.gen_bool(p);
-                set_bit(&mut sim, "rd_en", rd_en);
+                set_bit(&mut sim, rd_en_p, rd_en);
                 if !writing {
                     rd_cycles_after += 1;
                 }
@@ -353,12 +393,12 @@ fn async_fifo_loses_reorders_or_invents_nothing_across_unrelated_clocks() {
                 }
                 wr_en = writing && rng.gen_bool(0.8);
                 data = random_words(&mut rng, width);
-                set_bit(&mut sim, "wr_en", wr_en);
-                set_words(&mut sim, "wr_data", &data);
+                set_bit(&mut sim, wr_en_p, wr_en);
+                set_words(&mut sim, wr_data, &data);
             }
         }
         assert!(queue.is_empty(), "{} words never came out", queue.len());
-        assert!(bit(&mut sim, "empty"), "empty after draining");
+        assert!(bit(&mut sim, empty_p), "empty after draining");
         assert!(
             pushes > 1000 && full_seen > 10,
             "stimulus too weak: {pushes} pushes"
@@ -407,6 +447,62 @@ mod axil {
         delay: u32,
     }
 
+    /// The register file's ports, resolved once per run.
+    struct Ports {
+        awready: PortHandle,
+        wready: PortHandle,
+        bvalid: PortHandle,
+        bresp: PortHandle,
+        arready: PortHandle,
+        rvalid: PortHandle,
+        rdata: PortHandle,
+        rresp: PortHandle,
+        awvalid: PortHandle,
+        wvalid: PortHandle,
+        arvalid: PortHandle,
+        bready: PortHandle,
+        rready: PortHandle,
+        awaddr: PortHandle,
+        araddr: PortHandle,
+        wdata: PortHandle,
+        wstrb: PortHandle,
+        drops_clear: PortHandle,
+        status: PortHandle,
+        drops: PortHandle,
+        ctrl: PortHandle,
+        mode: PortHandle,
+    }
+
+    impl Ports {
+        fn resolve(sim: &Simulator) -> Ports {
+            let h = |n: &str| handle(sim, n);
+            Ports {
+                awready: h("S_AXI_AWREADY"),
+                wready: h("S_AXI_WREADY"),
+                bvalid: h("S_AXI_BVALID"),
+                bresp: h("S_AXI_BRESP"),
+                arready: h("S_AXI_ARREADY"),
+                rvalid: h("S_AXI_RVALID"),
+                rdata: h("S_AXI_RDATA"),
+                rresp: h("S_AXI_RRESP"),
+                awvalid: h("S_AXI_AWVALID"),
+                wvalid: h("S_AXI_WVALID"),
+                arvalid: h("S_AXI_ARVALID"),
+                bready: h("S_AXI_BREADY"),
+                rready: h("S_AXI_RREADY"),
+                awaddr: h("S_AXI_AWADDR"),
+                araddr: h("S_AXI_ARADDR"),
+                wdata: h("S_AXI_WDATA"),
+                wstrb: h("S_AXI_WSTRB"),
+                drops_clear: h("drops_clear"),
+                status: h("status"),
+                drops: h("drops"),
+                ctrl: h("ctrl"),
+                mode: h("mode"),
+            }
+        }
+    }
+
     /// The bus as the master sees it before an edge.
     struct Bus {
         awready: bool,
@@ -425,22 +521,22 @@ mod axil {
     }
 
     impl Bus {
-        fn sample(sim: &mut Simulator) -> Bus {
-            let mut out = |n: &str| sim.get_u64(n).unwrap();
+        fn sample(sim: &mut Simulator, p: &Ports) -> Bus {
+            let mut out = |h: PortHandle| sim.get_handle_u64(h).unwrap();
             Bus {
-                awready: out("S_AXI_AWREADY") == 1,
-                wready: out("S_AXI_WREADY") == 1,
-                bvalid: out("S_AXI_BVALID") == 1,
-                bresp: out("S_AXI_BRESP"),
-                arready: out("S_AXI_ARREADY") == 1,
-                rvalid: out("S_AXI_RVALID") == 1,
-                rdata: out("S_AXI_RDATA"),
-                rresp: out("S_AXI_RRESP"),
-                awvalid: out("S_AXI_AWVALID") == 1,
-                wvalid: out("S_AXI_WVALID") == 1,
-                arvalid: out("S_AXI_ARVALID") == 1,
-                bready: out("S_AXI_BREADY") == 1,
-                rready: out("S_AXI_RREADY") == 1,
+                awready: out(p.awready) == 1,
+                wready: out(p.wready) == 1,
+                bvalid: out(p.bvalid) == 1,
+                bresp: out(p.bresp),
+                arready: out(p.arready) == 1,
+                rvalid: out(p.rvalid) == 1,
+                rdata: out(p.rdata),
+                rresp: out(p.rresp),
+                awvalid: out(p.awvalid) == 1,
+                wvalid: out(p.wvalid) == 1,
+                arvalid: out(p.arvalid) == 1,
+                bready: out(p.bready) == 1,
+                rready: out(p.rready) == 1,
             }
         }
     }
@@ -563,7 +659,7 @@ mod axil {
 
         /// Drives the next cycle's master outputs; a valid, once raised, stays
         /// until its handshake.
-        fn drive(&mut self, sim: &mut Simulator, bus: &Bus, rng: &mut impl Rng) {
+        fn drive(&mut self, sim: &mut Simulator, p: &Ports, bus: &Bus, rng: &mut impl Rng) {
             let go = self.delay == 0;
             self.delay = self.delay.saturating_sub(1);
             let (aw, w, ar, addr, data, strb) = match self.op {
@@ -581,16 +677,16 @@ mod axil {
             let aw = aw || (bus.awvalid && !bus.awready);
             let w = w || (bus.wvalid && !bus.wready);
             let ar = ar || (bus.arvalid && !bus.arready);
-            let mut set = |n: &str, v: u64| sim.set_u64(n, v).unwrap();
-            set("S_AXI_AWVALID", aw as u64);
-            set("S_AXI_WVALID", w as u64);
-            set("S_AXI_ARVALID", ar as u64);
-            set("S_AXI_AWADDR", addr as u64);
-            set("S_AXI_ARADDR", addr as u64);
-            set("S_AXI_WDATA", data as u64);
-            set("S_AXI_WSTRB", strb as u64);
-            set("S_AXI_BREADY", rng.gen_bool(0.6) as u64);
-            set("S_AXI_RREADY", rng.gen_bool(0.6) as u64);
+            let mut set = |h: PortHandle, v: u64| sim.set_handle_u64(h, v).unwrap();
+            set(p.awvalid, aw as u64);
+            set(p.wvalid, w as u64);
+            set(p.arvalid, ar as u64);
+            set(p.awaddr, addr as u64);
+            set(p.araddr, addr as u64);
+            set(p.wdata, data as u64);
+            set(p.wstrb, strb as u64);
+            set(p.bready, rng.gen_bool(0.6) as u64);
+            set(p.rready, rng.gen_bool(0.6) as u64);
         }
     }
 
@@ -611,6 +707,7 @@ mod axil {
         };
         let axil = sim.domain_handle("axil").unwrap();
         sim.reset(3);
+        let ports = Ports::resolve(&sim);
 
         let mut model = Model {
             rw: [0xdead_beef, 3],
@@ -629,19 +726,19 @@ mod axil {
         };
         let (mut axil_cycles, mut completed, mut quiet) = (0u64, 0u32, 0u32);
         while axil_cycles < CYCLES {
-            let bus = Bus::sample(&mut sim);
-            let clear = sim.get_u64("drops_clear").unwrap() == 1;
+            let bus = Bus::sample(&mut sim, &ports);
+            let clear = sim.get_handle_u64(ports.drops_clear).unwrap() == 1;
             let fired = sim.step_edge();
             let now = sim.time_ps();
             if fired.has(core.unwrap_or(axil)) {
                 clears_seen += clear as u32;
                 if rng.gen_bool(0.01) {
                     let v = rng.gen::<u32>() as u64;
-                    sim.set_u64("status", v).unwrap();
+                    sim.set_handle_u64(ports.status, v).unwrap();
                     model.status_history.push((now, v));
                 }
                 let drops = rng.gen::<u32>() as u64 & 0xfffff;
-                sim.set_u64("drops", drops).unwrap();
+                sim.set_handle_u64(ports.drops, drops).unwrap();
             }
             if !fired.has(axil) {
                 continue;
@@ -653,12 +750,12 @@ mod axil {
                 quiet -= 1;
                 if quiet == 0 {
                     assert_eq!(
-                        sim.get_u64("ctrl").unwrap(),
+                        sim.get_handle_u64(ports.ctrl).unwrap(),
                         model.rw[0] as u64,
                         "ctrl at datapath"
                     );
                     assert_eq!(
-                        sim.get_u64("mode").unwrap(),
+                        sim.get_handle_u64(ports.mode).unwrap(),
                         model.rw[1] as u64,
                         "mode at datapath"
                     );
@@ -670,11 +767,11 @@ mod axil {
                     master.start(&mut rng);
                 }
             }
-            master.drive(&mut sim, &bus, &mut rng);
+            master.drive(&mut sim, &ports, &bus, &mut rng);
         }
         // Let the last clear pulses cross.
         for _ in 0..40 {
-            let clear = sim.get_u64("drops_clear").unwrap() == 1;
+            let clear = sim.get_handle_u64(ports.drops_clear).unwrap() == 1;
             let fired = sim.step_edge();
             if fired.has(core.unwrap_or(axil)) {
                 clears_seen += clear as u32;

@@ -8,7 +8,8 @@ use hdl::blocks::fp::{fp_add, FpAddConfig, FpFormat};
 use hdl::blocks::{fifo, skid};
 use hdl::dsl::AxisConfig;
 use hdl::Module;
-use testbench::dut::{Dut, DutError};
+use testbench::dut::{ports_of, Dut, DutError};
+use testbench::pins::{Pin, Pins};
 use testbench::waveform::Waveform;
 
 type Drive = Box<dyn FnMut(u32, &mut dyn Dut) -> Result<(), DutError>>;
@@ -23,9 +24,15 @@ fn both_engines(
     Waveform::on_both_engines(module, signals, cycles, make_drive).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The ports called `names`, resolved once before the run.
+fn pins<const N: usize>(m: &Module, names: [&str; N]) -> [Pin; N] {
+    Pin::resolve_all(&ports_of(m), names).unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn fifo_fill_full_drain() {
     let m = fifo::sync_fifo(8, 4).unwrap();
+    let [wr_en, wr_data, rd_en] = pins(&m, ["wr_en", "wr_data", "rd_en"]);
     let wave = both_engines(
         &m,
         &[
@@ -33,10 +40,12 @@ fn fifo_fill_full_drain() {
         ],
         16,
         || {
-            Box::new(|c, d| {
-                d.set_u64("wr_en", (c < 6) as u64)?;
-                d.set_u64("wr_data", 0xa0 + c as u64)?;
-                d.set_u64("rd_en", (c >= 8) as u64)
+            Box::new(move |c, d| {
+                // A `&mut &mut dyn Dut`: these are the `Pins` methods, by handle.
+                let d = &mut &mut *d;
+                d.set_u64(wr_en, (c < 6) as u64)?;
+                d.set_u64(wr_data, 0xa0 + c as u64)?;
+                d.set_u64(rd_en, (c >= 8) as u64)
             })
         },
     );
@@ -46,6 +55,15 @@ fn fifo_fill_full_drain() {
 #[test]
 fn skid_buffer_stall_and_release() {
     let m = skid::axis_skid(&AxisConfig::words(8)).unwrap();
+    let [s_tvalid, s_tdata, s_tready, m_tready] = pins(
+        &m,
+        [
+            "s_axis_tvalid",
+            "s_axis_tdata",
+            "s_axis_tready",
+            "m_axis_tready",
+        ],
+    );
     let wave = both_engines(
         &m,
         &[
@@ -67,10 +85,11 @@ fn skid_buffer_stall_and_release() {
                     next += 1;
                 }
                 let offered = c < 8;
-                d.set_u64("s_axis_tvalid", offered as u64)?;
-                d.set_u64("s_axis_tdata", next)?;
-                taken = offered && d.get_u64("s_axis_tready")? == 1;
-                d.set_u64("m_axis_tready", !(3..6).contains(&c) as u64)
+                let d = &mut &mut *d;
+                d.set_u64(s_tvalid, offered as u64)?;
+                d.set_u64(s_tdata, next)?;
+                taken = offered && d.get_u64(s_tready)? == 1;
+                d.set_u64(m_tready, !(3..6).contains(&c) as u64)
             })
         },
     );
@@ -93,12 +112,14 @@ fn three_stage_adder_pipeline() {
         ftz: false,
     })
     .unwrap();
+    let [in_valid, a, b] = pins(&m, ["in_valid", "a", "b"]);
     let wave = both_engines(&m, &["in_valid", "a", "b", "out_valid", "y"], 9, || {
-        Box::new(|c, d| {
+        Box::new(move |c, d| {
             let op = ADDS.get(c as usize);
-            d.set_u64("in_valid", op.is_some() as u64)?;
-            d.set_u64("a", op.map_or(0, |o| o.0 as u64))?;
-            d.set_u64("b", op.map_or(0, |o| o.1 as u64))
+            let d = &mut &mut *d;
+            d.set_u64(in_valid, op.is_some() as u64)?;
+            d.set_u64(a, op.map_or(0, |o| o.0 as u64))?;
+            d.set_u64(b, op.map_or(0, |o| o.1 as u64))
         })
     });
     insta::assert_snapshot!(wave);
