@@ -11,7 +11,7 @@ use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
 use crate::jit::{CompileStats, Compiled};
-use crate::state::{self, DirectCopy};
+use crate::state;
 use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
 use hdl::ir::{Direction, PortKind, ResetPolarity};
@@ -253,15 +253,13 @@ impl Simulator {
             .filter(|s| s.off != crate::state::NONE)
             .collect();
         prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
-        let commits =
-            || -> Vec<Vec<DirectCopy>> { prog.domains.iter().map(|d| d.copies.clone()).collect() };
         let jit = match start {
             Start::Compiled => Jit::Ready(Box::new(Compiled::new(
                 prog.code.clone(),
-                commits(),
+                &state::direct_copies(&prog.domains),
                 prog.init.len(),
             )?)),
-            Start::Tiered => Jit::start(&prog.code, &commits(), prog.init.len()),
+            Start::Tiered => Jit::start(&prog.code, &prog.domains, prog.init.len()),
             Start::Interpreted => Jit::Off,
         };
         let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];

@@ -9,6 +9,12 @@
 //! compiler lays such registers and their next values out side by side so that
 //! this is a few `memcpy`s of whole runs of registers.
 
+/// Every domain's direct register copies, in domain order (what the compiled
+/// engine turns into its commit functions).
+pub(crate) fn direct_copies(domains: &[DomainState]) -> Vec<Vec<DirectCopy>> {
+    domains.iter().map(|d| d.copies.clone()).collect()
+}
+
 /// "No net" marker for optional storage offsets.
 pub(crate) const NONE: u32 = u32::MAX;
 

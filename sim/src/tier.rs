@@ -8,7 +8,7 @@
 
 use crate::exec::Code;
 use crate::jit::{Compiled, JitError};
-use crate::state::DirectCopy;
+use crate::state::{direct_copies, DomainState};
 use std::thread::JoinHandle;
 
 /// The compiled engine of one simulator, as far as it has come.
@@ -25,11 +25,11 @@ pub(crate) enum Jit {
 }
 
 impl Jit {
-    /// Starts building the compiled engine for `code` and every domain's direct
-    /// register `commits` over `words` storage words on a background thread (on
-    /// this thread if none can be started).
-    pub fn start(code: &Code, commits: &[Vec<DirectCopy>], words: usize) -> Jit {
-        let owned = (code.clone(), commits.to_vec());
+    /// Starts building the compiled engine for `code` and the register commits of
+    /// `domains` over `words` storage words on a background thread (on this thread
+    /// if none can be started).
+    pub fn start(code: &Code, domains: &[DomainState], words: usize) -> Jit {
+        let owned = (code.clone(), direct_copies(domains));
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
             .spawn(move || {
@@ -39,11 +39,11 @@ impl Jit {
                 // first `NativeDut::new` of a process took over 0.3 ms in 18–19 of 60
                 // runs without this, 9 of 60 with it; median 80 µs either way).
                 std::thread::yield_now();
-                Compiled::new(owned.0, owned.1, words)
+                Compiled::new(owned.0, &owned.1, words)
             });
         match spawned {
             Ok(handle) => Jit::Building(handle),
-            Err(_) => Jit::done(Compiled::new(code.clone(), commits.to_vec(), words)),
+            Err(_) => Jit::done(Compiled::new(code.clone(), &direct_copies(domains), words)),
         }
     }
 

@@ -140,7 +140,7 @@ impl Compiled {
     /// callbacks.
     pub fn new(
         code: Code,
-        commits: Vec<Vec<DirectCopy>>,
+        commits: &[Vec<DirectCopy>],
         words: usize,
     ) -> Result<Compiled, JitError> {
         let started = Instant::now();
@@ -148,7 +148,7 @@ impl Compiled {
             plan::plan(&code, words, Part::Outputs)?,
             plan::plan(&code, words, Part::Rest)?,
         ];
-        commit::check(&commits, words)?;
+        commit::check(commits, words)?;
         let mut module = jit_module()?;
         let mut ids = Vec::new();
         for plan in &plans {
@@ -159,7 +159,7 @@ impl Compiled {
                 ids.iter().map(Vec::len).sum(),
             )?);
         }
-        ids.push(emit_commits(&mut module, &commits)?);
+        ids.push(emit_commits(&mut module, commits)?);
         module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen(e.to_string()))?;
@@ -465,7 +465,7 @@ mod tests {
                 let vals = storage(kind, &recs[0], &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
                 crate::exec::run_all(&code, &mut want, 1);
-                Compiled::new(code.clone(), Vec::new(), got.len())
+                Compiled::new(code.clone(), &[], got.len())
                     .expect("compiles")
                     .run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} trial {trial}: {recs:?}");
@@ -483,7 +483,7 @@ mod tests {
             ..Rec::default()
         }];
         let code = program(Kind::Or, Mode::Gather, recs, 1);
-        let compiled = Compiled::new(code, Vec::new(), 3).expect("compiles");
+        let compiled = Compiled::new(code, &[], 3).expect("compiles");
         let mut vals = vec![1, 2, 0];
         compiled.run_all(&mut vals, 2);
         assert_eq!(vals, [1, 2, 0]);
@@ -548,12 +548,9 @@ mod tests {
                 .collect();
             let mut want = vals.clone();
             crate::state::commit_copies(&copies, &mut want);
-            let compiled = Compiled::new(
-                Code::default(),
-                vec![Vec::new(), copies.clone()],
-                vals.len(),
-            )
-            .expect("compiles");
+            let compiled =
+                Compiled::new(Code::default(), &[Vec::new(), copies.clone()], vals.len())
+                    .expect("compiles");
             let mut got = vals;
             compiled.commit(&mut got, 1);
             assert_eq!(got, want, "trial {trial}: {copies:?}");
@@ -596,7 +593,7 @@ mod tests {
             ),
         ];
         for (code, what) in bad {
-            let err = Compiled::new(code, Vec::new(), 3)
+            let err = Compiled::new(code, &[], 3)
                 .expect_err("malformed")
                 .to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
@@ -611,7 +608,7 @@ mod tests {
             reset_level: 1,
             reset_value: crate::state::NONE,
         };
-        let err = Compiled::new(Code::default(), vec![vec![copy]], 2)
+        let err = Compiled::new(Code::default(), &[vec![copy]], 2)
             .expect_err("malformed")
             .to_string();
         assert!(
