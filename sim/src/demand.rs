@@ -35,7 +35,7 @@ impl Part {
 }
 
 /// The words record `r` of `kind` writes (`true`) and reads (`false`).
-fn each_word(code: &Code, kind: Kind, r: &Rec, mut f: impl FnMut(u32, bool)) {
+pub(crate) fn each_word(code: &Code, kind: Kind, r: &Rec, mut f: impl FnMut(u32, bool)) {
     let mut span = |s: Span, write: bool| (s.off..s.off + s.words).for_each(|w| f(w, write));
     match kind {
         Kind::Wide => {

@@ -10,7 +10,7 @@ use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
-use crate::jit::{CompileStats, Compiled};
+use crate::jit::{CompileStats, Compiled, Source};
 use crate::state;
 use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
@@ -205,6 +205,34 @@ impl std::fmt::Debug for Simulator {
     }
 }
 
+/// What the compiled engine of `prog` is built from: its program and commits, and
+/// the words the test bench writes (input ports, clocks, resets) with the dirty
+/// sources their changes set.
+fn jit_source(prog: &Program, ports: &[PortInfo], domains: &[DomainInfo]) -> Source {
+    let mut inputs: Vec<(Span, u64)> = ports
+        .iter()
+        .filter(|p| p.direction == Direction::Input)
+        .map(|p| (p.span, p.cone))
+        .collect();
+    for d in domains {
+        inputs.push((d.clock, d.cone));
+        if let Some((off, _)) = d.reset {
+            inputs.push((Span { off, words: 1 }, d.reset_cone));
+        }
+    }
+    Source {
+        code: prog.code.clone(),
+        words: prog.init.len(),
+        copies: state::direct_copies(&prog.domains),
+        shadowed: prog
+            .domains
+            .iter()
+            .map(|d| state::shadowed(d, &prog.mems))
+            .collect(),
+        inputs,
+    }
+}
+
 impl Simulator {
     /// Flattens and compiles `module` for the default engine: the first cycles run on
     /// the interpreter while the compiled engine is built in the background, and the
@@ -253,15 +281,6 @@ impl Simulator {
             .filter(|s| s.off != crate::state::NONE)
             .collect();
         prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
-        let jit = match start {
-            Start::Compiled => Jit::Ready(Box::new(Compiled::new(
-                prog.code.clone(),
-                &state::direct_copies(&prog.domains),
-                prog.init.len(),
-            )?)),
-            Start::Tiered => Jit::start(&prog.code, &prog.domains, prog.init.len()),
-            Start::Interpreted => Jit::Off,
-        };
         let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
         let ports: Vec<PortInfo> = flat
             .ports
@@ -313,6 +332,16 @@ impl Simulator {
                 reset_cone: d.reset.map_or(0, |r| prog.cones[r.0 as usize]),
             })
             .collect();
+        let jit = match start {
+            Start::Interpreted => Jit::Off,
+            start => {
+                let source = jit_source(&prog, &ports, &domains);
+                match start {
+                    Start::Compiled => Jit::Ready(Box::new(Compiled::new(source)?)),
+                    _ => Jit::start(source),
+                }
+            }
+        };
         let mut vals = prog.init.clone();
         for d in &domains {
             if let Some((off, level)) = d.reset {
@@ -612,11 +641,19 @@ impl Simulator {
             state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
         }
         for d in fired.iter() {
-            match self.jit.ready() {
-                Some(c) => c.commit(&mut self.vals, d),
-                None => state::commit_copies(&p.domains[d].copies, &mut self.vals),
+            let (dom, vals) = (&p.domains[d], &mut self.vals);
+            match self.jit.ready_mut() {
+                Some(c) => {
+                    c.commit(vals, d);
+                    state::commit_shadow(dom, &p.mems, &self.shadow, vals, |i| {
+                        c.shadow_changed(d, i)
+                    });
+                }
+                None => {
+                    state::commit_copies(&dom.copies, vals);
+                    state::commit_shadow(dom, &p.mems, &self.shadow, vals, |_| {});
+                }
             }
-            state::commit_shadow(&p.domains[d], &p.mems, &self.shadow, &mut self.vals);
         }
         for d in fired.iter() {
             self.vals[self.domains[d].clock.off as usize] = 1;

@@ -15,6 +15,19 @@ pub(crate) fn direct_copies(domains: &[DomainState]) -> Vec<Vec<DirectCopy>> {
     domains.iter().map(|d| d.copies.clone()).collect()
 }
 
+/// The words [`commit_shadow`] writes for `dom`, in its order: every shadowed
+/// register, then every read port's data.
+pub(crate) fn shadowed(dom: &DomainState, mems: &[MemLayout]) -> Vec<crate::instr::Span> {
+    let regs = dom.regs.iter().map(|r| (r.q, r.words));
+    let reads = dom
+        .reads
+        .iter()
+        .map(|p| (p.data, mems[p.mem as usize].words));
+    regs.chain(reads)
+        .map(|(off, words)| crate::instr::Span { off, words })
+        .collect()
+}
+
 /// "No net" marker for optional storage offsets.
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -267,18 +280,23 @@ pub(crate) fn commit_copies(copies: &[DirectCopy], vals: &mut [u64]) {
 }
 
 /// Second phase, second half (after [`commit_copies`]): the sampled values
-/// become the shadowed registers' and read ports' outputs.
+/// become the shadowed registers' and read ports' outputs; `changed(i)` is called
+/// for each entry `i` (in the order of [`shadowed`]) whose value changed.
 #[inline]
 pub(crate) fn commit_shadow(
     dom: &DomainState,
     mems: &[MemLayout],
     shadow: &[u64],
     vals: &mut [u64],
+    mut changed: impl FnMut(usize),
 ) {
-    for r in &dom.regs {
-        copy(vals, r.q, shadow, r.shadow, r.words);
-    }
-    for p in &dom.reads {
-        copy(vals, p.data, shadow, p.shadow, mems[p.mem as usize].words);
+    let regs = dom.regs.iter().map(|r| (r.q, r.shadow, r.words));
+    let reads = (dom.reads.iter()).map(|p| (p.data, p.shadow, mems[p.mem as usize].words));
+    for (i, (dst, src, words)) in regs.chain(reads).enumerate() {
+        let (d, s, n) = (dst as usize, src as usize, words as usize);
+        if vals[d..d + n] != shadow[s..s + n] {
+            copy(vals, dst, shadow, src, words);
+            changed(i);
+        }
     }
 }

@@ -6,9 +6,7 @@
 //! them in lockstep), so the switch changes the speed and nothing else: the time to
 //! the first cycle is the front end's, not the front end's plus Cranelift's.
 
-use crate::exec::Code;
-use crate::jit::{Compiled, JitError};
-use crate::state::{direct_copies, DomainState};
+use crate::jit::{Compiled, JitError, Source};
 use std::thread::JoinHandle;
 
 /// The compiled engine of one simulator, as far as it has come.
@@ -25,11 +23,11 @@ pub(crate) enum Jit {
 }
 
 impl Jit {
-    /// Starts building the compiled engine for `code` and the register commits of
-    /// `domains` over `words` storage words on a background thread (on this thread
-    /// if none can be started).
-    pub fn start(code: &Code, domains: &[DomainState], words: usize) -> Jit {
-        let owned = (code.clone(), direct_copies(domains));
+    /// Starts building the compiled engine from `source` on a background thread
+    /// (on this thread if none can be started).
+    pub fn start(source: Source) -> Jit {
+        // The thread gets the source back if it cannot be started.
+        let (give, take) = std::sync::mpsc::channel::<Source>();
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
             .spawn(move || {
@@ -39,11 +37,16 @@ impl Jit {
                 // first `NativeDut::new` of a process took over 0.3 ms in 18–19 of 60
                 // runs without this, 9 of 60 with it; median 80 µs either way).
                 std::thread::yield_now();
-                Compiled::new(owned.0, &owned.1, words)
+                let source = take.recv().map_err(|e| JitError::Codegen(e.to_string()))?;
+                Compiled::new(source)
             });
         match spawned {
-            Ok(handle) => Jit::Building(handle),
-            Err(_) => Jit::done(Compiled::new(code.clone(), &direct_copies(domains), words)),
+            Ok(handle) => {
+                // The thread holds the receiver until it has the source.
+                let _ = give.send(source);
+                Jit::Building(handle)
+            }
+            Err(_) => Jit::done(Compiled::new(source)),
         }
     }
 
@@ -60,7 +63,7 @@ impl Jit {
     /// The compiled engine, once it is built; adopts a background build that has
     /// finished (cheap when it has not: one atomic load).
     #[inline]
-    pub fn poll(&mut self) -> Option<&Compiled> {
+    pub fn poll(&mut self) -> Option<&mut Compiled> {
         if matches!(self, Jit::Building(h) if h.is_finished()) {
             self.join();
         }
@@ -72,6 +75,14 @@ impl Jit {
 
     /// The compiled engine if it is running (no adoption).
     pub fn ready(&self) -> Option<&Compiled> {
+        match self {
+            Jit::Ready(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// [`ready`](Self::ready), to run it.
+    pub fn ready_mut(&mut self) -> Option<&mut Compiled> {
         match self {
             Jit::Ready(c) => Some(c),
             _ => None,

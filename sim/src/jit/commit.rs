@@ -3,15 +3,57 @@
 //! does, without its loop or its data-dependent branches. A copy tests its reset
 //! (rare and steady, so the branch predicts well), picks its source with a select
 //! (the next value, or the register itself when disabled) and moves its words with
-//! plain loads and stores (`memmove` past [`MAX_UNROLLED`] words or when the source
-//! partly overlaps the register); a broadcast run selects word by word.
+//! plain loads and stores (a call of [`MOVE`] past [`MAX_UNROLLED`] words or when
+//! the source partly overlaps the register); a broadcast run selects word by word.
+//! When steps read the register, the copy also notes whether any word changed and
+//! then sets their flags (see [`activity`](super::activity)); a reset always does.
 
+use super::activity::Fanout;
 use super::emit::PARAMS;
 use crate::state::{DirectCopy, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types::I64, InstBuilder, MemFlags, Value};
-use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
+
+/// The symbol of [`move_words`], which the commit functions import.
+pub(super) const MOVE: &str = "ws_move";
+
+/// Moves `n` words from `src` to `dst` (the spans may overlap, as for `memmove`)
+/// and returns 1 if any word of `dst` changed, 0 if none did.
+///
+/// # Safety
+/// `src` and `dst` point to `n` readable words, `dst` to `n` writable ones, and
+/// nothing else accesses them during the call (see the engine's safety argument).
+pub(super) unsafe extern "C" fn move_words(dst: *mut u64, src: *const u64, n: u64) -> u64 {
+    let n = n as usize;
+    if std::ptr::eq(dst, src) {
+        // A disabled register copying onto itself.
+        return 0;
+    }
+    if src.wrapping_add(n) <= dst || dst.wrapping_add(n) as *const u64 <= src {
+        // SAFETY: the caller's contract; the spans are disjoint, so one shared and
+        // one exclusive slice may coexist.
+        let (d, s) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(dst, n),
+                std::slice::from_raw_parts(src, n),
+            )
+        };
+        // One pass that compares and copies (vectorized).
+        let mut diff = 0;
+        for (d, s) in d.iter_mut().zip(s) {
+            diff |= *d ^ *s;
+            *d = *s;
+        }
+        return u64::from(diff != 0);
+    }
+    // SAFETY: the caller's contract; reads through raw pointers, since the spans
+    // overlap.
+    let changed = (0..n).any(|i| unsafe { dst.add(i).read() != src.add(i).read() });
+    // SAFETY: as above; `copy` allows overlap.
+    unsafe { std::ptr::copy(src, dst, n) };
+    u64::from(changed)
+}
 
 /// Why a domain's commits cannot be compiled: a copy addresses a word outside
 /// storage.
@@ -26,7 +68,7 @@ pub struct MalformedCommit {
     pub(crate) what: String,
 }
 
-/// Copies of more words than this call `memmove` instead of being unrolled, so
+/// Copies of more words than this call [`MOVE`] instead of being unrolled, so
 /// that code size stays bounded.
 const MAX_UNROLLED: u32 = 8;
 
@@ -64,19 +106,25 @@ fn check_copy(c: &DirectCopy, words: usize) -> Result<(), String> {
 }
 
 /// Emits the body of one domain's commit function into `b`, whose entry block is
-/// current and has the function's parameters (only the storage base is used).
-pub(super) fn body(b: &mut FunctionBuilder, target: TargetFrontendConfig, copies: &[DirectCopy]) {
+/// current and has the function's parameters (the storage base and the step
+/// flags are used); copy `i` wakes the steps `wake.get(i)`, and `moves` is the
+/// imported [`MOVE`].
+pub(super) fn body(b: &mut FunctionBuilder, copies: &[DirectCopy], wake: &Fanout, moves: FuncRef) {
     let entry = b.current_block().expect("the entry block is current");
     let params = b.block_params(entry);
     debug_assert_eq!(params.len(), PARAMS);
-    let vals = params[0];
-    for c in copies {
-        Copy {
+    let (vals, flags) = (params[0], params[4]);
+    for (i, c) in copies.iter().enumerate() {
+        let wake = wake.get(i);
+        let mut copy = Copy {
             b: &mut *b,
             vals,
-            target,
+            moves,
+            track: !wake.is_empty(),
+        };
+        if let Some(changed) = copy.emit(c) {
+            copy.wake(changed, flags, wake);
         }
-        .emit(c);
     }
     b.ins().return_(&[]);
 }
@@ -84,7 +132,9 @@ pub(super) fn body(b: &mut FunctionBuilder, target: TargetFrontendConfig, copies
 struct Copy<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
     vals: Value,
-    target: TargetFrontendConfig,
+    moves: FuncRef,
+    /// Whether the copy reports a change (steps read the register).
+    track: bool,
 }
 
 impl Copy<'_, '_> {
@@ -115,7 +165,8 @@ impl Copy<'_, '_> {
         self.b.ins().icmp_imm(IntCC::Equal, bit, level as i64)
     }
 
-    fn emit(&mut self, c: &DirectCopy) {
+    /// The copy; when tracked, a value that is nonzero if a word changed.
+    fn emit(&mut self, c: &DirectCopy) -> Option<Value> {
         let enabled = (c.enable != NONE).then(|| self.bit_is(c.enable, 1));
         if c.reset == NONE {
             return self.load_next(c, enabled);
@@ -127,20 +178,52 @@ impl Copy<'_, '_> {
             self.b.create_block(),
             self.b.create_block(),
         );
+        let changed = self.track.then(|| self.b.append_block_param(done, I64));
         self.b.ins().brif(reset, on, &[], off, &[]);
         for (block, resets) in [(on, true), (off, false)] {
             self.b.switch_to_block(block);
             self.b.seal_block(block);
-            if resets {
+            let c = if resets {
                 let from = self.address_of(c.reset_value);
+                let track = std::mem::replace(&mut self.track, false);
                 self.copy_words(c, from, c.reset_value);
+                self.track = track;
+                track.then(|| self.b.ins().iconst(I64, 1))
             } else {
-                self.load_next(c, enabled);
-            }
-            self.b.ins().jump(done, &[]);
+                self.load_next(c, enabled)
+            };
+            let args: Vec<BlockArg> = c.into_iter().map(BlockArg::Value).collect();
+            self.b.ins().jump(done, &args);
         }
         self.b.switch_to_block(done);
         self.b.seal_block(done);
+        changed
+    }
+
+    /// Sets the flags of `steps` if `changed` is nonzero.
+    fn wake(&mut self, changed: Value, flags: Value, steps: &[u32]) {
+        let (mark, done) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(changed, mark, &[], done, &[]);
+        self.b.switch_to_block(mark);
+        self.b.seal_block(mark);
+        let one = self.b.ins().iconst(I64, 1);
+        for &s in steps {
+            self.b
+                .ins()
+                .istore8(MemFlags::trusted(), one, flags, s as i32);
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
+    /// `acc | (old ^ new)`, or `old ^ new` for the first word.
+    fn diff(&mut self, acc: Option<Value>, old: Value, new: Value) -> Option<Value> {
+        let d = self.b.ins().bxor(old, new);
+        Some(match acc {
+            Some(a) => self.b.ins().bor(a, d),
+            None => d,
+        })
     }
 
     /// The address of word `off` as a value.
@@ -149,21 +232,24 @@ impl Copy<'_, '_> {
     }
 
     /// The register loads its next value if `enabled` (or always, without an
-    /// enable) and keeps its own otherwise.
-    fn load_next(&mut self, c: &DirectCopy, enabled: Option<Value>) {
+    /// enable) and keeps its own otherwise; when tracked, whether a word changed.
+    fn load_next(&mut self, c: &DirectCopy, enabled: Option<Value>) -> Option<Value> {
         if c.broadcast {
             let next = self.load(self.vals, c.src);
+            let mut changed = None;
             for k in 0..c.len {
-                let v = match enabled {
-                    Some(e) => {
-                        let own = self.load(self.vals, c.dst + k);
-                        self.b.ins().select(e, next, own)
-                    }
-                    None => next,
+                let own =
+                    (enabled.is_some() || self.track).then(|| self.load(self.vals, c.dst + k));
+                let v = match (enabled, own) {
+                    (Some(e), Some(own)) => self.b.ins().select(e, next, own),
+                    _ => next,
                 };
+                if let (true, Some(own)) = (self.track, own) {
+                    changed = self.diff(changed, own, v);
+                }
                 self.store(self.vals, c.dst + k, v);
             }
-            return;
+            return changed;
         }
         // A disabled register copies onto itself: no data-dependent branch.
         let from = match enabled {
@@ -173,25 +259,32 @@ impl Copy<'_, '_> {
             }
             None => self.address_of(c.src),
         };
-        self.copy_words(c, from, c.src);
+        self.copy_words(c, from, c.src)
     }
 
     /// Copies `c.len` words from address `from` (word `source`, or the register
-    /// itself) onto the register.
-    fn copy_words(&mut self, c: &DirectCopy, from: Value, source: u32) {
+    /// itself) onto the register; when tracked, whether a word changed.
+    fn copy_words(&mut self, c: &DirectCopy, from: Value, source: u32) -> Option<Value> {
         // A source partly overlapping the register's own words needs `memmove`'s
         // choice of direction (the compiler's layouts never have one, but every
         // checked program is exact).
         let overlaps = source != c.dst && source < c.dst + c.len && c.dst < source + c.len;
         if c.len > MAX_UNROLLED || overlaps {
             let dst = self.address_of(c.dst);
-            let bytes = self.b.ins().iconst(I64, i64::from(c.len) * 8);
-            self.b.call_memmove(self.target, dst, from, bytes);
-            return;
+            let n = self.b.ins().iconst(I64, i64::from(c.len));
+            let call = self.b.ins().call(self.moves, &[dst, from, n]);
+            let changed = self.b.inst_results(call)[0];
+            return self.track.then_some(changed);
         }
+        let mut changed = None;
         for k in 0..c.len {
             let v = self.load(from, k);
+            if self.track {
+                let old = self.load(self.vals, c.dst + k);
+                changed = self.diff(changed, old, v);
+            }
             self.store(self.vals, c.dst + k, v);
         }
+        changed
     }
 }

@@ -1,13 +1,17 @@
-//! Cranelift IR for one native function of the compiled engine: its segments in
-//! order, each behind one test of the dirty sources, each record as straight-line
-//! code. A word written or read earlier in the same segment is taken from the
-//! value already in hand (a register, or a spill the allocator chose) instead of
-//! being loaded again; every result is still stored, so storage is exact after
-//! every segment and ports, traces and register commits read it as they always
-//! have. Wide operations call back into the word-slice routines.
+//! Cranelift IR for one native function of the compiled engine: its segments (one
+//! per step) in order, each behind one test of the step's flag and its directly
+//! waking sources, each record as straight-line code. A word written or read
+//! earlier in the same segment is taken from the value already in hand (a
+//! register, or a spill the allocator chose) instead of being loaded again; every
+//! result is still stored, so storage is exact after every segment and ports,
+//! traces and register commits read it as they always have. A result that other
+//! steps read is compared with the word's old value, and a change sets their flags
+//! (see [`activity`](super::activity)). Wide operations call back into the
+//! word-slice routines.
 
+use super::activity::{writes, Readers};
 use super::plan::{Inst, Item, Segment};
-use crate::exec::Code;
+use crate::exec::{each_record, Code};
 use crate::instr::{Kind, Rec, Span};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, FuncRef, InstBuilder, MemFlags, Value};
@@ -15,8 +19,8 @@ use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
 /// The function's parameters, in order: storage base, storage length, dirty
-/// sources, the program (for the callbacks).
-pub(super) const PARAMS: usize = 4;
+/// sources, the program (for the callbacks), the step flags.
+pub(super) const PARAMS: usize = 5;
 
 /// The functions the emitted code calls back: a wide operation, and a run step's
 /// vector loop (both `(program, index, storage base, storage length)`).
@@ -35,15 +39,29 @@ pub(super) struct Emitter<'a, 'b> {
     len: Value,
     dirty: Value,
     program: Value,
+    flags: Value,
     calls: Callbacks,
+    readers: &'a Readers,
+    /// The step being emitted.
+    step: u32,
     /// Words whose current value is in hand, by offset.
     known: HashMap<u32, Value>,
+    /// The current record's changes others read: the OR of old XOR new over
+    /// those words, and the steps that read them.
+    changed: Option<Value>,
+    wake: Vec<u32>,
 }
 
 impl<'a, 'b> Emitter<'a, 'b> {
     /// An emitter into `b`, whose entry block is current and has the function's
-    /// parameters; `calls` are the imported callbacks.
-    pub fn new(b: &'a mut FunctionBuilder<'b>, code: &'a Code, calls: Callbacks) -> Self {
+    /// parameters; `calls` are the imported callbacks, `readers` the steps that
+    /// read each word.
+    pub fn new(
+        b: &'a mut FunctionBuilder<'b>,
+        code: &'a Code,
+        calls: Callbacks,
+        readers: &'a Readers,
+    ) -> Self {
         let entry = b.current_block().expect("the entry block is current");
         let p = b.block_params(entry).to_vec();
         Emitter {
@@ -53,34 +71,65 @@ impl<'a, 'b> Emitter<'a, 'b> {
             len: p[1],
             dirty: p[2],
             program: p[3],
+            flags: p[4],
             calls,
+            readers,
+            step: 0,
             known: HashMap::new(),
+            changed: None,
+            wake: Vec::new(),
         }
     }
 
     /// Emits `segments` (over `items`) and the return.
     pub fn body(mut self, segments: &[Segment], items: &[Item]) {
         for s in segments {
-            self.segment(s.mask, &items[s.items.clone()]);
+            self.segment(s, &items[s.items.clone()]);
         }
         self.b.ins().return_(&[]);
     }
 
-    /// One segment: skipped unless a source in `mask` is dirty.
-    fn segment(&mut self, mask: u64, items: &[Item]) {
+    /// One segment: skipped unless its step's flag is set or a source in its
+    /// `direct` mask is dirty; a run clears the flag.
+    fn segment(&mut self, s: &Segment, items: &[Item]) {
         self.known.clear();
+        self.step = s.step;
         let next = self.b.create_block();
-        if mask != u64::MAX {
-            let hit = self.b.ins().band_imm(self.dirty, mask as i64);
-            let body = self.b.create_block();
-            self.b.ins().brif(hit, body, &[], next, &[]);
-            self.b.switch_to_block(body);
-            self.b.seal_block(body);
-        }
+        let body = self.b.create_block();
+        let at = s.step as i32;
+        let flag = self
+            .b
+            .ins()
+            .uload8(I64, MemFlags::trusted(), self.flags, at);
+        let hit = match s.direct {
+            0 => flag,
+            direct => {
+                let hit = self.b.ins().band_imm(self.dirty, direct as i64);
+                self.b.ins().bor(hit, flag)
+            }
+        };
+        self.b.ins().brif(hit, body, &[], next, &[]);
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
+        let zero = self.konst(0);
+        self.b
+            .ins()
+            .istore8(MemFlags::trusted(), zero, self.flags, at);
         for item in items {
             match item {
                 Item::Rec(inst) => self.inst(inst),
-                Item::Run { step, dst } => self.call(self.calls.run, *step, *dst),
+                Item::Run { step, dst } => {
+                    self.call(self.calls.run, *step, *dst);
+                    let code = self.code;
+                    let mut wake = std::mem::take(&mut self.wake);
+                    each_record(code, &code.steps[*step as usize], |kind, r, _| {
+                        writes(code, kind, &r, |w| {
+                            wake.extend_from_slice(self.readers.of(w))
+                        })
+                    });
+                    self.wake = wake;
+                    self.wake_all();
+                }
             }
         }
         self.b.ins().jump(next, &[]);
@@ -109,11 +158,54 @@ impl<'a, 'b> Emitter<'a, 'b> {
         v
     }
 
-    /// Stores `v` to word `off` and keeps it in hand.
+    /// Stores `v` to word `off` and keeps it in hand; when other steps read the
+    /// word, notes whether it changed (see [`flush`](Self::flush)).
     pub(super) fn write(&mut self, off: u32, v: Value) {
         let (base, at) = self.address(off);
+        let readers = self.readers.of(off);
+        if readers.iter().any(|&s| s != self.step) {
+            let old = self.b.ins().load(I64, MemFlags::trusted(), base, at);
+            let diff = self.b.ins().bxor(old, v);
+            self.changed = Some(match self.changed {
+                Some(c) => self.b.ins().bor(c, diff),
+                None => diff,
+            });
+            self.wake.extend_from_slice(readers);
+        }
         self.b.ins().store(MemFlags::trusted(), v, base, at);
         self.known.insert(off, v);
+    }
+
+    /// Sets the flags of the steps that read a word the current record changed.
+    fn flush(&mut self) {
+        let Some(changed) = self.changed.take() else {
+            return;
+        };
+        let (mark, done) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(changed, mark, &[], done, &[]);
+        self.b.switch_to_block(mark);
+        self.b.seal_block(mark);
+        self.wake_all();
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
+    /// Sets the flags of the steps in `wake` (but the current one's) and empties it.
+    fn wake_all(&mut self) {
+        let mut wake = std::mem::take(&mut self.wake);
+        wake.sort_unstable();
+        wake.dedup();
+        if wake.iter().any(|&s| s != self.step) {
+            let one = self.konst(1);
+            for &s in wake.iter().filter(|&&s| s != self.step) {
+                self.b
+                    .ins()
+                    .istore8(MemFlags::trusted(), one, self.flags, s as i32);
+            }
+        }
+        wake.clear();
+        self.wake = wake;
     }
 
     pub(super) fn konst(&mut self, k: u64) -> Value {
@@ -160,8 +252,14 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.ins().uextend(I64, c)
     }
 
-    /// One record (see [`Kind`] for what each computes).
+    /// One record (see [`Kind`] for what each computes), then the flags of the
+    /// steps its change wakes.
     fn inst(&mut self, inst: &Inst) {
+        self.record(inst);
+        self.flush();
+    }
+
+    fn record(&mut self, inst: &Inst) {
         let r = inst.rec;
         let v = match inst.kind {
             Kind::Wide => return self.wide_op(r.a),
@@ -330,6 +428,11 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let op = &code.wide[index as usize];
         if !self.wide_inline(op) {
             self.call(self.calls.wide, index, op.dst());
+            let dst = op.dst();
+            for off in dst.off..dst.off + dst.words {
+                self.wake.extend_from_slice(self.readers.of(off));
+            }
+            self.wake_all();
         }
     }
 

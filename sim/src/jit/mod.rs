@@ -7,7 +7,9 @@
 //! vector loops; wide data movement and bitwise logic is written inline word by
 //! word ([`wide`]), other wide operations call back into the interpreter's
 //! word-slice routines. Each clock domain's direct register commits are one more
-//! function ([`commit`]). The interpreter ([`exec`](crate::exec)) stays the reference.
+//! function ([`commit`]). A step runs only when a word it reads changed since it
+//! last ran ([`activity`]). The interpreter ([`exec`](crate::exec)) stays the
+//! reference.
 //!
 //! # Safety
 //!
@@ -20,11 +22,15 @@
 //!   fails the check is a [`JitError`], never code.
 //! - [`commit::check`] does the same for every word a register commit reads or
 //!   writes (register, next value, enable, reset and reset value spans).
+//! - The step flags are one byte per step of the program, owned by [`Compiled`];
+//!   the code addresses them only as `flags + step` for the index of a step of
+//!   that program (its own, or a reader of a word, from [`activity::Readers`]).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
-//!   offsets (a commit's `memmove` copies only checked spans), and
+//!   offsets (a commit's [`commit::move_words`] moves only checked spans), and
 //!   [`Compiled::run`] and [`Compiled::commit`] call it only with `base` and `len`
-//!   taken from a live `&mut [u64]` of exactly `words` words (checked), which they
-//!   do not touch until the code returns — the code has the only access.
+//!   taken from a live `&mut [u64]` of exactly `words` words (checked) and the
+//!   flags from `&mut self`, which they do not touch until the code returns — the
+//!   code has the only access.
 //! - The program the callbacks read (wide operations, run steps, their records and
 //!   kernels) is a copy owned by [`Compiled`], boxed and never changed, so it
 //!   outlives every call; a callback gets the index of a wide operation or a step
@@ -35,6 +41,7 @@
 //!   memory is freed only on drop, when no function can be running or be called
 //!   again (the pointers live in the same struct).
 
+mod activity;
 mod commit;
 mod emit;
 mod plan;
@@ -45,6 +52,7 @@ pub use plan::Malformed;
 
 use crate::demand::Part;
 use crate::exec::Code;
+use crate::instr::Span;
 use crate::state::DirectCopy;
 use crate::wide_exec::run_wide;
 use cranelift_codegen::ir::{types::I64, AbiParam, Signature, UserFuncName};
@@ -71,8 +79,27 @@ pub enum JitError {
     Codegen(String),
 }
 
-/// One emitted function: `(storage base, storage length, dirty sources, program)`.
-type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code);
+/// One emitted function: `(storage base, storage length, dirty sources, program,
+/// step flags)`.
+type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u8);
+
+/// What the compiled engine is built from.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Source {
+    /// The program.
+    pub code: Code,
+    /// Storage words.
+    pub words: usize,
+    /// Per clock domain, its direct register copies.
+    pub copies: Vec<Vec<DirectCopy>>,
+    /// Per clock domain, the words its shadowed registers and read ports commit,
+    /// in the order [`state::commit_shadow`](crate::state::commit_shadow) visits
+    /// them.
+    pub shadowed: Vec<Vec<Span>>,
+    /// The words the test bench writes (ports, clocks, resets) and the dirty
+    /// sources a change of each sets.
+    pub inputs: Vec<(Span, u64)>,
+}
 
 /// The callback the emitted code calls for wide operation `index` of `code`.
 ///
@@ -118,6 +145,10 @@ pub(crate) struct Compiled {
     functions: [Vec<Function>; 2],
     /// Per clock domain, the function committing its direct registers.
     commits: Vec<Function>,
+    /// One flag per step: set when a word the step reads changed since it ran.
+    flags: Vec<u8>,
+    /// Per clock domain, the steps each shadowed commit wakes when it changes.
+    shadow_wake: Vec<activity::Fanout>,
     /// The program the callbacks read (owned, so it outlives every call).
     code: Box<Code>,
     words: usize,
@@ -134,32 +165,39 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Compiled {
-    /// Compiles `code` for storage of `words` words: both parts (see
+    /// Compiles the program of `source`: both parts (see
     /// [`demand`](crate::demand)), each its own list of functions, and one function
-    /// per clock domain for its direct register `commits`. Keeps `code` for the
-    /// callbacks.
-    pub fn new(
-        code: Code,
-        commits: &[Vec<DirectCopy>],
-        words: usize,
-    ) -> Result<Compiled, JitError> {
+    /// per clock domain for its direct register copies. Keeps the program for the
+    /// callbacks. Every step starts flagged, so the first settle runs them all.
+    pub fn new(source: Source) -> Result<Compiled, JitError> {
         let started = Instant::now();
-        let plans = [
+        let Source {
+            code,
+            words,
+            copies,
+            shadowed,
+            inputs,
+        } = source;
+        let mut plans = [
             plan::plan(&code, words, Part::Outputs)?,
             plan::plan(&code, words, Part::Rest)?,
         ];
-        commit::check(commits, words)?;
+        commit::check(&copies, words)?;
+        // The program is checked: its steps can be walked.
+        let direct = activity::direct_sources(&code, words, &inputs);
+        plans.iter_mut().for_each(|p| p.wake_directly(&direct));
+        let readers = activity::Readers::new(&code, words);
         let mut module = jit_module()?;
         let mut ids = Vec::new();
         for plan in &plans {
             ids.push(emit_all(
                 &mut module,
-                &code,
+                (&code, &readers),
                 plan,
                 ids.iter().map(Vec::len).sum(),
             )?);
         }
-        ids.push(emit_commits(&mut module, commits)?);
+        ids.push(emit_commits(&mut module, &copies, &readers)?);
         module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen(e.to_string()))?;
@@ -185,10 +223,16 @@ impl Compiled {
             functions: count(|p| p.functions.len()),
             time: started.elapsed(),
         };
+        let shadow_wake = shadowed
+            .iter()
+            .map(|spans| activity::Fanout::of_spans(&readers, spans.iter().copied()))
+            .collect();
         Ok(Compiled {
             module: Some(module),
             functions,
             commits,
+            flags: vec![1; code.steps.len()],
+            shadow_wake,
             code: Box::new(code),
             words,
             stats,
@@ -200,35 +244,49 @@ impl Compiled {
         self.stats
     }
 
-    /// One settle of `part` after the sources in `dirty` changed (see
-    /// [`exec::run`](crate::exec::run)).
-    pub fn run(&self, vals: &mut [u64], dirty: u64, part: Part) {
+    /// One settle of `part` after the input words with sources in `dirty` changed
+    /// (see [`exec::run`](crate::exec::run)): the steps whose flag is set or that
+    /// read such a word run.
+    pub fn run(&mut self, vals: &mut [u64], dirty: u64, part: Part) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let len = vals.len() as u64;
         let base = vals.as_mut_ptr();
+        let flags = self.flags.as_mut_ptr();
         for f in &self.functions[part as usize] {
             // SAFETY: see the module's safety argument; `base` and `len` come from
-            // `vals`, of the length the program was checked against, and `vals` is
-            // not used until the calls return.
-            unsafe { f(base, len, dirty, &*self.code) };
+            // `vals`, of the length the program was checked against, `flags` has
+            // a byte for every step, and neither is used until the calls return.
+            unsafe { f(base, len, dirty, &*self.code, flags) };
         }
     }
 
     /// Commits the direct registers of `domain` (what
-    /// [`state::commit_copies`](crate::state::commit_copies) does).
-    pub fn commit(&self, vals: &mut [u64], domain: usize) {
+    /// [`state::commit_copies`](crate::state::commit_copies) does) and flags the
+    /// readers of every register that changed.
+    pub fn commit(&mut self, vals: &mut [u64], domain: usize) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let base = vals.as_mut_ptr();
+        let flags = self.flags.as_mut_ptr();
         // SAFETY: as for `run`; a commit function reads and writes only the words
         // `commit::check` found within storage of `words` words.
-        unsafe { self.commits[domain](base, vals.len() as u64, 0, &*self.code) };
+        unsafe { self.commits[domain](base, vals.len() as u64, 0, &*self.code, flags) };
+    }
+
+    /// Flags the readers of shadowed commit `entry` of `domain` (see
+    /// [`Source::shadowed`]), whose value changed.
+    pub fn shadow_changed(&mut self, domain: usize, entry: usize) {
+        if let Some(wake) = self.shadow_wake.get(domain) {
+            for &s in wake.get(entry) {
+                self.flags[s as usize] = 1;
+            }
+        }
     }
 }
 
 #[cfg(test)]
 impl Compiled {
     /// [`run`](Self::run) of both parts: a whole settle.
-    fn run_all(&self, vals: &mut [u64], dirty: u64) {
+    fn run_all(&mut self, vals: &mut [u64], dirty: u64) {
         for part in Part::BOTH {
             self.run(vals, dirty, part);
         }
@@ -275,6 +333,7 @@ fn jit_module() -> Result<JITModule, JitError> {
     let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
     builder.symbol("ws_wide", wide_callback as *const u8);
     builder.symbol("ws_run", run_callback as *const u8);
+    builder.symbol(commit::MOVE, commit::move_words as *const u8);
     Ok(JITModule::new(builder))
 }
 
@@ -297,10 +356,20 @@ impl Definer {
         }
     }
 
-    /// Imports the callback `name` (of the same signature).
-    fn import(&self, module: &mut JITModule, name: &str) -> Result<FuncId, JitError> {
+    /// Imports the function `name` that takes `params` words and returns `returns`.
+    fn import(
+        &self,
+        module: &mut JITModule,
+        name: &str,
+        (params, returns): (usize, usize),
+    ) -> Result<FuncId, JitError> {
+        let mut sig = module.make_signature();
+        sig.params
+            .extend(std::iter::repeat_n(AbiParam::new(I64), params));
+        sig.returns
+            .extend(std::iter::repeat_n(AbiParam::new(I64), returns));
         module
-            .declare_function(name, Linkage::Import, &self.sig)
+            .declare_function(name, Linkage::Import, &sig)
             .map_err(|e| JitError::Codegen(e.to_string()))
     }
 
@@ -336,17 +405,17 @@ impl Definer {
     }
 }
 
-/// Emits and defines every function of `plan`, numbered from `first`; returns
-/// their ids in order.
+/// Emits and defines every function of `plan` over `code` (whose `readers` each
+/// word has), numbered from `first`; returns their ids in order.
 fn emit_all(
     module: &mut JITModule,
-    code: &Code,
+    (code, readers): (&Code, &activity::Readers),
     plan: &plan::Plan,
     first: usize,
 ) -> Result<Vec<FuncId>, JitError> {
     let mut def = Definer::new(module);
-    let wide = def.import(module, "ws_wide")?;
-    let run = def.import(module, "ws_run")?;
+    let wide = def.import(module, "ws_wide", (4, 0))?;
+    let run = def.import(module, "ws_run", (4, 0))?;
     let mut ids = Vec::with_capacity(plan.functions.len());
     for (k, segments) in plan.functions.iter().enumerate() {
         let i = first + k;
@@ -356,25 +425,35 @@ fn emit_all(
                     wide: module.declare_func_in_func(wide, b.func),
                     run: module.declare_func_in_func(run, b.func),
                 };
-                emit::Emitter::new(b, code, calls).body(segments, &plan.items);
+                emit::Emitter::new(b, code, calls, readers).body(segments, &plan.items);
             })?,
         );
     }
     Ok(ids)
 }
 
-/// Emits and defines one commit function per domain; returns their ids in order.
+/// Emits and defines one commit function per domain, each waking the `readers` of
+/// the registers it changes; returns their ids in order.
 fn emit_commits(
     module: &mut JITModule,
     commits: &[Vec<DirectCopy>],
+    readers: &activity::Readers,
 ) -> Result<Vec<FuncId>, JitError> {
     let mut def = Definer::new(module);
-    let target = module.target_config();
+    let moves = def.import(module, commit::MOVE, (3, 1))?;
     let mut ids = Vec::with_capacity(commits.len());
     for (d, copies) in commits.iter().enumerate() {
+        let wake = activity::Fanout::of_spans(
+            readers,
+            copies.iter().map(|c| Span {
+                off: c.dst,
+                words: c.len,
+            }),
+        );
         ids.push(
-            def.define(module, &format!("commit{d}"), (1, d as u32), |b, _| {
-                commit::body(b, target, copies)
+            def.define(module, &format!("commit{d}"), (1, d as u32), |b, module| {
+                let moves = module.declare_func_in_func(moves, b.func);
+                commit::body(b, copies, &wake, moves)
             })?,
         );
     }
@@ -386,6 +465,17 @@ mod tests {
     use super::*;
     use crate::instr::{Kind, Mode, Rec, Step, Tag};
     use rand::{Rng, SeedableRng};
+
+    /// The compiled engine of `code` and the direct register `copies` over `words`
+    /// storage words, without input words.
+    fn compile(code: Code, copies: &[Vec<DirectCopy>], words: usize) -> Result<Compiled, JitError> {
+        Compiled::new(Source {
+            code,
+            words,
+            copies: copies.to_vec(),
+            ..Source::default()
+        })
+    }
 
     /// A program of one step of `kind` over `recs` in `mode`.
     fn program(kind: Kind, mode: Mode, recs: Vec<Rec>, n: u32) -> Code {
@@ -465,7 +555,7 @@ mod tests {
                 let vals = storage(kind, &recs[0], &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
                 crate::exec::run_all(&code, &mut want, 1);
-                Compiled::new(code.clone(), &[], got.len())
+                compile(code.clone(), &[], got.len())
                     .expect("compiles")
                     .run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} trial {trial}: {recs:?}");
@@ -473,22 +563,62 @@ mod tests {
         }
     }
 
-    /// A step that is not dirty does not run; storage is left alone.
+    /// A step runs at the first settle, then only when an input word it reads is
+    /// announced dirty or a step before it changed a word it reads.
     #[test]
-    fn clean_steps_are_skipped() {
-        let recs = vec![Rec {
-            d: 2,
-            a: 0,
-            b: 1,
+    fn steps_run_when_what_they_read_changed() {
+        let or = |d, a, b| Rec {
+            d,
+            a,
+            b,
             ..Rec::default()
-        }];
-        let code = program(Kind::Or, Mode::Gather, recs, 1);
-        let compiled = Compiled::new(code, &[], 3).expect("compiles");
-        let mut vals = vec![1, 2, 0];
-        compiled.run_all(&mut vals, 2);
-        assert_eq!(vals, [1, 2, 0]);
-        compiled.run_all(&mut vals, 1);
-        assert_eq!(vals, [1, 2, 3]);
+        };
+        let step = |start| Step {
+            kind: Kind::Or,
+            mode: Mode::Gather,
+            start,
+            n: 1,
+            mask: 1,
+        };
+        // w2 = w0 | w1, then w3 = w2 | w2; w0 is an input announced by source bit 2.
+        let code = Code::new(
+            (
+                vec![step(0), step(1)],
+                vec![or(2, 0, 1), or(3, 2, 2)],
+                vec![
+                    Tag {
+                        kind: Kind::Or,
+                        mask: 1
+                    };
+                    2
+                ],
+            ),
+            Vec::new(),
+            Vec::new(),
+        );
+        let mut compiled = Compiled::new(Source {
+            code,
+            words: 4,
+            inputs: vec![(Span { off: 0, words: 1 }, 0b100)],
+            ..Source::default()
+        })
+        .expect("compiles");
+        let mut vals = vec![1, 2, 0, 0];
+        compiled.run_all(&mut vals, 0);
+        assert_eq!(vals, [1, 2, 3, 3], "the first settle runs every step");
+        vals[0] = 4;
+        compiled.run_all(&mut vals, 0b1);
+        assert_eq!(vals, [4, 2, 3, 3], "an unannounced input wakes nothing");
+        compiled.run_all(&mut vals, 0b100);
+        assert_eq!(
+            vals,
+            [4, 2, 6, 6],
+            "the input wakes its reader, which wakes the next"
+        );
+        vals[1] = 2;
+        vals[3] = 0;
+        compiled.run_all(&mut vals, 0b100);
+        assert_eq!(vals, [4, 2, 6, 0], "an unchanged result wakes nothing");
     }
 
     /// A random direct copy over storage of `words` words: any length (past the
@@ -548,12 +678,110 @@ mod tests {
                 .collect();
             let mut want = vals.clone();
             crate::state::commit_copies(&copies, &mut want);
-            let compiled =
-                Compiled::new(Code::default(), &[Vec::new(), copies.clone()], vals.len())
-                    .expect("compiles");
+            let mut compiled = compile(Code::default(), &[Vec::new(), copies.clone()], vals.len())
+                .expect("compiles");
             let mut got = vals;
             compiled.commit(&mut got, 1);
             assert_eq!(got, want, "trial {trial}: {copies:?}");
+        }
+    }
+
+    /// A register commit wakes the readers of every register that changed (and,
+    /// under reset, of every register reset), and no reader of an unchanged one.
+    #[test]
+    fn commits_wake_the_readers_of_changed_registers() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        let words = 300;
+        for trial in 0..300 {
+            let copies: Vec<DirectCopy> = (0..rng.gen_range(1..6))
+                .map(|_| random_copy(&mut rng, words))
+                .collect();
+            // One reader step per copy, of its first and last words, writing past
+            // the registers' storage.
+            let recs: Vec<Rec> = copies
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Rec {
+                    d: words + i as u32,
+                    a: c.dst,
+                    b: c.dst + c.len - 1,
+                    ..Rec::default()
+                })
+                .collect();
+            let steps = (0..recs.len() as u32)
+                .map(|start| Step {
+                    kind: Kind::Or,
+                    mode: Mode::Gather,
+                    start,
+                    n: 1,
+                    mask: 1,
+                })
+                .collect();
+            let tags = vec![
+                Tag {
+                    kind: Kind::Or,
+                    mask: 1
+                };
+                recs.len()
+            ];
+            let code = Code::new((steps, recs.clone(), tags), Vec::new(), Vec::new());
+            let total = words as usize + recs.len();
+            let mut vals: Vec<u64> = (0..total)
+                .map(|_| {
+                    if rng.gen_bool(0.5) {
+                        rng.gen_range(0..2)
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut compiled =
+                compile(code, std::slice::from_ref(&copies), total).expect("compiles");
+            compiled.run_all(&mut vals, 0);
+            assert!(
+                compiled.flags.iter().all(|&f| f == 0),
+                "a settle clears the flags"
+            );
+            let before = vals.clone();
+            compiled.commit(&mut vals, 0);
+            let reset = |c: &DirectCopy| {
+                c.reset != crate::state::NONE && before[c.reset as usize] & 1 == c.reset_level
+            };
+            for (s, r) in recs.iter().enumerate() {
+                let changed = [r.a, r.b]
+                    .iter()
+                    .any(|&w| vals[w as usize] != before[w as usize]);
+                let reset_here = copies.iter().any(|c| {
+                    reset(c)
+                        && [r.a, r.b]
+                            .iter()
+                            .any(|&w| (c.dst..c.dst + c.len).contains(&w))
+                });
+                let flag = compiled.flags[s] == 1;
+                assert!(
+                    flag || !changed,
+                    "trial {trial}: step {s} missed a change: {copies:?}"
+                );
+                // Registers overlapping each other may change and change back
+                // within one commit; only disjoint ones are exact.
+                let disjoint = copies.iter().enumerate().all(|(i, c)| {
+                    copies[i + 1..]
+                        .iter()
+                        .all(|o| o.dst + o.len <= c.dst || c.dst + c.len <= o.dst)
+                });
+                if disjoint && !changed && !reset_here {
+                    let spans_changed = copies.iter().any(|c| {
+                        (c.dst..c.dst + c.len).any(|w| vals[w as usize] != before[w as usize])
+                            && [r.a, r.b]
+                                .iter()
+                                .any(|&w| (c.dst..c.dst + c.len).contains(&w))
+                    });
+                    assert!(
+                        flag == spans_changed,
+                        "trial {trial}: step {s} woken without a change: {copies:?}"
+                    );
+                }
+            }
         }
     }
 
@@ -593,9 +821,7 @@ mod tests {
             ),
         ];
         for (code, what) in bad {
-            let err = Compiled::new(code, &[], 3)
-                .expect_err("malformed")
-                .to_string();
+            let err = compile(code, &[], 3).expect_err("malformed").to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
         }
         let copy = DirectCopy {
@@ -608,7 +834,7 @@ mod tests {
             reset_level: 1,
             reset_value: crate::state::NONE,
         };
-        let err = Compiled::new(Code::default(), &[vec![copy]], 2)
+        let err = compile(Code::default(), &[vec![copy]], 2)
             .expect_err("malformed")
             .to_string();
         assert!(

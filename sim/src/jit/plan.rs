@@ -1,8 +1,7 @@
 //! What the compiled engine emits, before any code is emitted: every step of the
 //! program expanded into concrete records (a run of `n` instances becomes `n`
-//! records), grouped into *segments* of consecutive records that depend on the
-//! same sources (one dirty-flag test each), and cut into functions of bounded
-//! size. Every storage offset the records touch is checked here, so that the
+//! records), grouped into *segments*, one per step (one activity test each, see
+//! [`activity`](super::activity)), and cut into functions of bounded size. Every storage offset the records touch is checked here, so that the
 //! emitted code can never address a word outside storage.
 
 use crate::demand::Part;
@@ -44,11 +43,14 @@ pub(super) enum Item {
     },
 }
 
-/// Consecutive records that run when a source in `mask` changed.
+/// The items of one step: they run when the step's flag is set or a source in
+/// `direct` is dirty (see [`activity`](super::activity)).
 #[derive(Clone, Debug)]
 pub(super) struct Segment {
-    /// The sources the records depend on (see [`cones`](crate::cones)).
-    pub mask: u64,
+    /// The step (the index of its flag).
+    pub step: u32,
+    /// The dirty sources that wake it directly (the input words it reads).
+    pub direct: u64,
     /// The items, as a range of [`Plan::items`].
     pub items: Range<usize>,
 }
@@ -77,23 +79,24 @@ pub struct Malformed {
 }
 
 /// Expands, checks and groups the steps of `part` of `code` over `words` storage
-/// words.
+/// words (every segment woken by its flag alone until
+/// [`wake_directly`](Plan::wake_directly)).
 pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malformed> {
     let mut insts = Vec::with_capacity(code.instructions());
     let mut items = Vec::with_capacity(code.instructions());
-    let mut masks = Vec::with_capacity(code.instructions());
+    let mut segments = Vec::new();
     for (index, s) in code.steps.iter().enumerate() {
         if !part.has(code, index) {
             continue;
         }
         check_step(code, s, insts.len())?;
         let call = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL;
-        each_record(code, s, |kind, rec, mask| {
+        let first = items.len();
+        each_record(code, s, |kind, rec, _| {
             let inst = Inst { kind, rec };
             insts.push(inst);
             if !call {
                 items.push(Item::Rec(inst));
-                masks.push(mask);
             }
         });
         if call {
@@ -105,8 +108,12 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
                 step: index as u32,
                 dst,
             });
-            masks.push(s.mask);
         }
+        segments.push(Segment {
+            step: index as u32,
+            direct: 0,
+            items: first..items.len(),
+        });
     }
     for (i, inst) in insts.iter().enumerate() {
         check(code, inst, words).map_err(|what| Malformed {
@@ -116,10 +123,20 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
         })?;
     }
     Ok(Plan {
-        functions: functions(&segments(&masks)),
+        functions: functions(&segments),
         unrolled: items.iter().filter(|i| matches!(i, Item::Rec(_))).count(),
         items,
     })
+}
+
+impl Plan {
+    /// Sets every segment's directly waking sources from `direct` (one per step
+    /// of the program).
+    pub fn wake_directly(&mut self, direct: &[u64]) {
+        for s in self.functions.iter_mut().flatten() {
+            s.direct = direct[s.step as usize];
+        }
+    }
 }
 
 /// An error if step `s` points past the records (or, mixed, past the tags);
@@ -198,25 +215,8 @@ fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
     }
 }
 
-/// Runs of consecutive records with equal masks.
-fn segments(masks: &[u64]) -> Vec<Segment> {
-    let mut out: Vec<Segment> = Vec::new();
-    for (i, &mask) in masks.iter().enumerate() {
-        match out.last_mut() {
-            Some(s) if s.mask == mask && s.items.len() < MAX_ITEMS_PER_FUNCTION => {
-                s.items.end = i + 1
-            }
-            _ => out.push(Segment {
-                mask,
-                items: i..i + 1,
-            }),
-        }
-    }
-    out
-}
-
 /// Segments packed in order into functions of at most
-/// [`MAX_ITEMS_PER_FUNCTION`] items (a segment is never longer).
+/// [`MAX_ITEMS_PER_FUNCTION`] items (a longer segment gets a function of its own).
 fn functions(segments: &[Segment]) -> Vec<Vec<Segment>> {
     let mut out: Vec<Vec<Segment>> = Vec::new();
     let mut size = 0;
