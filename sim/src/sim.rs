@@ -178,6 +178,11 @@ pub struct Simulator {
     pub(crate) dirty: u64,
     /// The sources changed since the last settle of the output part.
     pub(crate) dirty_out: u64,
+    /// The sources changed since the last clock edge, and per domain those
+    /// changed since its last register commit (for the compiled engine's commits,
+    /// which skip registers whose inputs did not change).
+    since_edge: u64,
+    since_commit: Vec<u64>,
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: FxHashMap<String, u32>,
     pub(crate) named: Vec<NamedNet>,
@@ -357,6 +362,8 @@ impl Simulator {
             vals,
             dirty: u64::MAX,
             dirty_out: u64::MAX,
+            since_edge: 0,
+            since_commit: vec![0; domains.len()],
             ports,
             port_index,
             named,
@@ -446,6 +453,7 @@ impl Simulator {
     pub(crate) fn touch(&mut self, cone: u64) {
         self.dirty |= cone;
         self.dirty_out |= cone;
+        self.since_edge |= cone;
     }
 
     fn run_part(&mut self, dirty: u64, part: Part) {
@@ -640,11 +648,14 @@ impl Simulator {
         for d in fired.iter() {
             state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
         }
+        let since = std::mem::take(&mut self.since_edge);
+        self.since_commit.iter_mut().for_each(|s| *s |= since);
         for d in fired.iter() {
             let (dom, vals) = (&p.domains[d], &mut self.vals);
+            let dirty = std::mem::take(&mut self.since_commit[d]);
             match self.jit.ready_mut() {
                 Some(c) => {
-                    c.commit(vals, d);
+                    c.commit(vals, d, dirty);
                     state::commit_shadow(dom, &p.mems, &self.shadow, vals, |i| {
                         c.shadow_changed(d, i)
                     });

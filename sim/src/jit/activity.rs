@@ -8,12 +8,20 @@
 //! settle, as before. On PANAMA at line rate this leaves about a third of the
 //! records to run per cycle (measured: 1,208 of 4,096 records lie in steps with a
 //! changed operand).
+//!
+//! Direct register copies have flags too, after the steps' (flag `steps + k` for
+//! copy `k`, counting through the domains in order): a copy whose next value,
+//! enable and reset are unchanged since it last ran would leave its register as
+//! it is, so the commit skips it. (Its reset value is a constant; the register
+//! itself changes only by its own commit.)
 
 use crate::demand::each_word;
 use crate::exec::{each_record, Code};
 use crate::instr::{Kind, Rec, Span};
+use crate::state::{DirectCopy, NONE};
 
-/// For every storage word, the steps that read it (sorted, each once).
+/// For every storage word, the steps and register copies that read it (as flag
+/// indices: sorted, each once).
 #[derive(Debug, Default)]
 pub(super) struct Readers {
     /// `steps[starts[w]..starts[w + 1]]` read word `w`.
@@ -22,12 +30,17 @@ pub(super) struct Readers {
 }
 
 impl Readers {
-    /// The readers of every word of `code` over `words` storage words (words
-    /// outside storage, which the plan rejects, are left out).
-    pub fn new(code: &Code, words: usize) -> Readers {
+    /// The readers of every word of `code` and `copies` (every domain's, in order)
+    /// over `words` storage words (words outside storage, which the plan and the
+    /// commit check reject, are left out).
+    pub fn new(code: &Code, copies: &[Vec<DirectCopy>], words: usize) -> Readers {
         let mut last = vec![u32::MAX; words];
         let mut count = vec![0u32; words + 1];
-        each_read(code, |s, w| {
+        let visit = |f: &mut dyn FnMut(u32, u32)| {
+            each_read(code, &mut *f);
+            each_copy_read(code.steps.len(), copies, f);
+        };
+        visit(&mut |s, w| {
             if let Some(l) = last.get_mut(w as usize).filter(|l| **l != s) {
                 *l = s;
                 count[w as usize + 1] += 1;
@@ -39,7 +52,7 @@ impl Readers {
         let mut next = count.clone();
         let mut steps = vec![0; count[words] as usize];
         last.fill(u32::MAX);
-        each_read(code, |s, w| {
+        visit(&mut |s, w| {
             if let Some(l) = last.get_mut(w as usize).filter(|l| **l != s) {
                 *l = s;
                 steps[next[w as usize] as usize] = s;
@@ -74,7 +87,7 @@ impl Readers {
 }
 
 /// Calls `f(step, word)` for every word every step of `code` reads.
-fn each_read(code: &Code, mut f: impl FnMut(u32, u32)) {
+fn each_read(code: &Code, f: &mut dyn FnMut(u32, u32)) {
     for (i, s) in code.steps.iter().enumerate() {
         each_record(code, s, |kind, r, _| {
             each_word(code, kind, &r, |w, write| {
@@ -83,6 +96,20 @@ fn each_read(code: &Code, mut f: impl FnMut(u32, u32)) {
                 }
             })
         });
+    }
+}
+
+/// Calls `f(flag, word)` for every word a copy of `copies` reads (next value,
+/// enable, reset), its flag counted from `steps`.
+fn each_copy_read(steps: usize, copies: &[Vec<DirectCopy>], mut f: impl FnMut(u32, u32)) {
+    for (k, c) in copies.iter().flatten().enumerate() {
+        let flag = (steps + k) as u32;
+        let next = if c.broadcast { 1 } else { c.len };
+        (c.src..c.src.saturating_add(next)).for_each(|w| f(flag, w));
+        [c.enable, c.reset]
+            .into_iter()
+            .filter(|&w| w != NONE)
+            .for_each(|w| f(flag, w));
     }
 }
 
@@ -95,10 +122,16 @@ pub(super) fn writes(code: &Code, kind: Kind, r: &Rec, mut f: impl FnMut(u32)) {
     });
 }
 
-/// For every step of `code`, the dirty sources that wake it directly: the bits of
-/// the input words (`inputs`: spans and the sources their changes set) it reads.
-/// Everything else a step reads wakes it through its flag.
-pub(super) fn direct_sources(code: &Code, words: usize, inputs: &[(Span, u64)]) -> Vec<u64> {
+/// For every step of `code` and then every copy of `copies`, the dirty sources
+/// that wake it directly: the bits of the input words (`inputs`: spans and the
+/// sources their changes set) it reads. Everything else it reads wakes it through
+/// its flag.
+pub(super) fn direct_sources(
+    code: &Code,
+    copies: &[Vec<DirectCopy>],
+    words: usize,
+    inputs: &[(Span, u64)],
+) -> Vec<u64> {
     let mut bits = vec![0u64; words];
     for &(span, b) in inputs {
         for w in span.off..span.off.saturating_add(span.words) {
@@ -107,10 +140,12 @@ pub(super) fn direct_sources(code: &Code, words: usize, inputs: &[(Span, u64)]) 
             }
         }
     }
-    let mut direct = vec![0u64; code.steps.len()];
-    each_read(code, |s, w| {
-        direct[s as usize] |= bits.get(w as usize).copied().unwrap_or(0)
-    });
+    let copies_count: usize = copies.iter().map(Vec::len).sum();
+    let mut direct = vec![0u64; code.steps.len() + copies_count];
+    let mut wake =
+        |s: u32, w: u32| direct[s as usize] |= bits.get(w as usize).copied().unwrap_or(0);
+    each_read(code, &mut wake);
+    each_copy_read(code.steps.len(), copies, wake);
     direct
 }
 
@@ -183,7 +218,7 @@ mod tests {
 
     #[test]
     fn readers_list_each_reading_step_once() {
-        let r = Readers::new(&chain(), 4);
+        let r = Readers::new(&chain(), &[], 4);
         assert_eq!(r.of(0), [0, 1]);
         assert_eq!(r.of(1), [0]);
         assert_eq!(r.of(2), [1]);
@@ -197,6 +232,6 @@ mod tests {
     #[test]
     fn only_input_words_wake_steps_directly() {
         let inputs = [(Span { off: 1, words: 1 }, 0b100)];
-        assert_eq!(direct_sources(&chain(), 4, &inputs), [0b100, 0]);
+        assert_eq!(direct_sources(&chain(), &[], 4, &inputs), [0b100, 0]);
     }
 }

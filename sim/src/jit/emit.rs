@@ -83,10 +83,30 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     /// Emits `segments` (over `items`) and the return.
     pub fn body(mut self, segments: &[Segment], items: &[Item]) {
+        for group in segments.chunk_by(|a, b| a.mask == b.mask) {
+            self.group(group, items);
+        }
+        self.b.ins().return_(&[]);
+    }
+
+    /// Consecutive segments of one mask: skipped at once unless a source in the
+    /// mask is dirty (no flag of theirs can be set otherwise).
+    fn group(&mut self, segments: &[Segment], items: &[Item]) {
+        let mask = segments[0].mask;
+        let next = self.b.create_block();
+        if mask != u64::MAX {
+            let hit = self.b.ins().band_imm(self.dirty, mask as i64);
+            let body = self.b.create_block();
+            self.b.ins().brif(hit, body, &[], next, &[]);
+            self.b.switch_to_block(body);
+            self.b.seal_block(body);
+        }
         for s in segments {
             self.segment(s, &items[s.items.clone()]);
         }
-        self.b.ins().return_(&[]);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
     }
 
     /// One segment: skipped unless its step's flag is set or a source in its
@@ -181,14 +201,23 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let Some(changed) = self.changed.take() else {
             return;
         };
-        let (mark, done) = (self.b.create_block(), self.b.create_block());
-        self.b.ins().brif(changed, mark, &[], done, &[]);
-        self.b.switch_to_block(mark);
-        self.b.seal_block(mark);
-        self.wake_all();
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
+        let zero = self.konst(0);
+        let ne = self.flag(IntCC::NotEqual, changed, zero);
+        let mut wake = std::mem::take(&mut self.wake);
+        wake.sort_unstable();
+        wake.dedup();
+        for &s in wake.iter().filter(|&&s| s != self.step) {
+            let f = self
+                .b
+                .ins()
+                .uload8(I64, MemFlags::trusted(), self.flags, s as i32);
+            let f = self.b.ins().bor(f, ne);
+            self.b
+                .ins()
+                .istore8(MemFlags::trusted(), f, self.flags, s as i32);
+        }
+        wake.clear();
+        self.wake = wake;
     }
 
     /// Sets the flags of the steps in `wake` (but the current one's) and empties it.

@@ -22,9 +22,10 @@
 //!   fails the check is a [`JitError`], never code.
 //! - [`commit::check`] does the same for every word a register commit reads or
 //!   writes (register, next value, enable, reset and reset value spans).
-//! - The step flags are one byte per step of the program, owned by [`Compiled`];
-//!   the code addresses them only as `flags + step` for the index of a step of
-//!   that program (its own, or a reader of a word, from [`activity::Readers`]).
+//! - The flags are one byte per step of the program and per register copy, owned
+//!   by [`Compiled`]; the code addresses them only as `flags + i` for the index
+//!   of a step or copy of that program (its own, or a reader of a word, from
+//!   [`activity::Readers`]).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (a commit's [`commit::move_words`] moves only checked spans), and
 //!   [`Compiled::run`] and [`Compiled::commit`] call it only with `base` and `len`
@@ -184,9 +185,9 @@ impl Compiled {
         ];
         commit::check(&copies, words)?;
         // The program is checked: its steps can be walked.
-        let direct = activity::direct_sources(&code, words, &inputs);
+        let direct = activity::direct_sources(&code, &copies, words, &inputs);
         plans.iter_mut().for_each(|p| p.wake_directly(&direct));
-        let readers = activity::Readers::new(&code, words);
+        let readers = activity::Readers::new(&code, &copies, words);
         let mut module = jit_module()?;
         let mut ids = Vec::new();
         for plan in &plans {
@@ -197,7 +198,12 @@ impl Compiled {
                 ids.iter().map(Vec::len).sum(),
             )?);
         }
-        ids.push(emit_commits(&mut module, &copies, &readers)?);
+        let steps = code.steps.len();
+        ids.push(emit_commits(
+            &mut module,
+            &copies,
+            (&readers, steps, &direct[steps..]),
+        )?);
         module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen(e.to_string()))?;
@@ -231,7 +237,7 @@ impl Compiled {
             module: Some(module),
             functions,
             commits,
-            flags: vec![1; code.steps.len()],
+            flags: vec![1; direct.len()],
             shadow_wake,
             code: Box::new(code),
             words,
@@ -261,15 +267,17 @@ impl Compiled {
     }
 
     /// Commits the direct registers of `domain` (what
-    /// [`state::commit_copies`](crate::state::commit_copies) does) and flags the
-    /// readers of every register that changed.
-    pub fn commit(&mut self, vals: &mut [u64], domain: usize) {
+    /// [`state::commit_copies`](crate::state::commit_copies) does) after the input
+    /// words with sources in `dirty` changed (since this domain's last commit),
+    /// and flags the readers of every register that changed.
+    pub fn commit(&mut self, vals: &mut [u64], domain: usize, dirty: u64) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let base = vals.as_mut_ptr();
         let flags = self.flags.as_mut_ptr();
         // SAFETY: as for `run`; a commit function reads and writes only the words
-        // `commit::check` found within storage of `words` words.
-        unsafe { self.commits[domain](base, vals.len() as u64, 0, &*self.code, flags) };
+        // `commit::check` found within storage of `words` words, and flags of
+        // its own copies and of readers.
+        unsafe { self.commits[domain](base, vals.len() as u64, dirty, &*self.code, flags) };
     }
 
     /// Flags the readers of shadowed commit `entry` of `domain` (see
@@ -433,15 +441,17 @@ fn emit_all(
 }
 
 /// Emits and defines one commit function per domain, each waking the `readers` of
-/// the registers it changes; returns their ids in order.
+/// the registers it changes; the copies' flags follow the program's `steps`, and
+/// `direct` has their directly waking sources. Returns their ids in order.
 fn emit_commits(
     module: &mut JITModule,
     commits: &[Vec<DirectCopy>],
-    readers: &activity::Readers,
+    (readers, steps, direct): (&activity::Readers, usize, &[u64]),
 ) -> Result<Vec<FuncId>, JitError> {
     let mut def = Definer::new(module);
     let moves = def.import(module, commit::MOVE, (3, 1))?;
     let mut ids = Vec::with_capacity(commits.len());
+    let mut first = 0;
     for (d, copies) in commits.iter().enumerate() {
         let wake = activity::Fanout::of_spans(
             readers,
@@ -453,9 +463,16 @@ fn emit_commits(
         ids.push(
             def.define(module, &format!("commit{d}"), (1, d as u32), |b, module| {
                 let moves = module.declare_func_in_func(moves, b.func);
-                commit::body(b, copies, &wake, moves)
+                let domain = commit::Copies {
+                    copies,
+                    first_flag: (steps + first) as u32,
+                    direct: &direct[first..first + copies.len()],
+                    wake: &wake,
+                };
+                commit::body(b, &domain, moves)
             })?,
         );
+        first += copies.len();
     }
     Ok(ids)
 }
@@ -578,9 +595,10 @@ mod tests {
             mode: Mode::Gather,
             start,
             n: 1,
-            mask: 1,
+            mask: 0b101,
         };
-        // w2 = w0 | w1, then w3 = w2 | w2; w0 is an input announced by source bit 2.
+        // w2 = w0 | w1, then w3 = w2 | w2; w0 is an input announced by source bit 2
+        // (the steps depend on it and on source bit 0).
         let code = Code::new(
             (
                 vec![step(0), step(1)],
@@ -588,7 +606,7 @@ mod tests {
                 vec![
                     Tag {
                         kind: Kind::Or,
-                        mask: 1
+                        mask: 0b101
                     };
                     2
                 ],
@@ -604,7 +622,7 @@ mod tests {
         })
         .expect("compiles");
         let mut vals = vec![1, 2, 0, 0];
-        compiled.run_all(&mut vals, 0);
+        compiled.run_all(&mut vals, u64::MAX);
         assert_eq!(vals, [1, 2, 3, 3], "the first settle runs every step");
         vals[0] = 4;
         compiled.run_all(&mut vals, 0b1);
@@ -681,9 +699,55 @@ mod tests {
             let mut compiled = compile(Code::default(), &[Vec::new(), copies.clone()], vals.len())
                 .expect("compiles");
             let mut got = vals;
-            compiled.commit(&mut got, 1);
+            compiled.commit(&mut got, 1, 0);
             assert_eq!(got, want, "trial {trial}: {copies:?}");
         }
+    }
+
+    /// A register copy runs at the first commit, then only when an input word it
+    /// reads is announced dirty or a step changed its next value.
+    #[test]
+    fn copies_run_when_what_they_read_changed() {
+        // w1 = w0 | w0 (w0 an input announced by source bit 0); registers w2 <= w1
+        // and w3 <= w0.
+        let copy = |dst, src| DirectCopy {
+            dst,
+            src,
+            len: 1,
+            broadcast: false,
+            enable: crate::state::NONE,
+            reset: crate::state::NONE,
+            reset_level: 1,
+            reset_value: crate::state::NONE,
+        };
+        let rec = Rec {
+            d: 1,
+            a: 0,
+            b: 0,
+            ..Rec::default()
+        };
+        let mut compiled = Compiled::new(Source {
+            code: program(Kind::Or, Mode::Gather, vec![rec], 1),
+            words: 4,
+            copies: vec![vec![copy(2, 1), copy(3, 0)]],
+            inputs: vec![(Span { off: 0, words: 1 }, 1)],
+            ..Source::default()
+        })
+        .expect("compiles");
+        let mut vals = vec![5, 0, 0, 0];
+        compiled.run_all(&mut vals, u64::MAX);
+        compiled.commit(&mut vals, 0, 0);
+        assert_eq!(vals, [5, 5, 5, 5], "the first commit runs every copy");
+        vals[0] = 6;
+        compiled.run_all(&mut vals, 0);
+        compiled.commit(&mut vals, 0, 0);
+        assert_eq!(vals, [6, 5, 5, 5], "an unannounced change wakes nothing");
+        compiled.run_all(&mut vals, 1);
+        assert_eq!(vals, [6, 6, 5, 5], "the input wakes the step");
+        compiled.commit(&mut vals, 0, 0);
+        assert_eq!(vals, [6, 6, 6, 5], "the step's change wakes its register");
+        compiled.commit(&mut vals, 0, 1);
+        assert_eq!(vals, [6, 6, 6, 6], "the input wakes its register");
     }
 
     /// A register commit wakes the readers of every register that changed (and,
@@ -737,13 +801,13 @@ mod tests {
                 .collect();
             let mut compiled =
                 compile(code, std::slice::from_ref(&copies), total).expect("compiles");
-            compiled.run_all(&mut vals, 0);
+            compiled.run_all(&mut vals, u64::MAX);
             assert!(
-                compiled.flags.iter().all(|&f| f == 0),
-                "a settle clears the flags"
+                compiled.flags[..recs.len()].iter().all(|&f| f == 0),
+                "a settle clears the steps' flags"
             );
             let before = vals.clone();
-            compiled.commit(&mut vals, 0);
+            compiled.commit(&mut vals, 0, 0);
             let reset = |c: &DirectCopy| {
                 c.reset != crate::state::NONE && before[c.reset as usize] & 1 == c.reset_level
             };

@@ -49,6 +49,10 @@ pub(super) enum Item {
 pub(super) struct Segment {
     /// The step (the index of its flag).
     pub step: u32,
+    /// The sources the step depends on at all (see [`cones`](crate::cones)): its
+    /// flag can be set only after one of them changed, so consecutive steps of
+    /// one mask share a first test of it.
+    pub mask: u64,
     /// The dirty sources that wake it directly (the input words it reads).
     pub direct: u64,
     /// The items, as a range of [`Plan::items`].
@@ -111,6 +115,7 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
         }
         segments.push(Segment {
             step: index as u32,
+            mask: s.mask,
             direct: 0,
             items: first..items.len(),
         });
