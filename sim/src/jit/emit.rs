@@ -1,17 +1,18 @@
 //! Cranelift IR for one native function of the compiled engine: its segments (one
-//! per step) in order, each behind one test of the step's flag and its directly
-//! waking sources, each record as straight-line code. A word written or read
+//! per partition) in order, each behind one test of the partition's flag and its
+//! directly waking sources, each record as straight-line code. A word written or read
 //! earlier in the same segment is taken from the value already in hand (a
 //! register, or a spill the allocator chose) instead of being loaded again; every
 //! result is still stored, so storage is exact after every segment and ports,
 //! traces and register commits read it as they always have. A result that other
-//! steps read is compared with the word's old value, and a change sets their flags
+//! partitions read is compared with the word's old value, and a change sets their
+//! flags
 //! (see [`activity`](super::activity)). Wide operations call back into the
 //! word-slice routines.
 
-use super::activity::{writes, Readers};
+use super::activity::Readers;
 use super::plan::{Inst, Item, Segment};
-use crate::exec::{each_record, Code};
+use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, FuncRef, InstBuilder, MemFlags, Value};
@@ -19,7 +20,7 @@ use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
 /// The function's parameters, in order: storage base, storage length, dirty
-/// sources, the program (for the callbacks), the step flags.
+/// sources, the program (for the callbacks), the activity flags.
 pub(super) const PARAMS: usize = 5;
 
 /// The functions the emitted code calls back: a wide operation, and a run step's
@@ -42,19 +43,19 @@ pub(super) struct Emitter<'a, 'b> {
     flags: Value,
     calls: Callbacks,
     readers: &'a Readers,
-    /// The step being emitted.
-    step: u32,
+    /// The flag of the partition being emitted.
+    flag: u32,
     /// Words whose current value is in hand, by offset.
     known: HashMap<u32, Value>,
     /// The current record's changes others read: the OR of old XOR new over
-    /// those words, and the steps that read them.
+    /// those words, and the partitions that read them.
     changed: Option<Value>,
     wake: Vec<u32>,
 }
 
 impl<'a, 'b> Emitter<'a, 'b> {
     /// An emitter into `b`, whose entry block is current and has the function's
-    /// parameters; `calls` are the imported callbacks, `readers` the steps that
+    /// parameters; `calls` are the imported callbacks, `readers` the partitions that
     /// read each word.
     pub fn new(
         b: &'a mut FunctionBuilder<'b>,
@@ -74,7 +75,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             flags: p[4],
             calls,
             readers,
-            step: 0,
+            flag: 0,
             known: HashMap::new(),
             changed: None,
             wake: Vec::new(),
@@ -109,14 +110,14 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.seal_block(next);
     }
 
-    /// One segment: skipped unless its step's flag is set or a source in its
+    /// One segment: skipped unless its partition's flag is set or a source in its
     /// `direct` mask is dirty; a run clears the flag.
     fn segment(&mut self, s: &Segment, items: &[Item]) {
         self.known.clear();
-        self.step = s.step;
+        self.flag = s.flag;
         let next = self.b.create_block();
         let body = self.b.create_block();
-        let at = s.step as i32;
+        let at = s.flag as i32;
         let flag = self
             .b
             .ins()
@@ -140,12 +141,11 @@ impl<'a, 'b> Emitter<'a, 'b> {
                 Item::Rec(inst) => self.inst(inst),
                 Item::Run { step, dst } => {
                     self.call(self.calls.run, *step, *dst);
-                    let code = self.code;
                     let mut wake = std::mem::take(&mut self.wake);
-                    each_record(code, &code.steps[*step as usize], |kind, r, _| {
-                        writes(code, kind, &r, |w| {
+                    item.each_word(self.code, |w, write| {
+                        if write {
                             wake.extend_from_slice(self.readers.of(w))
-                        })
+                        }
                     });
                     self.wake = wake;
                     self.wake_all();
@@ -178,12 +178,12 @@ impl<'a, 'b> Emitter<'a, 'b> {
         v
     }
 
-    /// Stores `v` to word `off` and keeps it in hand; when other steps read the
+    /// Stores `v` to word `off` and keeps it in hand; when other partitions read the
     /// word, notes whether it changed (see [`flush`](Self::flush)).
     pub(super) fn write(&mut self, off: u32, v: Value) {
         let (base, at) = self.address(off);
         let readers = self.readers.of(off);
-        if readers.iter().any(|&s| s != self.step) {
+        if readers.iter().any(|&s| s != self.flag) {
             let old = self.b.ins().load(I64, MemFlags::trusted(), base, at);
             let diff = self.b.ins().bxor(old, v);
             self.changed = Some(match self.changed {
@@ -196,7 +196,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.known.insert(off, v);
     }
 
-    /// Sets the flags of the steps that read a word the current record changed.
+    /// Sets the flags of the partitions that read a word the current record changed.
     fn flush(&mut self) {
         let Some(changed) = self.changed.take() else {
             return;
@@ -206,7 +206,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let mut wake = std::mem::take(&mut self.wake);
         wake.sort_unstable();
         wake.dedup();
-        for &s in wake.iter().filter(|&&s| s != self.step) {
+        for &s in wake.iter().filter(|&&s| s != self.flag) {
             let f = self
                 .b
                 .ins()
@@ -220,14 +220,14 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.wake = wake;
     }
 
-    /// Sets the flags of the steps in `wake` (but the current one's) and empties it.
+    /// Sets the flags in `wake` (but the current partition's) and empties it.
     fn wake_all(&mut self) {
         let mut wake = std::mem::take(&mut self.wake);
         wake.sort_unstable();
         wake.dedup();
-        if wake.iter().any(|&s| s != self.step) {
+        if wake.iter().any(|&s| s != self.flag) {
             let one = self.konst(1);
-            for &s in wake.iter().filter(|&&s| s != self.step) {
+            for &s in wake.iter().filter(|&&s| s != self.flag) {
                 self.b
                     .ins()
                     .istore8(MemFlags::trusted(), one, self.flags, s as i32);
@@ -282,7 +282,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// One record (see [`Kind`] for what each computes), then the flags of the
-    /// steps its change wakes.
+    /// partitions its change wakes.
     fn inst(&mut self, inst: &Inst) {
         self.record(inst);
         self.flush();

@@ -1,10 +1,13 @@
 //! What the compiled engine emits, before any code is emitted: every step of the
 //! program expanded into concrete records (a run of `n` instances becomes `n`
-//! records), grouped into *segments*, one per step (one activity test each, see
-//! [`activity`](super::activity)), and cut into functions of bounded size. Every storage offset the records touch is checked here, so that the
-//! emitted code can never address a word outside storage.
+//! records), grouped into *segments*, one per partition (one activity test each,
+//! see [`partition`](super::partition) and [`activity`](super::activity)), and
+//! cut into functions of bounded size. Every storage offset the records touch is
+//! checked here, so that the emitted code can never address a word outside
+//! storage.
 
-use crate::demand::Part;
+use super::partition::partitions;
+use crate::demand::{each_word, Part};
 use crate::exec::{each_record, Code};
 use crate::instr::{Kind, Mode, Rec, Span, Step};
 use std::ops::Range;
@@ -43,14 +46,28 @@ pub(super) enum Item {
     },
 }
 
-/// The items of one step: they run when the step's flag is set or a source in
+impl Item {
+    /// Calls `f(word, is_write)` for every word the item reads or writes.
+    pub fn each_word(&self, code: &Code, mut f: impl FnMut(u32, bool)) {
+        match *self {
+            Item::Rec(inst) => each_word(code, inst.kind, &inst.rec, f),
+            Item::Run { step, .. } => {
+                each_record(code, &code.steps[step as usize], |kind, r, _| {
+                    each_word(code, kind, &r, &mut f)
+                })
+            }
+        }
+    }
+}
+
+/// The items of one partition: they run when its flag is set or a source in
 /// `direct` is dirty (see [`activity`](super::activity)).
 #[derive(Clone, Debug)]
 pub(super) struct Segment {
-    /// The step (the index of its flag).
-    pub step: u32,
-    /// The sources the step depends on at all (see [`cones`](crate::cones)): its
-    /// flag can be set only after one of them changed, so consecutive steps of
+    /// The index of its flag.
+    pub flag: u32,
+    /// The sources its items depend on at all (see [`cones`](crate::cones)): its
+    /// flag can be set only after one of them changed, so consecutive segments of
     /// one mask share a first test of it.
     pub mask: u64,
     /// The dirty sources that wake it directly (the input words it reads).
@@ -83,24 +100,29 @@ pub struct Malformed {
 }
 
 /// Expands, checks and groups the steps of `part` of `code` over `words` storage
-/// words (every segment woken by its flag alone until
-/// [`wake_directly`](Plan::wake_directly)).
-pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malformed> {
+/// words; the segments' flags are numbered from `first_flag` (every segment woken
+/// by its flag alone until [`wake_directly`](Plan::wake_directly)).
+pub(super) fn plan(
+    code: &Code,
+    words: usize,
+    part: Part,
+    first_flag: u32,
+) -> Result<Plan, Malformed> {
     let mut insts = Vec::with_capacity(code.instructions());
     let mut items = Vec::with_capacity(code.instructions());
-    let mut segments = Vec::new();
+    let mut masks = Vec::with_capacity(code.instructions());
     for (index, s) in code.steps.iter().enumerate() {
         if !part.has(code, index) {
             continue;
         }
         check_step(code, s, insts.len())?;
         let call = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL;
-        let first = items.len();
-        each_record(code, s, |kind, rec, _| {
+        each_record(code, s, |kind, rec, mask| {
             let inst = Inst { kind, rec };
             insts.push(inst);
             if !call {
                 items.push(Item::Rec(inst));
+                masks.push(mask);
             }
         });
         if call {
@@ -112,13 +134,8 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
                 step: index as u32,
                 dst,
             });
+            masks.push(s.mask);
         }
-        segments.push(Segment {
-            step: index as u32,
-            mask: s.mask,
-            direct: 0,
-            items: first..items.len(),
-        });
     }
     for (i, inst) in insts.iter().enumerate() {
         check(code, inst, words).map_err(|what| Malformed {
@@ -127,20 +144,42 @@ pub(super) fn plan(code: &Code, words: usize, part: Part) -> Result<Plan, Malfor
             what,
         })?;
     }
+    // The records are checked: their words can be walked.
+    let mut ordered = Vec::with_capacity(items.len());
+    let mut segments = Vec::new();
+    for (k, members) in partitions(code, &items, words).into_iter().enumerate() {
+        let first = ordered.len();
+        ordered.extend(members.iter().map(|&i| items[i]));
+        segments.push(Segment {
+            flag: first_flag + k as u32,
+            mask: members.iter().fold(0, |m, &i| m | masks[i]),
+            direct: 0,
+            items: first..ordered.len(),
+        });
+    }
     Ok(Plan {
         functions: functions(&segments),
-        unrolled: items.iter().filter(|i| matches!(i, Item::Rec(_))).count(),
-        items,
+        unrolled: ordered.iter().filter(|i| matches!(i, Item::Rec(_))).count(),
+        items: ordered,
     })
 }
 
 impl Plan {
-    /// Sets every segment's directly waking sources from `direct` (one per step
-    /// of the program).
+    /// Sets every segment's directly waking sources from `direct` (one per flag).
     pub fn wake_directly(&mut self, direct: &[u64]) {
         for s in self.functions.iter_mut().flatten() {
-            s.direct = direct[s.step as usize];
+            s.direct = direct[s.flag as usize];
         }
+    }
+
+    /// Its segments, in order.
+    pub fn segments(&self) -> impl Iterator<Item = &Segment> {
+        self.functions.iter().flatten()
+    }
+
+    /// The number of its segments (and flags).
+    pub fn flags(&self) -> u32 {
+        self.segments().count() as u32
     }
 }
 
