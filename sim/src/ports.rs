@@ -83,6 +83,7 @@ impl Simulator {
             let old = std::mem::replace(&mut self.vals[off as usize], v);
             if old != v {
                 self.touch(cone);
+                self.changed(i);
             }
         } else {
             check_fits(&p.name, p.width, value)?;
@@ -96,6 +97,7 @@ impl Simulator {
             }
             if changed {
                 self.touch(cone);
+                self.changed(i);
             }
         }
         Ok(())

@@ -178,11 +178,6 @@ pub struct Simulator {
     pub(crate) dirty: u64,
     /// The sources changed since the last settle of the output part.
     pub(crate) dirty_out: u64,
-    /// The sources changed since the last clock edge, and per domain those
-    /// changed since its last register commit (for the compiled engine's commits,
-    /// which skip registers whose inputs did not change).
-    since_edge: u64,
-    since_commit: Vec<u64>,
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: FxHashMap<String, u32>,
     pub(crate) named: Vec<NamedNet>,
@@ -211,19 +206,20 @@ impl std::fmt::Debug for Simulator {
 }
 
 /// What the compiled engine of `prog` is built from: its program and commits, and
-/// the words the test bench writes (input ports, clocks, resets) with the dirty
-/// sources their changes set.
+/// the words the test bench writes: every port's (none for an output), then
+/// every domain's clock and reset (see [`Simulator::changed`]).
 fn jit_source(prog: &Program, ports: &[PortInfo], domains: &[DomainInfo]) -> Source {
-    let mut inputs: Vec<(Span, u64)> = ports
+    let none = Span { off: 0, words: 0 };
+    let mut inputs: Vec<Span> = ports
         .iter()
-        .filter(|p| p.direction == Direction::Input)
-        .map(|p| (p.span, p.cone))
+        .map(|p| match p.direction {
+            Direction::Input => p.span,
+            _ => none,
+        })
         .collect();
     for d in domains {
-        inputs.push((d.clock, d.cone));
-        if let Some((off, _)) = d.reset {
-            inputs.push((Span { off, words: 1 }, d.reset_cone));
-        }
+        inputs.push(d.clock);
+        inputs.push(d.reset.map_or(none, |(off, _)| Span { off, words: 1 }));
     }
     Source {
         code: prog.code.clone(),
@@ -362,8 +358,6 @@ impl Simulator {
             vals,
             dirty: u64::MAX,
             dirty_out: u64::MAX,
-            since_edge: 0,
-            since_commit: vec![0; domains.len()],
             ports,
             port_index,
             named,
@@ -453,7 +447,15 @@ impl Simulator {
     pub(crate) fn touch(&mut self, cone: u64) {
         self.dirty |= cone;
         self.dirty_out |= cone;
-        self.since_edge |= cone;
+    }
+
+    /// Tells the compiled engine that the test bench changed input `index`: port
+    /// `index`, or past the ports, a domain's clock (`2d`) or reset (`2d + 1`).
+    #[inline]
+    pub(crate) fn changed(&mut self, index: usize) {
+        if let Some(c) = self.jit.ready_mut() {
+            c.input_changed(index);
+        }
     }
 
     fn run_part(&mut self, dirty: u64, part: Part) {
@@ -604,6 +606,9 @@ impl Simulator {
             }
         }
         self.touch(cones);
+        for d in 0..self.domains.len() {
+            self.changed(self.ports.len() + 2 * d + 1);
+        }
     }
 
     /// Processes the next rising edge of any clock: falling edges before it, then one
@@ -617,15 +622,19 @@ impl Simulator {
         self.trace(|tr, vals| tr.dump(vals, now));
         // Falling edges up to t (those exactly at t are written with the rising edge).
         while let Some(tf) = self.clocks.next_fall_until(t) {
-            let mut cones = 0;
-            for (c, d) in self.clocks.clocks.iter_mut().zip(&self.domains) {
+            let (mut cones, mut fell) = (0, 0u64);
+            for (i, (c, d)) in self.clocks.clocks.iter_mut().zip(&self.domains).enumerate() {
                 if c.next_fall == Some(tf) {
                     c.next_fall = None;
                     self.vals[d.clock.off as usize] = 0;
                     cones |= d.cone;
+                    fell |= 1 << i;
                 }
             }
             self.touch(cones);
+            for d in (0..self.domains.len()).filter(|d| fell >> d & 1 == 1) {
+                self.changed(self.ports.len() + 2 * d);
+            }
             if tf < t {
                 self.trace(|tr, vals| tr.dump_clocks(vals, tf));
             }
@@ -648,14 +657,11 @@ impl Simulator {
         for d in fired.iter() {
             state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
         }
-        let since = std::mem::take(&mut self.since_edge);
-        self.since_commit.iter_mut().for_each(|s| *s |= since);
         for d in fired.iter() {
             let (dom, vals) = (&p.domains[d], &mut self.vals);
-            let dirty = std::mem::take(&mut self.since_commit[d]);
             match self.jit.ready_mut() {
                 Some(c) => {
-                    c.commit(vals, d, dirty);
+                    c.commit(vals, d);
                     state::commit_shadow(dom, &p.mems, &self.shadow, vals, |i| {
                         c.shadow_changed(d, i)
                     });
@@ -669,6 +675,7 @@ impl Simulator {
         for d in fired.iter() {
             self.vals[self.domains[d].clock.off as usize] = 1;
             self.touch(self.domains[d].cone);
+            self.changed(self.ports.len() + 2 * d);
         }
         self.fired = fired;
         if self.tracer.is_some() {

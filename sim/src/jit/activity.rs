@@ -4,8 +4,8 @@
 //! runs clears its own flag; a word it writes that differs from the word's old
 //! value sets the flags of the partitions that read it (later ones: they run in
 //! dependency order). A register commit that changes a register sets the flags of
-//! its readers, and an input word (a port, a clock, a reset) wakes its readers
-//! through the dirty sources of the settle, as before.
+//! its readers, and so does a test bench's write that changes an input (a port, a
+//! clock, a reset).
 //!
 //! Direct register copies have flags too, after the partitions' (flag
 //! `partitions + k` for copy `k`, counting through the domains in order): a copy
@@ -119,35 +119,8 @@ fn each_copy_read(first: usize, copies: &[Vec<DirectCopy>], mut f: impl FnMut(u3
     }
 }
 
-/// For every partition of `plans` (of `code`) and then every copy of `copies`,
-/// the dirty sources that wake it directly: the bits of the input words
-/// (`inputs`: spans and the sources their changes set) it reads. Everything else
-/// it reads wakes it through its flag.
-pub(super) fn direct_sources(
-    code: &Code,
-    plans: &[Plan],
-    copies: &[Vec<DirectCopy>],
-    words: usize,
-    inputs: &[(Span, u64)],
-) -> Vec<u64> {
-    let mut bits = vec![0u64; words];
-    for &(span, b) in inputs {
-        for w in span.off..span.off.saturating_add(span.words) {
-            if let Some(x) = bits.get_mut(w as usize) {
-                *x |= b;
-            }
-        }
-    }
-    let copies_count: usize = copies.iter().map(Vec::len).sum();
-    let mut direct = vec![0u64; flags(plans) + copies_count];
-    let mut wake =
-        |s: u32, w: u32| direct[s as usize] |= bits.get(w as usize).copied().unwrap_or(0);
-    each_read(code, plans, &mut wake);
-    each_copy_read(flags(plans), copies, wake);
-    direct
-}
-
-/// Lists of flags to set, one per entry (a register commit, a shadowed register).
+/// Lists of flags to set, one per entry (a register commit, a shadowed register,
+/// an input).
 #[derive(Debug, Default)]
 pub(super) struct Fanout {
     starts: Vec<u32>,
@@ -243,15 +216,6 @@ mod tests {
         assert_eq!(
             (f.get(0), f.get(1), f.get(2)),
             (&[0, 1][..], &[][..], &[][..])
-        );
-        let inputs = [
-            (Span { off: 1, words: 1 }, 0b100),
-            (Span { off: 3, words: 1 }, 0b1000),
-        ];
-        assert_eq!(
-            direct_sources(&code, &plans, &[vec![copy()]], 5, &inputs),
-            [0b100, 0b1000],
-            "only the input words a partition or copy reads wake it directly"
         );
     }
 }

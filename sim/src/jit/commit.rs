@@ -5,8 +5,7 @@
 //! (the next value, or the register itself when disabled) and moves its words with
 //! plain loads and stores (a call of [`MOVE`] past [`MAX_UNROLLED`] words or when
 //! the source partly overlaps the register); a broadcast run selects word by word.
-//! A copy runs only when its flag is set or an input word it reads is dirty (see
-//! [`activity`](super::activity)). When steps or copies read the register, the
+//! A copy runs only when its flag is set (see [`activity`](super::activity)). When steps or copies read the register, the
 //! copy also notes whether any word changed and then sets their flags; a reset
 //! always does.
 
@@ -113,33 +112,24 @@ pub(super) struct Copies<'a> {
     pub copies: &'a [DirectCopy],
     /// The flag of the first (the others follow).
     pub first_flag: u32,
-    /// Per copy, the dirty sources that wake it directly.
-    pub direct: &'a [u64],
     /// Per copy, the flags to set when its register changes.
     pub wake: &'a Fanout,
 }
 
 /// Emits the body of one domain's commit function into `b`, whose entry block is
-/// current and has the function's parameters (the storage base, the dirty
-/// sources and the flags are used); `moves` is the imported [`MOVE`].
+/// current and has the function's parameters (the storage base and the flags are
+/// used); `moves` is the imported [`MOVE`].
 pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let entry = b.current_block().expect("the entry block is current");
     let params = b.block_params(entry);
     debug_assert_eq!(params.len(), PARAMS);
-    let (vals, dirty, flags) = (params[0], params[2], params[4]);
+    let (vals, flags) = (params[0], params[4]);
     for (i, c) in domain.copies.iter().enumerate() {
         let wake = domain.wake.get(i);
         let (run, next) = (b.create_block(), b.create_block());
         let at = (domain.first_flag + i as u32) as i32;
         let flag = b.ins().uload8(I64, MemFlags::trusted(), flags, at);
-        let hit = match domain.direct[i] {
-            0 => flag,
-            direct => {
-                let hit = b.ins().band_imm(dirty, direct as i64);
-                b.ins().bor(hit, flag)
-            }
-        };
-        b.ins().brif(hit, run, &[], next, &[]);
+        b.ins().brif(flag, run, &[], next, &[]);
         b.switch_to_block(run);
         b.seal_block(run);
         let zero = b.ins().iconst(I64, 0);

@@ -1,6 +1,5 @@
 //! Cranelift IR for one native function of the compiled engine: its segments (one
-//! per partition) in order, each behind one test of the partition's flag and its
-//! directly waking sources, each record as straight-line code. A word written or read
+//! per partition) in order, each behind one test of the partition's flag, each record as straight-line code. A word written or read
 //! earlier in the same segment is taken from the value already in hand (a
 //! register, or a spill the allocator chose) instead of being loaded again; every
 //! result is still stored, so storage is exact after every segment and ports,
@@ -110,8 +109,8 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.seal_block(next);
     }
 
-    /// One segment: skipped unless its partition's flag is set or a source in its
-    /// `direct` mask is dirty; a run clears the flag.
+    /// One segment: skipped unless its partition's flag is set; a run clears the
+    /// flag.
     fn segment(&mut self, s: &Segment, items: &[Item]) {
         self.known.clear();
         self.flag = s.flag;
@@ -122,14 +121,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             .b
             .ins()
             .uload8(I64, MemFlags::trusted(), self.flags, at);
-        let hit = match s.direct {
-            0 => flag,
-            direct => {
-                let hit = self.b.ins().band_imm(self.dirty, direct as i64);
-                self.b.ins().bor(hit, flag)
-            }
-        };
-        self.b.ins().brif(hit, body, &[], next, &[]);
+        self.b.ins().brif(flag, body, &[], next, &[]);
         self.b.switch_to_block(body);
         self.b.seal_block(body);
         let zero = self.konst(0);

@@ -98,9 +98,9 @@ pub(crate) struct Source {
     /// in the order [`state::commit_shadow`](crate::state::commit_shadow) visits
     /// them.
     pub shadowed: Vec<Vec<Span>>,
-    /// The words the test bench writes (ports, clocks, resets) and the dirty
-    /// sources a change of each sets.
-    pub inputs: Vec<(Span, u64)>,
+    /// The words the test bench writes (ports, clocks, resets), by the index
+    /// [`Compiled::input_changed`] takes.
+    pub inputs: Vec<Span>,
 }
 
 /// The callback the emitted code calls for wide operation `index` of `code`.
@@ -149,8 +149,10 @@ pub(crate) struct Compiled {
     commits: Vec<Function>,
     /// One flag per step: set when a word the step reads changed since it ran.
     flags: Vec<u8>,
-    /// Per clock domain, the steps each shadowed commit wakes when it changes.
+    /// Per clock domain, the flags each shadowed commit sets when it changes.
     shadow_wake: Vec<activity::Fanout>,
+    /// The flags each input sets when the test bench changes it.
+    input_wake: activity::Fanout,
     /// The program the callbacks read (owned, so it outlives every call).
     code: Box<Code>,
     words: usize,
@@ -182,11 +184,9 @@ impl Compiled {
         } = source;
         let outputs = plan::plan(&code, words, Part::Outputs, 0)?;
         let rest = plan::plan(&code, words, Part::Rest, outputs.flags())?;
-        let mut plans = [outputs, rest];
+        let plans = [outputs, rest];
         commit::check(&copies, words)?;
         // The program is checked: its words can be walked.
-        let direct = activity::direct_sources(&code, &plans, &copies, words, &inputs);
-        plans.iter_mut().for_each(|p| p.wake_directly(&direct));
         let readers = activity::Readers::new(&code, &plans, &copies, words);
         let mut module = jit_module()?;
         let mut ids = Vec::new();
@@ -199,11 +199,7 @@ impl Compiled {
             )?);
         }
         let partitions = activity::flags(&plans);
-        ids.push(emit_commits(
-            &mut module,
-            &copies,
-            (&readers, partitions, &direct[partitions..]),
-        )?);
+        ids.push(emit_commits(&mut module, &copies, (&readers, partitions))?);
         module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen(e.to_string()))?;
@@ -237,8 +233,9 @@ impl Compiled {
             module: Some(module),
             functions,
             commits,
-            flags: vec![1; direct.len()],
+            flags: vec![1; partitions + copies.iter().map(Vec::len).sum::<usize>()],
             shadow_wake,
+            input_wake: activity::Fanout::of_spans(&readers, inputs),
             code: Box::new(code),
             words,
             stats,
@@ -250,9 +247,10 @@ impl Compiled {
         self.stats
     }
 
-    /// One settle of `part` after the input words with sources in `dirty` changed
-    /// (see [`exec::run`](crate::exec::run)): the steps whose flag is set or that
-    /// read such a word run.
+    /// One settle of `part` after the sources in `dirty` changed (see
+    /// [`exec::run`](crate::exec::run)): the partitions whose flag is set run, in
+    /// groups of one static mask skipped at once when no source of the mask is
+    /// dirty.
     pub fn run(&mut self, vals: &mut [u64], dirty: u64, part: Part) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let len = vals.len() as u64;
@@ -266,18 +264,17 @@ impl Compiled {
         }
     }
 
-    /// Commits the direct registers of `domain` (what
-    /// [`state::commit_copies`](crate::state::commit_copies) does) after the input
-    /// words with sources in `dirty` changed (since this domain's last commit),
-    /// and flags the readers of every register that changed.
-    pub fn commit(&mut self, vals: &mut [u64], domain: usize, dirty: u64) {
+    /// Commits the direct registers of `domain` whose flag is set (what
+    /// [`state::commit_copies`](crate::state::commit_copies) does for all) and
+    /// flags the readers of every register that changed.
+    pub fn commit(&mut self, vals: &mut [u64], domain: usize) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let base = vals.as_mut_ptr();
         let flags = self.flags.as_mut_ptr();
         // SAFETY: as for `run`; a commit function reads and writes only the words
         // `commit::check` found within storage of `words` words, and flags of
         // its own copies and of readers.
-        unsafe { self.commits[domain](base, vals.len() as u64, dirty, &*self.code, flags) };
+        unsafe { self.commits[domain](base, vals.len() as u64, 0, &*self.code, flags) };
     }
 
     /// Flags the readers of shadowed commit `entry` of `domain` (see
@@ -287,6 +284,15 @@ impl Compiled {
             for &s in wake.get(entry) {
                 self.flags[s as usize] = 1;
             }
+        }
+    }
+
+    /// Flags the readers of input `index` (see [`Source::inputs`]), whose value
+    /// the test bench changed.
+    #[inline]
+    pub fn input_changed(&mut self, index: usize) {
+        for &s in self.input_wake.get(index) {
+            self.flags[s as usize] = 1;
         }
     }
 }
@@ -441,12 +447,12 @@ fn emit_all(
 }
 
 /// Emits and defines one commit function per domain, each waking the `readers` of
-/// the registers it changes; the copies' flags follow the `partitions`' and
-/// `direct` has their directly waking sources. Returns their ids in order.
+/// the registers it changes; the copies' flags follow the `partitions`'. Returns
+/// their ids in order.
 fn emit_commits(
     module: &mut JITModule,
     commits: &[Vec<DirectCopy>],
-    (readers, partitions, direct): (&activity::Readers, usize, &[u64]),
+    (readers, partitions): (&activity::Readers, usize),
 ) -> Result<Vec<FuncId>, JitError> {
     let mut def = Definer::new(module);
     let moves = def.import(module, commit::MOVE, (3, 1))?;
@@ -466,7 +472,6 @@ fn emit_commits(
                 let domain = commit::Copies {
                     copies,
                     first_flag: (partitions + first) as u32,
-                    direct: &direct[first..first + copies.len()],
                     wake: &wake,
                 };
                 commit::body(b, &domain, moves)
@@ -580,8 +585,8 @@ mod tests {
         }
     }
 
-    /// A step runs at the first settle, then only when an input word it reads is
-    /// announced dirty or a step before it changed a word it reads.
+    /// A step runs at the first settle, then only when an input it reads changed
+    /// or a step before it changed a word it reads.
     #[test]
     fn steps_run_when_what_they_read_changed() {
         let or = |d, a, b| Rec {
@@ -597,8 +602,8 @@ mod tests {
             n: 1,
             mask: 0b101,
         };
-        // w2 = w0 | w1, then w3 = w2 | w2; w0 is an input announced by source bit 2
-        // (the steps depend on it and on source bit 0). The first step feeds an
+        // w2 = w0 | w1, then w3 = w2 | w2; w0 is input 0, of source bit 2 (the
+        // steps depend on it and on source bit 0). The first step feeds an
         // output (so the two are partitions of different parts).
         let mut code = Code::new(
             (
@@ -619,7 +624,7 @@ mod tests {
         let mut compiled = Compiled::new(Source {
             code,
             words: 4,
-            inputs: vec![(Span { off: 0, words: 1 }, 0b100)],
+            inputs: vec![Span { off: 0, words: 1 }],
             ..Source::default()
         })
         .expect("compiles");
@@ -629,6 +634,7 @@ mod tests {
         vals[0] = 4;
         compiled.run_all(&mut vals, 0b1);
         assert_eq!(vals, [4, 2, 3, 3], "an unannounced input wakes nothing");
+        compiled.input_changed(0);
         compiled.run_all(&mut vals, 0b100);
         assert_eq!(
             vals,
@@ -637,6 +643,7 @@ mod tests {
         );
         vals[1] = 2;
         vals[3] = 0;
+        compiled.input_changed(0);
         compiled.run_all(&mut vals, 0b100);
         assert_eq!(vals, [4, 2, 6, 0], "an unchanged result wakes nothing");
     }
@@ -701,16 +708,16 @@ mod tests {
             let mut compiled = compile(Code::default(), &[Vec::new(), copies.clone()], vals.len())
                 .expect("compiles");
             let mut got = vals;
-            compiled.commit(&mut got, 1, 0);
+            compiled.commit(&mut got, 1);
             assert_eq!(got, want, "trial {trial}: {copies:?}");
         }
     }
 
-    /// A register copy runs at the first commit, then only when an input word it
-    /// reads is announced dirty or a step changed its next value.
+    /// A register copy runs at the first commit, then only when an input it reads
+    /// changed or a step changed its next value.
     #[test]
     fn copies_run_when_what_they_read_changed() {
-        // w1 = w0 | w0 (w0 an input announced by source bit 0); registers w2 <= w1
+        // w1 = w0 | w0 (w0 is input 0); registers w2 <= w1
         // and w3 <= w0.
         let copy = |dst, src| DirectCopy {
             dst,
@@ -732,24 +739,27 @@ mod tests {
             code: program(Kind::Or, Mode::Gather, vec![rec], 1),
             words: 4,
             copies: vec![vec![copy(2, 1), copy(3, 0)]],
-            inputs: vec![(Span { off: 0, words: 1 }, 1)],
+            inputs: vec![Span { off: 0, words: 1 }],
             ..Source::default()
         })
         .expect("compiles");
         let mut vals = vec![5, 0, 0, 0];
         compiled.run_all(&mut vals, u64::MAX);
-        compiled.commit(&mut vals, 0, 0);
+        compiled.commit(&mut vals, 0);
         assert_eq!(vals, [5, 5, 5, 5], "the first commit runs every copy");
         vals[0] = 6;
-        compiled.run_all(&mut vals, 0);
-        compiled.commit(&mut vals, 0, 0);
+        compiled.run_all(&mut vals, 1);
+        compiled.commit(&mut vals, 0);
         assert_eq!(vals, [6, 5, 5, 5], "an unannounced change wakes nothing");
+        compiled.input_changed(0);
         compiled.run_all(&mut vals, 1);
         assert_eq!(vals, [6, 6, 5, 5], "the input wakes the step");
-        compiled.commit(&mut vals, 0, 0);
-        assert_eq!(vals, [6, 6, 6, 5], "the step's change wakes its register");
-        compiled.commit(&mut vals, 0, 1);
-        assert_eq!(vals, [6, 6, 6, 6], "the input wakes its register");
+        compiled.commit(&mut vals, 0);
+        assert_eq!(
+            vals,
+            [6, 6, 6, 6],
+            "the input wakes its register, the step's change the other"
+        );
     }
 
     /// A register commit wakes the readers of every register that changed, and
@@ -805,7 +815,7 @@ mod tests {
                 compile(code, std::slice::from_ref(&copies), total).expect("compiles");
             compiled.run_all(&mut vals, u64::MAX);
             let before = vals.clone();
-            compiled.commit(&mut vals, 0, 0);
+            compiled.commit(&mut vals, 0);
             // Mark every reader's result, then settle: a reader that runs
             // overwrites its mark.
             const MARK: u64 = 0xdead_beef;

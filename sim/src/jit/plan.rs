@@ -60,8 +60,8 @@ impl Item {
     }
 }
 
-/// The items of one partition: they run when its flag is set or a source in
-/// `direct` is dirty (see [`activity`](super::activity)).
+/// The items of one partition: they run when its flag is set (see
+/// [`activity`](super::activity)).
 #[derive(Clone, Debug)]
 pub(super) struct Segment {
     /// The index of its flag.
@@ -70,8 +70,6 @@ pub(super) struct Segment {
     /// flag can be set only after one of them changed, so consecutive segments of
     /// one mask share a first test of it.
     pub mask: u64,
-    /// The dirty sources that wake it directly (the input words it reads).
-    pub direct: u64,
     /// The items, as a range of [`Plan::items`].
     pub items: Range<usize>,
 }
@@ -100,8 +98,7 @@ pub struct Malformed {
 }
 
 /// Expands, checks and groups the steps of `part` of `code` over `words` storage
-/// words; the segments' flags are numbered from `first_flag` (every segment woken
-/// by its flag alone until [`wake_directly`](Plan::wake_directly)).
+/// words; the segments' flags are numbered from `first_flag`.
 pub(super) fn plan(
     code: &Code,
     words: usize,
@@ -153,7 +150,6 @@ pub(super) fn plan(
         segments.push(Segment {
             flag: first_flag + k as u32,
             mask: members.iter().fold(0, |m, &i| m | masks[i]),
-            direct: 0,
             items: first..ordered.len(),
         });
     }
@@ -165,13 +161,6 @@ pub(super) fn plan(
 }
 
 impl Plan {
-    /// Sets every segment's directly waking sources from `direct` (one per flag).
-    pub fn wake_directly(&mut self, direct: &[u64]) {
-        for s in self.functions.iter_mut().flatten() {
-            s.direct = direct[s.flag as usize];
-        }
-    }
-
     /// Its segments, in order.
     pub fn segments(&self) -> impl Iterator<Item = &Segment> {
         self.functions.iter().flatten()
