@@ -154,38 +154,10 @@ impl Fanout {
 mod tests {
     use super::*;
     use crate::demand::Part;
-    use crate::instr::{Kind, Mode, Rec, Step, Tag};
 
     /// Two steps: `w2 = w0 | w1`, then `w3 = w2 | w0`.
     fn chain() -> Code {
-        let or = |d, a, b| Rec {
-            d,
-            a,
-            b,
-            ..Rec::default()
-        };
-        let step = |start| Step {
-            kind: Kind::Or,
-            mode: Mode::Gather,
-            start,
-            n: 1,
-            mask: 1,
-        };
-        Code::new(
-            (
-                vec![step(0), step(1)],
-                vec![or(2, 0, 1), or(3, 2, 0)],
-                vec![
-                    Tag {
-                        kind: Kind::Or,
-                        mask: 1
-                    };
-                    2
-                ],
-            ),
-            Vec::new(),
-            Vec::new(),
-        )
+        super::super::tests::ors(&[(2, 0, 1), (3, 2, 0)], 1)
     }
 
     /// A register copy `w4 <= w3`.

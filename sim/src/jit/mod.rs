@@ -499,6 +499,37 @@ mod tests {
         })
     }
 
+    /// A program of one gathered `Or` step per `(d, a, b)` (`w[d] = w[a] | w[b]`),
+    /// each of source mask `mask`.
+    pub(super) fn ors(recs: &[(u32, u32, u32)], mask: u64) -> Code {
+        let steps = (0..recs.len() as u32)
+            .map(|start| Step {
+                kind: Kind::Or,
+                mode: Mode::Gather,
+                start,
+                n: 1,
+                mask,
+            })
+            .collect();
+        let tags = vec![
+            Tag {
+                kind: Kind::Or,
+                mask
+            };
+            recs.len()
+        ];
+        let recs = recs
+            .iter()
+            .map(|&(d, a, b)| Rec {
+                d,
+                a,
+                b,
+                ..Rec::default()
+            })
+            .collect();
+        Code::new((steps, recs, tags), Vec::new(), Vec::new())
+    }
+
     /// A program of one step of `kind` over `recs` in `mode`.
     fn program(kind: Kind, mode: Mode, recs: Vec<Rec>, n: u32) -> Code {
         let tags = vec![Tag { kind, mask: 1 }; recs.len()];
@@ -589,37 +620,10 @@ mod tests {
     /// or a step before it changed a word it reads.
     #[test]
     fn steps_run_when_what_they_read_changed() {
-        let or = |d, a, b| Rec {
-            d,
-            a,
-            b,
-            ..Rec::default()
-        };
-        let step = |start| Step {
-            kind: Kind::Or,
-            mode: Mode::Gather,
-            start,
-            n: 1,
-            mask: 0b101,
-        };
         // w2 = w0 | w1, then w3 = w2 | w2; w0 is input 0, of source bit 2 (the
         // steps depend on it and on source bit 0). The first step feeds an
         // output (so the two are partitions of different parts).
-        let mut code = Code::new(
-            (
-                vec![step(0), step(1)],
-                vec![or(2, 0, 1), or(3, 2, 2)],
-                vec![
-                    Tag {
-                        kind: Kind::Or,
-                        mask: 0b101
-                    };
-                    2
-                ],
-            ),
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut code = ors(&[(2, 0, 1), (3, 2, 2)], 0b101);
         code.outputs = vec![true, false];
         let mut compiled = Compiled::new(Source {
             code,
@@ -685,24 +689,35 @@ mod tests {
         }
     }
 
+    /// `n` random words, each a single bit (an enable, a reset) with probability
+    /// `bits`.
+    fn random_storage(rng: &mut impl Rng, n: usize, bits: f64) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                if rng.gen_bool(bits) {
+                    rng.gen_range(0..2)
+                } else {
+                    rng.gen()
+                }
+            })
+            .collect()
+    }
+
+    /// One to five random direct copies over storage of `words` words.
+    fn random_copies(rng: &mut impl Rng, words: u32) -> Vec<DirectCopy> {
+        (0..rng.gen_range(1..6))
+            .map(|_| random_copy(rng, words))
+            .collect()
+    }
+
     /// The compiled register commits do what the interpreter's do.
     #[test]
     fn commits_match_the_interpreter() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let words = 300;
         for trial in 0..300 {
-            let copies: Vec<DirectCopy> = (0..rng.gen_range(1..6))
-                .map(|_| random_copy(&mut rng, words))
-                .collect();
-            let vals: Vec<u64> = (0..words)
-                .map(|_| {
-                    if rng.gen_bool(0.3) {
-                        rng.gen_range(0..2)
-                    } else {
-                        rng.gen()
-                    }
-                })
-                .collect();
+            let copies = random_copies(&mut rng, words);
+            let vals = random_storage(&mut rng, words as usize, 0.3);
             let mut want = vals.clone();
             crate::state::commit_copies(&copies, &mut want);
             let mut compiled = compile(Code::default(), &[Vec::new(), copies.clone()], vals.len())
@@ -769,48 +784,18 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
         let words = 300;
         for trial in 0..300 {
-            let copies: Vec<DirectCopy> = (0..rng.gen_range(1..6))
-                .map(|_| random_copy(&mut rng, words))
-                .collect();
+            let copies = random_copies(&mut rng, words);
             // One reader step per copy, of its first and last words, writing past
             // the registers' storage.
-            let recs: Vec<Rec> = copies
+            let readers: Vec<(u32, u32, u32)> = copies
                 .iter()
                 .enumerate()
-                .map(|(i, c)| Rec {
-                    d: words + i as u32,
-                    a: c.dst,
-                    b: c.dst + c.len - 1,
-                    ..Rec::default()
-                })
+                .map(|(i, c)| (words + i as u32, c.dst, c.dst + c.len - 1))
                 .collect();
-            let steps = (0..recs.len() as u32)
-                .map(|start| Step {
-                    kind: Kind::Or,
-                    mode: Mode::Gather,
-                    start,
-                    n: 1,
-                    mask: 1,
-                })
-                .collect();
-            let tags = vec![
-                Tag {
-                    kind: Kind::Or,
-                    mask: 1
-                };
-                recs.len()
-            ];
-            let code = Code::new((steps, recs.clone(), tags), Vec::new(), Vec::new());
+            let code = ors(&readers, 1);
+            let recs = code.recs.clone();
             let total = words as usize + recs.len();
-            let mut vals: Vec<u64> = (0..total)
-                .map(|_| {
-                    if rng.gen_bool(0.5) {
-                        rng.gen_range(0..2)
-                    } else {
-                        rng.gen()
-                    }
-                })
-                .collect();
+            let mut vals = random_storage(&mut rng, total, 0.5);
             let mut compiled =
                 compile(code, std::slice::from_ref(&copies), total).expect("compiles");
             compiled.run_all(&mut vals, u64::MAX);
