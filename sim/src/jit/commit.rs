@@ -5,6 +5,8 @@
 //! (the next value, or the register itself when disabled) and moves its words with
 //! plain loads and stores (a call of [`MOVE`] past [`MAX_UNROLLED`] words or when
 //! the source partly overlaps the register); a broadcast run selects word by word.
+//! An unrolled copy notes whether a word changed; a moved one counts as changed
+//! unless it was disabled.
 //! A copy runs only when its flag is set (see [`activity`](super::activity)). When steps or copies read the register, the
 //! copy also notes whether any word changed and then sets their flags; a reset
 //! always does.
@@ -20,40 +22,21 @@ use cranelift_frontend::FunctionBuilder;
 pub(super) const MOVE: &str = "ws_move";
 
 /// Moves `n` words from `src` to `dst` (the spans may overlap, as for `memmove`)
-/// and returns 1 if any word of `dst` changed, 0 if none did.
+/// and returns 1, or returns 0 at once when `src` is `dst` (a disabled register
+/// copying onto itself). It does not compare: a long copy that runs is taken to
+/// have changed its register (waking its readers is always safe, and comparing
+/// cost more than it saved; see the README).
 ///
 /// # Safety
 /// `src` and `dst` point to `n` readable words, `dst` to `n` writable ones, and
 /// nothing else accesses them during the call (see the engine's safety argument).
 pub(super) unsafe extern "C" fn move_words(dst: *mut u64, src: *const u64, n: u64) -> u64 {
-    let n = n as usize;
     if std::ptr::eq(dst, src) {
-        // A disabled register copying onto itself.
         return 0;
     }
-    if src.wrapping_add(n) <= dst || dst.wrapping_add(n) as *const u64 <= src {
-        // SAFETY: the caller's contract; the spans are disjoint, so one shared and
-        // one exclusive slice may coexist.
-        let (d, s) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(dst, n),
-                std::slice::from_raw_parts(src, n),
-            )
-        };
-        // One pass that compares and copies (vectorized).
-        let mut diff = 0;
-        for (d, s) in d.iter_mut().zip(s) {
-            diff |= *d ^ *s;
-            *d = *s;
-        }
-        return u64::from(diff != 0);
-    }
-    // SAFETY: the caller's contract; reads through raw pointers, since the spans
-    // overlap.
-    let changed = (0..n).any(|i| unsafe { dst.add(i).read() != src.add(i).read() });
-    // SAFETY: as above; `copy` allows overlap.
-    unsafe { std::ptr::copy(src, dst, n) };
-    u64::from(changed)
+    // SAFETY: the caller's contract; `copy` allows overlap.
+    unsafe { std::ptr::copy(src, dst, n as usize) };
+    1
 }
 
 /// Why a domain's commits cannot be compiled: a copy addresses a word outside
@@ -71,7 +54,7 @@ pub struct MalformedCommit {
 
 /// Copies of more words than this call [`MOVE`] instead of being unrolled, so
 /// that code size stays bounded.
-const MAX_UNROLLED: u32 = 8;
+pub(super) const MAX_UNROLLED: u32 = 8;
 
 /// Checks that every word the copies of every domain read or write lies within
 /// storage of `words` words.
