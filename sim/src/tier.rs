@@ -26,7 +26,8 @@ impl Jit {
     /// Starts building the compiled engine from `source` on a background thread
     /// (on this thread if none can be started).
     pub fn start(source: Source) -> Jit {
-        // The thread gets the source back if it cannot be started.
+        // The source goes to the thread once it has started, so that it is still
+        // here to build on this thread if the thread cannot be started.
         let (give, take) = std::sync::mpsc::channel::<Source>();
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
@@ -42,7 +43,7 @@ impl Jit {
             });
         match spawned {
             Ok(handle) => {
-                // The thread holds the receiver until it has the source.
+                // Fails only if the thread is gone already, which its join reports.
                 let _ = give.send(source);
                 Jit::Building(handle)
             }

@@ -1,13 +1,13 @@
 //! Cranelift IR for one native function of the compiled engine: its segments (one
-//! per partition) in order, each behind one test of the partition's flag, each record as straight-line code. A word written or read
-//! earlier in the same segment is taken from the value already in hand (a
-//! register, or a spill the allocator chose) instead of being loaded again; every
-//! result is still stored, so storage is exact after every segment and ports,
-//! traces and register commits read it as they always have. A result that other
-//! partitions read is compared with the word's old value, and a change sets their
-//! flags
-//! (see [`activity`](super::activity)). Wide operations call back into the
-//! word-slice routines.
+//! per partition) in order, each behind one test of the partition's flag, each
+//! record as straight-line code. A word written or read earlier in the same
+//! segment is taken from the value already in hand (a register, or a spill the
+//! allocator chose) instead of being loaded again; every result is still stored,
+//! so storage is exact after every segment and ports, traces and register commits
+//! read it as they always have. A result that other partitions read is compared
+//! with the word's old value, and a change sets their flags (see
+//! [`activity`](super::activity)). Wide operations call back into the word-slice
+//! routines.
 
 use super::activity::Readers;
 use super::plan::{Inst, Item, Segment};
