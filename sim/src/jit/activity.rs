@@ -73,11 +73,10 @@ impl Readers {
         }
     }
 
-    /// The flags other than `except` that read a word of `span`, sorted, each once.
-    pub fn of_span(&self, span: Span, except: Option<u32>) -> Vec<u32> {
+    /// The flags that read a word of `span`, sorted, each once.
+    pub fn of_span(&self, span: Span) -> Vec<u32> {
         let mut out: Vec<u32> = (span.off..span.off.saturating_add(span.words))
             .flat_map(|w| self.of(w).iter().copied())
-            .filter(|&s| Some(s) != except)
             .collect();
         out.sort_unstable();
         out.dedup();
@@ -124,7 +123,7 @@ fn each_copy_read(first: usize, copies: &[Vec<DirectCopy>], mut f: impl FnMut(u3
 #[derive(Debug, Default)]
 pub(super) struct Fanout {
     starts: Vec<u32>,
-    steps: Vec<u32>,
+    flags: Vec<u32>,
 }
 
 impl Fanout {
@@ -132,19 +131,19 @@ impl Fanout {
     pub fn of_spans(readers: &Readers, spans: impl IntoIterator<Item = Span>) -> Fanout {
         let mut f = Fanout {
             starts: vec![0],
-            steps: Vec::new(),
+            flags: Vec::new(),
         };
         for s in spans {
-            f.steps.extend(readers.of_span(s, None));
-            f.starts.push(f.steps.len() as u32);
+            f.flags.extend(readers.of_span(s));
+            f.starts.push(f.flags.len() as u32);
         }
         f
     }
 
-    /// The steps entry `i` wakes.
+    /// The flags entry `i` sets.
     pub fn get(&self, i: usize) -> &[u32] {
         match (self.starts.get(i), self.starts.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.steps[a as usize..b as usize],
+            (Some(&a), Some(&b)) => &self.flags[a as usize..b as usize],
             _ => &[],
         }
     }
@@ -183,7 +182,7 @@ mod tests {
         assert_eq!((r.of(0), r.of(1), r.of(2)), (&[0][..], &[0][..], &[0][..]));
         assert_eq!(r.of(3), [1], "the copy's flag follows the partitions'");
         assert!(r.of(4).is_empty() && r.of(99).is_empty());
-        assert!(r.of_span(Span { off: 0, words: 3 }, Some(0)).is_empty());
+        assert_eq!(r.of_span(Span { off: 0, words: 4 }), [0, 1]);
         let f = Fanout::of_spans(&r, [Span { off: 2, words: 2 }, Span { off: 4, words: 1 }]);
         assert_eq!(
             (f.get(0), f.get(1), f.get(2)),

@@ -190,40 +190,39 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     /// Sets the flags of the partitions that read a word the current record changed.
     fn flush(&mut self) {
-        let Some(changed) = self.changed.take() else {
-            return;
-        };
-        let zero = self.konst(0);
-        let ne = self.flag(IntCC::NotEqual, changed, zero);
-        let mut wake = std::mem::take(&mut self.wake);
-        wake.sort_unstable();
-        wake.dedup();
-        for &s in wake.iter().filter(|&&s| s != self.flag) {
-            let f = self
-                .b
-                .ins()
-                .uload8(I64, MemFlags::trusted(), self.flags, s as i32);
-            let f = self.b.ins().bor(f, ne);
-            self.b
-                .ins()
-                .istore8(MemFlags::trusted(), f, self.flags, s as i32);
+        if let Some(changed) = self.changed.take() {
+            let zero = self.konst(0);
+            let ne = self.flag(IntCC::NotEqual, changed, zero);
+            self.set_flags(Some(ne));
         }
-        wake.clear();
-        self.wake = wake;
     }
 
     /// Sets the flags in `wake` (but the current partition's) and empties it.
     fn wake_all(&mut self) {
+        self.set_flags(None);
+    }
+
+    /// Or-s `bit` (a 0/1 value) into every flag in `wake` but the current
+    /// partition's, or sets them without `bit`; empties `wake`.
+    fn set_flags(&mut self, bit: Option<Value>) {
         let mut wake = std::mem::take(&mut self.wake);
         wake.sort_unstable();
         wake.dedup();
-        if wake.iter().any(|&s| s != self.flag) {
-            let one = self.konst(1);
-            for &s in wake.iter().filter(|&&s| s != self.flag) {
-                self.b
-                    .ins()
-                    .istore8(MemFlags::trusted(), one, self.flags, s as i32);
-            }
+        wake.retain(|&s| s != self.flag);
+        let one = (bit.is_none() && !wake.is_empty()).then(|| self.konst(1));
+        for &s in &wake {
+            let at = s as i32;
+            let v = match bit {
+                Some(bit) => {
+                    let f = self
+                        .b
+                        .ins()
+                        .uload8(I64, MemFlags::trusted(), self.flags, at);
+                    self.b.ins().bor(f, bit)
+                }
+                None => one.expect("made above for a non-empty list"),
+            };
+            self.b.ins().istore8(MemFlags::trusted(), v, self.flags, at);
         }
         wake.clear();
         self.wake = wake;
