@@ -189,6 +189,8 @@ pub struct Simulator {
     /// The domains that rose at the last edge.
     pub(crate) fired: Fired,
     pub(crate) steps: u64,
+    /// [`cycles`](Self::cycles) when the compiled engine first ran a settle.
+    compiled_from: Option<u64>,
     pub(crate) tracer: Option<Tracer>,
     pub(crate) trace_error: Option<std::io::Error>,
 }
@@ -203,6 +205,12 @@ impl std::fmt::Debug for Simulator {
             .field("storage_words", &self.vals.len())
             .finish()
     }
+}
+
+/// Rising edges of the primary domain of `clocks`, or `steps` without domains (see
+/// [`Simulator::cycles`]).
+fn primary_cycles(clocks: &Clocks, steps: u64) -> u64 {
+    clocks.clocks.first().map_or(steps, |c| c.cycles)
 }
 
 /// What the compiled engine of `prog` is built from: its program and commits, and
@@ -343,6 +351,7 @@ impl Simulator {
                 }
             }
         };
+        let compiled_from = jit.ready().map(|_| 0);
         let mut vals = prog.init.clone();
         for d in &domains {
             if let Some((off, level)) = d.reset {
@@ -367,6 +376,7 @@ impl Simulator {
             fired: Fired::default(),
             domains,
             steps: 0,
+            compiled_from,
             tracer: None,
             trace_error: None,
             prog,
@@ -410,7 +420,19 @@ impl Simulator {
     /// [`new`](Self::new)) is ready and switches to it; at once if there is none.
     /// A failed build (a simulator bug) is an error, and the interpreter goes on.
     pub fn finish_compile(&mut self) -> Result<(), SimError> {
-        Ok(self.jit.wait()?)
+        self.jit.wait()?;
+        if self.jit.ready().is_some() && self.compiled_from.is_none() {
+            self.compiled_from = Some(self.cycles());
+        }
+        Ok(())
+    }
+
+    /// The [`cycles`](Self::cycles) the interpreter had run when the compiled engine
+    /// took over (0: it ran from the first settle); `None` while the interpreter
+    /// runs. With the build time in [`compile_stats`](Self::compile_stats), it tells
+    /// how much of a short run the tiered start spent on the slower engine.
+    pub fn compiled_from_cycle(&self) -> Option<u64> {
+        self.compiled_from
     }
 
     /// The top module's ports.
@@ -460,7 +482,12 @@ impl Simulator {
 
     fn run_part(&mut self, dirty: u64, part: Part) {
         match self.jit.poll() {
-            Some(c) => c.run(&mut self.vals, dirty, part),
+            Some(c) => {
+                c.run(&mut self.vals, dirty, part);
+                if self.compiled_from.is_none() {
+                    self.compiled_from = Some(primary_cycles(&self.clocks, self.steps));
+                }
+            }
             None => exec::run(&self.prog.code, &mut self.vals, dirty, part),
         }
     }
@@ -488,10 +515,7 @@ impl Simulator {
     /// Rising edges of the primary domain; for a module without domains, the number
     /// of [`step`](Self::step) calls.
     pub fn cycles(&self) -> u64 {
-        match self.clocks.clocks.first() {
-            Some(c) => c.cycles,
-            None => self.steps,
-        }
+        primary_cycles(&self.clocks, self.steps)
     }
 
     /// Sets the clock period of domain `d` (at least 2 ps); it applies from the next

@@ -152,12 +152,9 @@ fn memories_can_be_peeked_and_poked() {
 fn the_default_engine_switches_to_compiled_code_without_a_seam() {
     use sim::Backend;
     let m = module();
-    assert_eq!(
-        Simulator::with_backend(&m, Backend::Compiled)
-            .unwrap()
-            .backend(),
-        Backend::Compiled
-    );
+    let compiled = Simulator::with_backend(&m, Backend::Compiled).unwrap();
+    assert_eq!(compiled.backend(), Backend::Compiled);
+    assert_eq!(compiled.compiled_from_cycle(), Some(0));
     let mut tiered = Simulator::new(&m).unwrap();
     let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
     for s in [&mut tiered, &mut reference] {
@@ -168,6 +165,9 @@ fn the_default_engine_switches_to_compiled_code_without_a_seam() {
             tiered.finish_compile().unwrap();
             assert_eq!(tiered.backend(), Backend::Compiled);
             assert!(tiered.compile_stats().is_some());
+            // Reset took one cycle: at most 101 ran before the switch.
+            let from = tiered.compiled_from_cycle().expect("switched");
+            assert!(from <= tiered.cycles() && tiered.cycles() == 101, "{from}");
         }
         let d = cycle.wrapping_mul(0x9e37_79b9) >> 7 & 0xff;
         let big = Bits::from_u64(cycle.wrapping_mul(0x1234_5678_9abc), 100).unwrap();
@@ -184,4 +184,5 @@ fn the_default_engine_switches_to_compiled_code_without_a_seam() {
             );
         }
     }
+    assert_eq!(reference.compiled_from_cycle(), None);
 }

@@ -2,7 +2,7 @@
 //! Verilator, or both on the same stimulus; and the board clocks a design's clock
 //! domains run at.
 
-use crate::dut::{Dut, NativeDut, VerilatorDut};
+use crate::dut::{CompiledStart, Dut, NativeDut, VerilatorDut};
 use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
 use gen::board::Board;
@@ -176,6 +176,9 @@ pub struct EngineTime {
     pub build: Duration,
     /// Wall time of the run (stimulus, checks and engine together: end to end).
     pub wall: Duration,
+    /// For the native engine, when its compiled engine took over (see
+    /// [`Dut::compiled_start`]).
+    pub compiled: Option<CompiledStart>,
 }
 
 /// The lines comparing engines that ran the same `cycles` with identical results:
@@ -204,9 +207,69 @@ pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> 
                 100.0 * r.build.as_secs_f64() / v.build.as_secs_f64().max(1e-9)
             );
         }
+        if let Some(c) = r.compiled {
+            out += &format!(
+                "\n    {:<12} compiled engine built in {:.1} ms alongside the interpreter, running from cycle {}",
+                "",
+                c.build.as_secs_f64() * 1e3,
+                c.cycle
+            );
+        }
     }
     if verilator.is_some() {
         out += &format!("\n    Verilator built with `{verilator_flags}`");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_says_when_the_compiled_engine_took_over() {
+        let ms = Duration::from_millis;
+        let runs = [
+            EngineTime {
+                engine: Engine::Native,
+                build: ms(4),
+                wall: ms(50),
+                compiled: Some(CompiledStart {
+                    cycle: 2865,
+                    build: Duration::from_micros(28_700),
+                }),
+            },
+            EngineTime {
+                engine: Engine::Verilator,
+                build: ms(80),
+                wall: ms(100),
+                compiled: None,
+            },
+        ];
+        let report = speed_report(10_000, &runs, "-O3");
+        // 10,000 cycles in 50 and 100 ms; first cycle 4 of 80 ms.
+        assert!(report.contains(
+            "native           200000 cycles/s end to end, first cycle after 4.0 ms; 2.00× Verilator's speed, first cycle in 5.0 % of its time"
+        ), "{report}");
+        assert!(report.contains(
+            "compiled engine built in 28.7 ms alongside the interpreter, running from cycle 2865"
+        ), "{report}");
+        assert_eq!(report.matches("compiled engine").count(), 1, "{report}");
+    }
+
+    #[test]
+    fn native_duts_say_from_which_cycle_their_compiled_engine_ran() {
+        let m = hdl::blocks::counter::up_counter(8).unwrap();
+        let mut interpreted = NativeDut::with_backend(&m, Backend::Interpreted).unwrap();
+        interpreted.step_cycles(3);
+        assert_eq!(interpreted.compiled_start(), None);
+        let mut compiled = NativeDut::with_backend(&m, Backend::Compiled).unwrap();
+        compiled.step_cycles(3);
+        assert_eq!(compiled.compiled_start().map(|c| c.cycle), Some(0));
+        let mut tiered = NativeDut::new(&m).unwrap();
+        tiered.step_cycles(3);
+        tiered.simulator().finish_compile().unwrap();
+        let start = tiered.compiled_start().expect("built and switched to");
+        assert!(start.cycle <= 3, "{start:?}");
+    }
 }

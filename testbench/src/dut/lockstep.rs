@@ -3,7 +3,7 @@
 //! written for one engine runs unchanged on a pair; the first read where they
 //! disagree is a [`DutError::Diverged`] naming the port, the time and both values.
 
-use super::{Dut, DutError, DutPort};
+use super::{CompiledStart, Dut, DutError, DutPort};
 use crate::engine::Engine;
 use sim::Fired;
 use std::path::Path;
@@ -127,6 +127,10 @@ impl<A: Dut, B: Dut> Dut for Lockstep<A, B> {
     fn trace_close(&mut self) -> Result<(), DutError> {
         self.a.trace_close()?;
         self.b.trace_close()
+    }
+
+    fn compiled_start(&self) -> Option<CompiledStart> {
+        self.a.compiled_start()
     }
 }
 

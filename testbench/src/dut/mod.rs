@@ -76,6 +76,17 @@ pub enum DutError {
     },
 }
 
+/// When the native simulator's compiled engine took over from the interpreter that
+/// runs while it is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompiledStart {
+    /// The cycle (of the primary clock, reset included) from which it ran; 0 when
+    /// it ran from the first.
+    pub cycle: u64,
+    /// How long it took to build, alongside the interpreter.
+    pub build: std::time::Duration,
+}
+
 /// A design under test: set inputs, advance clocks, read outputs.
 ///
 /// Clocks follow `sim::clock`: clock `d` rises at `φ + k·P` (k ≥ 1) and falls `P/2`
@@ -112,6 +123,12 @@ pub trait Dut {
     fn trace_open(&mut self, path: &Path) -> Result<(), DutError>;
     /// Finishes the VCD.
     fn trace_close(&mut self) -> Result<(), DutError>;
+    /// When the native simulator's compiled engine took over from the interpreter
+    /// (see `sim::Simulator::compiled_from_cycle`); `None` for other engines, or while
+    /// the interpreter runs.
+    fn compiled_start(&self) -> Option<CompiledStart> {
+        None
+    }
 
     /// The index of port `name`.
     fn port(&self, name: &str) -> Result<usize, DutError> {

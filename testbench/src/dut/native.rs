@@ -1,6 +1,6 @@
 //! The native simulator as a `Dut`.
 
-use super::{ports_of, Dut, DutError, DutPort};
+use super::{ports_of, CompiledStart, Dut, DutError, DutPort};
 use crate::engine::Engine;
 use sim::{Backend, Fired, PortHandle, Simulator, TraceSelection};
 use std::path::Path;
@@ -127,5 +127,12 @@ impl Dut for NativeDut {
 
     fn trace_close(&mut self) -> Result<(), DutError> {
         Ok(self.sim.finish_trace()?)
+    }
+
+    fn compiled_start(&self) -> Option<CompiledStart> {
+        Some(CompiledStart {
+            cycle: self.sim.compiled_from_cycle()?,
+            build: self.sim.compile_stats()?.time,
+        })
     }
 }

@@ -511,6 +511,7 @@ pub fn run_impaired(
             engine,
             build,
             wall: started.elapsed(),
+            compiled: dut.compiled_start(),
         });
         results.push(result);
     }

@@ -135,6 +135,7 @@ impl<'a> TestSet<'a> {
                     engine,
                     build,
                     wall: started.elapsed(),
+                    compiled: dut.compiled_start(),
                 },
                 exact,
                 noisy,

@@ -545,6 +545,7 @@ pub fn run_engines(
                 engine: e,
                 build,
                 wall: started.elapsed(),
+                compiled: dut.compiled_start(),
             },
             outcome,
         });

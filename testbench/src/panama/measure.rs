@@ -283,6 +283,7 @@ fn run_engine(
             engine,
             build,
             wall,
+            compiled: dut.compiled_start(),
         },
         driver,
         cycles,

@@ -102,10 +102,13 @@ impl VerilatorModel {
     }
 
     fn port(&self, index: usize) -> Result<&PortInfo, BridgeError> {
-        self.loaded.ports.get(index).ok_or(BridgeError::PortIndex {
-            index,
-            count: self.loaded.ports.len(),
-        })
+        self.loaded
+            .ports
+            .get(index)
+            .ok_or_else(|| BridgeError::PortIndex {
+                index,
+                count: self.loaded.ports.len(),
+            })
     }
 
     fn input(&self, index: usize) -> Result<&PortInfo, BridgeError> {
