@@ -1,15 +1,15 @@
 //! The direct register commits of each clock domain as native code: one function
 //! per domain that does what [`state::commit_copies`](crate::state::commit_copies)
-//! does, without its loop or its data-dependent branches. A copy tests its reset
-//! (rare and steady, so the branch predicts well), picks its source with a select
-//! (the next value, or the register itself when disabled) and moves its words with
-//! plain loads and stores (a call of [`MOVE`] past [`MAX_UNROLLED`] words or when
-//! the source partly overlaps the register); a broadcast run selects word by word.
-//! An unrolled copy notes whether a word changed; a moved one counts as changed
-//! unless it was disabled.
-//! A copy runs only when its flag is set (see [`activity`](super::activity)). When steps or copies read the register, the
-//! copy also notes whether any word changed and then sets their flags; a reset
-//! always does.
+//! does, without its loop or its data-dependent branches. A copy picks its source
+//! with selects (the reset value in reset, the next value when enabled, else the
+//! register itself) and moves its words with plain loads and stores (a call of
+//! [`MOVE`] past [`MAX_UNROLLED`] words or when the source partly overlaps the
+//! register); a broadcast run selects word by word and branches on its reset.
+//!
+//! A copy runs only when its flag is set (see [`activity`](super::activity)). When
+//! steps or copies read the register, the copy notes whether any word changed (an
+//! unrolled copy compares; a moved one counts as changed unless it was disabled; a
+//! broadcast's reset always does) and then sets their flags.
 
 use super::activity::Fanout;
 use super::emit::PARAMS;
@@ -175,8 +175,21 @@ impl Copy<'_, '_> {
         if c.reset == NONE {
             return self.load_next(c, enabled);
         }
-        // Reset is rare and steady, so a branch on it predicts well.
         let reset = self.bit_is(c.reset, c.reset_level);
+        if !c.broadcast && !partly_overlaps(c, c.reset_value) {
+            // One path: the source is the reset value, the next value or the
+            // register itself.
+            let (next, own) = (self.address_of(c.src), self.address_of(c.dst));
+            let kept = match enabled {
+                Some(e) => self.b.ins().select(e, next, own),
+                None => next,
+            };
+            let initial = self.address_of(c.reset_value);
+            let from = self.b.ins().select(reset, initial, kept);
+            return self.copy_words(c, from, c.src);
+        }
+        // A broadcast resets word by word: a branch on the reset, which is rare
+        // and steady, so it predicts well.
         let (on, off, done) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -266,14 +279,11 @@ impl Copy<'_, '_> {
         self.copy_words(c, from, c.src)
     }
 
-    /// Copies `c.len` words from address `from` (word `source`, or the register
-    /// itself) onto the register; when tracked, whether a word changed.
+    /// Copies `c.len` words from address `from` (word `source`, the register
+    /// itself or its reset value) onto the register; when tracked, whether a word
+    /// changed.
     fn copy_words(&mut self, c: &DirectCopy, from: Value, source: u32) -> Option<Value> {
-        // A source partly overlapping the register's own words needs `memmove`'s
-        // choice of direction (the compiler's layouts never have one, but every
-        // checked program is exact).
-        let overlaps = source != c.dst && source < c.dst + c.len && c.dst < source + c.len;
-        if c.len > MAX_UNROLLED || overlaps {
+        if c.len > MAX_UNROLLED || partly_overlaps(c, source) {
             let dst = self.address_of(c.dst);
             let n = self.b.ins().iconst(I64, i64::from(c.len));
             let call = self.b.ins().call(self.moves, &[dst, from, n]);
@@ -291,4 +301,11 @@ impl Copy<'_, '_> {
         }
         changed
     }
+}
+
+/// Whether the `c.len` words at `source` overlap the register's without being
+/// them: a copy from there needs `memmove`'s choice of direction (the compiler's
+/// layouts never have one, but every checked program is exact).
+fn partly_overlaps(c: &DirectCopy, source: u32) -> bool {
+    source != c.dst && source < c.dst + c.len && c.dst < source + c.len
 }

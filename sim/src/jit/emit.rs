@@ -14,7 +14,8 @@ use super::plan::{Inst, Item, Segment};
 use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types::I64, FuncRef, InstBuilder, MemFlags, Value};
+use cranelift_codegen::ir::types::{I64, I8};
+use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -191,8 +192,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
     /// Sets the flags of the partitions that read a word the current record changed.
     fn flush(&mut self) {
         if let Some(changed) = self.changed.take() {
-            let zero = self.konst(0);
-            let ne = self.flag(IntCC::NotEqual, changed, zero);
+            let ne = self.b.ins().icmp_imm(IntCC::NotEqual, changed, 0);
             self.set_flags(Some(ne));
         }
     }
@@ -202,27 +202,24 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.set_flags(None);
     }
 
-    /// Or-s `bit` (a 0/1 value) into every flag in `wake` but the current
+    /// Or-s `bit` (a 0/1 byte) into every flag in `wake` but the current
     /// partition's, or sets them without `bit`; empties `wake`.
     fn set_flags(&mut self, bit: Option<Value>) {
         let mut wake = std::mem::take(&mut self.wake);
         wake.sort_unstable();
         wake.dedup();
         wake.retain(|&s| s != self.flag);
-        let one = (bit.is_none() && !wake.is_empty()).then(|| self.konst(1));
+        let one = (bit.is_none() && !wake.is_empty()).then(|| self.b.ins().iconst(I8, 1));
         for &s in &wake {
             let at = s as i32;
             let v = match bit {
                 Some(bit) => {
-                    let f = self
-                        .b
-                        .ins()
-                        .uload8(I64, MemFlags::trusted(), self.flags, at);
+                    let f = self.b.ins().load(I8, MemFlags::trusted(), self.flags, at);
                     self.b.ins().bor(f, bit)
                 }
                 None => one.expect("made above for a non-empty list"),
             };
-            self.b.ins().istore8(MemFlags::trusted(), v, self.flags, at);
+            self.b.ins().store(MemFlags::trusted(), v, self.flags, at);
         }
         wake.clear();
         self.wake = wake;
