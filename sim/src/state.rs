@@ -294,8 +294,14 @@ pub(crate) fn commit_shadow(
     let reads = (dom.reads.iter()).map(|p| (p.data, p.shadow, mems[p.mem as usize].words));
     for (i, (dst, src, words)) in regs.chain(reads).enumerate() {
         let (d, s, n) = (dst as usize, src as usize, words as usize);
-        if vals[d..d + n] != shadow[s..s + n] {
-            copy(vals, dst, shadow, src, words);
+        // One pass that compares and copies (these spans are a few words: a loop
+        // beats calling `memcmp` and `memmove`).
+        let mut diff = 0;
+        for (v, &w) in vals[d..d + n].iter_mut().zip(&shadow[s..s + n]) {
+            diff |= *v ^ w;
+            *v = w;
+        }
+        if diff != 0 {
             changed(i);
         }
     }
