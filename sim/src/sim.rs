@@ -189,7 +189,7 @@ pub struct Simulator {
     /// The domains that rose at the last edge.
     pub(crate) fired: Fired,
     pub(crate) steps: u64,
-    /// [`cycles`](Self::cycles) when the compiled engine first ran a settle.
+    /// [`cycles`](Self::cycles) when the compiled engine took over.
     compiled_from: Option<u64>,
     pub(crate) tracer: Option<Tracer>,
     pub(crate) trace_error: Option<std::io::Error>,
@@ -205,12 +205,6 @@ impl std::fmt::Debug for Simulator {
             .field("storage_words", &self.vals.len())
             .finish()
     }
-}
-
-/// Rising edges of the primary domain of `clocks`, or `steps` without domains (see
-/// [`Simulator::cycles`]).
-fn primary_cycles(clocks: &Clocks, steps: u64) -> u64 {
-    clocks.clocks.first().map_or(steps, |c| c.cycles)
 }
 
 /// What the compiled engine of `prog` is built from: its program and commits, and
@@ -341,15 +335,11 @@ impl Simulator {
                 reset_cone: d.reset.map_or(0, |r| prog.cones[r.0 as usize]),
             })
             .collect();
+        let source = || jit_source(&prog, &ports, &domains);
         let jit = match start {
             Start::Interpreted => Jit::Off,
-            start => {
-                let source = jit_source(&prog, &ports, &domains);
-                match start {
-                    Start::Compiled => Jit::Ready(Box::new(Compiled::new(source)?)),
-                    _ => Jit::start(source),
-                }
-            }
+            Start::Compiled => Jit::Ready(Box::new(Compiled::new(source())?)),
+            Start::Tiered => Jit::start(source()),
         };
         let compiled_from = jit.ready().map(|_| 0);
         let mut vals = prog.init.clone();
@@ -421,8 +411,8 @@ impl Simulator {
     /// A failed build (a simulator bug) is an error, and the interpreter goes on.
     pub fn finish_compile(&mut self) -> Result<(), SimError> {
         self.jit.wait()?;
-        if self.jit.ready().is_some() && self.compiled_from.is_none() {
-            self.compiled_from = Some(self.cycles());
+        if self.jit.ready().is_some() {
+            self.compiled_from.get_or_insert(self.cycles());
         }
         Ok(())
     }
@@ -481,13 +471,11 @@ impl Simulator {
     }
 
     fn run_part(&mut self, dirty: u64, part: Part) {
-        match self.jit.poll() {
-            Some(c) => {
-                c.run(&mut self.vals, dirty, part);
-                if self.compiled_from.is_none() {
-                    self.compiled_from = Some(primary_cycles(&self.clocks, self.steps));
-                }
-            }
+        if self.jit.adopt() {
+            self.compiled_from = Some(self.cycles());
+        }
+        match self.jit.ready_mut() {
+            Some(c) => c.run(&mut self.vals, dirty, part),
             None => exec::run(&self.prog.code, &mut self.vals, dirty, part),
         }
     }
@@ -515,7 +503,10 @@ impl Simulator {
     /// Rising edges of the primary domain; for a module without domains, the number
     /// of [`step`](Self::step) calls.
     pub fn cycles(&self) -> u64 {
-        primary_cycles(&self.clocks, self.steps)
+        match self.clocks.clocks.first() {
+            Some(c) => c.cycles,
+            None => self.steps,
+        }
     }
 
     /// Sets the clock period of domain `d` (at least 2 ps); it applies from the next

@@ -15,16 +15,21 @@ pub(crate) fn direct_copies(domains: &[DomainState]) -> Vec<Vec<DirectCopy>> {
     domains.iter().map(|d| d.copies.clone()).collect()
 }
 
-/// The words [`commit_shadow`] writes for `dom`, in its order: every shadowed
-/// register, then every read port's data.
-pub(crate) fn shadowed(dom: &DomainState, mems: &[MemLayout]) -> Vec<crate::instr::Span> {
-    let regs = dom.regs.iter().map(|r| (r.q, r.words));
-    let reads = dom
-        .reads
-        .iter()
-        .map(|p| (p.data, mems[p.mem as usize].words));
+/// What [`commit_shadow`] commits for `dom`, in order: every shadowed register,
+/// then every read port's data, each as (storage offset, shadow offset, words).
+fn shadow_entries<'a>(
+    dom: &'a DomainState,
+    mems: &'a [MemLayout],
+) -> impl Iterator<Item = (u32, u32, u32)> + 'a {
+    let regs = dom.regs.iter().map(|r| (r.q, r.shadow, r.words));
+    let reads = (dom.reads.iter()).map(|p| (p.data, p.shadow, mems[p.mem as usize].words));
     regs.chain(reads)
-        .map(|(off, words)| crate::instr::Span { off, words })
+}
+
+/// The words [`commit_shadow`] writes for `dom`, in its order.
+pub(crate) fn shadowed(dom: &DomainState, mems: &[MemLayout]) -> Vec<crate::instr::Span> {
+    shadow_entries(dom, mems)
+        .map(|(off, _, words)| crate::instr::Span { off, words })
         .collect()
 }
 
@@ -290,9 +295,7 @@ pub(crate) fn commit_shadow(
     vals: &mut [u64],
     mut changed: impl FnMut(usize),
 ) {
-    let regs = dom.regs.iter().map(|r| (r.q, r.shadow, r.words));
-    let reads = (dom.reads.iter()).map(|p| (p.data, p.shadow, mems[p.mem as usize].words));
-    for (i, (dst, src, words)) in regs.chain(reads).enumerate() {
+    for (i, (dst, src, words)) in shadow_entries(dom, mems).enumerate() {
         let (d, s, n) = (dst as usize, src as usize, words as usize);
         // One pass that compares and copies (these spans are a few words: a loop
         // beats calling `memcmp` and `memmove`).

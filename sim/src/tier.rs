@@ -61,17 +61,15 @@ impl Jit {
         }
     }
 
-    /// The compiled engine, once it is built; adopts a background build that has
-    /// finished (cheap when it has not: one atomic load).
+    /// Adopts a background build that has finished (cheap when it has not: one
+    /// atomic load); true if the compiled engine became ready just now.
     #[inline]
-    pub fn poll(&mut self) -> Option<&mut Compiled> {
+    pub fn adopt(&mut self) -> bool {
         if matches!(self, Jit::Building(h) if h.is_finished()) {
             self.join();
+            return self.ready().is_some();
         }
-        match self {
-            Jit::Ready(c) => Some(c),
-            _ => None,
-        }
+        false
     }
 
     /// The compiled engine if it is running (no adoption).

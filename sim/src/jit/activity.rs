@@ -19,13 +19,9 @@ use crate::instr::Span;
 use crate::state::{DirectCopy, NONE};
 
 /// For every storage word, the partitions and register copies that read it (as
-/// flag indices: sorted, each once).
+/// flag indices: sorted, each once): a [`Fanout`] with one entry per word.
 #[derive(Debug, Default)]
-pub(super) struct Readers {
-    /// `flags[starts[w]..starts[w + 1]]` read word `w`.
-    starts: Vec<u32>,
-    flags: Vec<u32>,
-}
+pub(super) struct Readers(Fanout);
 
 impl Readers {
     /// The readers of every word of the `plans` of `code` and of `copies` (every
@@ -58,19 +54,15 @@ impl Readers {
                 next[w as usize] += 1;
             }
         });
-        Readers {
+        Readers(Fanout {
             starts: count,
             flags,
-        }
+        })
     }
 
     /// The flags of the partitions and copies that read word `w`.
     pub fn of(&self, w: u32) -> &[u32] {
-        let w = w as usize;
-        match (self.starts.get(w), self.starts.get(w + 1)) {
-            (Some(&a), Some(&b)) => &self.flags[a as usize..b as usize],
-            _ => &[],
-        }
+        self.0.get(w as usize)
     }
 
     /// The flags that read a word of `span`, sorted, each once.
@@ -119,9 +111,10 @@ fn each_copy_read(first: usize, copies: &[Vec<DirectCopy>], mut f: impl FnMut(u3
 }
 
 /// Lists of flags to set, one per entry (a register commit, a shadowed register,
-/// an input).
+/// an input, a word).
 #[derive(Debug, Default)]
 pub(super) struct Fanout {
+    /// `flags[starts[i]..starts[i + 1]]` are entry `i`'s.
     starts: Vec<u32>,
     flags: Vec<u32>,
 }
@@ -159,26 +152,14 @@ mod tests {
         super::super::tests::ors(&[(2, 0, 1), (3, 2, 0)], 1)
     }
 
-    /// A register copy `w4 <= w3`.
-    fn copy() -> DirectCopy {
-        DirectCopy {
-            dst: 4,
-            src: 3,
-            len: 1,
-            broadcast: false,
-            enable: NONE,
-            reset: NONE,
-            reset_level: 1,
-            reset_value: NONE,
-        }
-    }
-
     #[test]
     fn readers_are_partitions_and_copies() {
         let code = chain();
         let plans = [super::super::plan::plan(&code, 5, Part::Rest, 0).expect("plans")];
         assert_eq!(flags(&plans), 1, "the chain is one partition");
-        let r = Readers::new(&code, &plans, &[vec![copy()]], 5);
+        // A register copy `w4 <= w3`.
+        let copy = super::super::tests::plain_copy(4, 3, 1);
+        let r = Readers::new(&code, &plans, &[vec![copy]], 5);
         assert_eq!((r.of(0), r.of(1), r.of(2)), (&[0][..], &[0][..], &[0][..]));
         assert_eq!(r.of(3), [1], "the copy's flag follows the partitions'");
         assert!(r.of(4).is_empty() && r.of(99).is_empty());

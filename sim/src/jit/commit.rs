@@ -12,7 +12,7 @@
 //! broadcast's reset always does) and then sets their flags.
 
 use super::activity::Fanout;
-use super::emit::PARAMS;
+use super::emit::{enter_if_flagged, PARAMS};
 use crate::state::{DirectCopy, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
@@ -109,14 +109,7 @@ pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let (vals, flags) = (params[0], params[4]);
     for (i, c) in domain.copies.iter().enumerate() {
         let wake = domain.wake.get(i);
-        let (run, next) = (b.create_block(), b.create_block());
-        let at = (domain.first_flag + i as u32) as i32;
-        let flag = b.ins().uload8(I64, MemFlags::trusted(), flags, at);
-        b.ins().brif(flag, run, &[], next, &[]);
-        b.switch_to_block(run);
-        b.seal_block(run);
-        let zero = b.ins().iconst(I64, 0);
-        b.ins().istore8(MemFlags::trusted(), zero, flags, at);
+        let next = enter_if_flagged(b, flags, domain.first_flag + i as u32);
         let mut copy = Copy {
             b: &mut *b,
             vals,

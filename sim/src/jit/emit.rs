@@ -15,7 +15,7 @@ use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I64, I8};
-use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlags, Value};
+use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -30,6 +30,21 @@ pub(super) struct Callbacks {
     pub wide: FuncRef,
     /// `ws_run`: step `index`'s kernel.
     pub run: FuncRef,
+}
+
+/// Continues in a new block that runs only when flag `flag` (of the flags at
+/// `flags`) is set, and clears it there; returns the block that follows, which
+/// the caller jumps to, switches to and seals when done.
+pub(super) fn enter_if_flagged(b: &mut FunctionBuilder, flags: Value, flag: u32) -> Block {
+    let (body, next) = (b.create_block(), b.create_block());
+    let at = flag as i32;
+    let set = b.ins().uload8(I64, MemFlags::trusted(), flags, at);
+    b.ins().brif(set, body, &[], next, &[]);
+    b.switch_to_block(body);
+    b.seal_block(body);
+    let zero = b.ins().iconst(I8, 0);
+    b.ins().store(MemFlags::trusted(), zero, flags, at);
+    next
 }
 
 /// Emits the body of one function.
@@ -115,33 +130,19 @@ impl<'a, 'b> Emitter<'a, 'b> {
     fn segment(&mut self, s: &Segment, items: &[Item]) {
         self.known.clear();
         self.flag = s.flag;
-        let next = self.b.create_block();
-        let body = self.b.create_block();
-        let at = s.flag as i32;
-        let flag = self
-            .b
-            .ins()
-            .uload8(I64, MemFlags::trusted(), self.flags, at);
-        self.b.ins().brif(flag, body, &[], next, &[]);
-        self.b.switch_to_block(body);
-        self.b.seal_block(body);
-        let zero = self.konst(0);
-        self.b
-            .ins()
-            .istore8(MemFlags::trusted(), zero, self.flags, at);
+        let next = enter_if_flagged(self.b, self.flags, s.flag);
         for item in items {
             match item {
                 Item::Rec(inst) => self.inst(inst),
                 Item::Run { step, dst } => {
                     self.call(self.calls.run, *step, *dst);
-                    let mut wake = std::mem::take(&mut self.wake);
+                    let mut written = Vec::new();
                     item.each_word(self.code, |w, write| {
                         if write {
-                            wake.extend_from_slice(self.readers.of(w))
+                            written.push(w)
                         }
                     });
-                    self.wake = wake;
-                    self.wake_all();
+                    self.wake_readers(written);
                 }
             }
         }
@@ -197,8 +198,12 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
     }
 
-    /// Sets the flags in `wake` (but the current partition's) and empties it.
-    fn wake_all(&mut self) {
+    /// Sets the flags of the readers of `words` (but the current partition's),
+    /// which a callback wrote without comparing.
+    fn wake_readers(&mut self, words: impl IntoIterator<Item = u32>) {
+        for w in words {
+            self.wake.extend_from_slice(self.readers.of(w));
+        }
         self.set_flags(None);
     }
 
@@ -444,12 +449,9 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let code = self.code;
         let op = &code.wide[index as usize];
         if !self.wide_inline(op) {
-            self.call(self.calls.wide, index, op.dst());
             let dst = op.dst();
-            for off in dst.off..dst.off + dst.words {
-                self.wake.extend_from_slice(self.readers.of(off));
-            }
-            self.wake_all();
+            self.call(self.calls.wide, index, dst);
+            self.wake_readers(dst.off..dst.off + dst.words);
         }
     }
 

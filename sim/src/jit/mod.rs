@@ -499,6 +499,21 @@ mod tests {
         })
     }
 
+    /// A register copy `w[dst..dst + len] <= w[src..src + len]`, always enabled,
+    /// without reset.
+    pub(super) fn plain_copy(dst: u32, src: u32, len: u32) -> DirectCopy {
+        DirectCopy {
+            dst,
+            src,
+            len,
+            broadcast: false,
+            enable: crate::state::NONE,
+            reset: crate::state::NONE,
+            reset_level: 1,
+            reset_value: crate::state::NONE,
+        }
+    }
+
     /// A program of one gathered `Or` step per `(d, a, b)` (`w[d] = w[a] | w[b]`),
     /// each of source mask `mask`.
     pub(super) fn ors(recs: &[(u32, u32, u32)], mask: u64) -> Code {
@@ -734,16 +749,6 @@ mod tests {
     fn copies_run_when_what_they_read_changed() {
         // w1 = w0 | w0 (w0 is input 0); registers w2 <= w1
         // and w3 <= w0.
-        let copy = |dst, src| DirectCopy {
-            dst,
-            src,
-            len: 1,
-            broadcast: false,
-            enable: crate::state::NONE,
-            reset: crate::state::NONE,
-            reset_level: 1,
-            reset_value: crate::state::NONE,
-        };
         let rec = Rec {
             d: 1,
             a: 0,
@@ -753,7 +758,7 @@ mod tests {
         let mut compiled = Compiled::new(Source {
             code: program(Kind::Or, Mode::Gather, vec![rec], 1),
             words: 4,
-            copies: vec![vec![copy(2, 1), copy(3, 0)]],
+            copies: vec![vec![plain_copy(2, 1, 1), plain_copy(3, 0, 1)]],
             inputs: vec![Span { off: 0, words: 1 }],
             ..Source::default()
         })
@@ -883,17 +888,7 @@ mod tests {
             let err = compile(code, &[], 3).expect_err("malformed").to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
         }
-        let copy = DirectCopy {
-            dst: 1,
-            src: 0,
-            len: 2,
-            broadcast: false,
-            enable: crate::state::NONE,
-            reset: crate::state::NONE,
-            reset_level: 1,
-            reset_value: crate::state::NONE,
-        };
-        let err = compile(Code::default(), &[vec![copy]], 2)
+        let err = compile(Code::default(), &[vec![plain_copy(1, 0, 2)]], 2)
             .expect_err("malformed")
             .to_string();
         assert!(

@@ -33,10 +33,10 @@ pub(super) fn partitions(code: &Code, items: &[Item], words: usize) -> Vec<Vec<u
     for (i, item) in items.iter().enumerate() {
         let (mut latest, mut first_source) = (None::<usize>, None::<u32>);
         item.each_word(code, |w, write| {
-            let at = writer.get(w as usize).copied().unwrap_or(NONE);
             if write {
                 return;
             }
+            let at = writer.get(w as usize).copied().unwrap_or(NONE);
             if at != NONE {
                 latest = latest.max(Some(at as usize));
             } else if first_source.is_none() {
