@@ -35,6 +35,23 @@ pub(crate) struct Code {
     pub outputs: Vec<bool>,
 }
 
+/// Everything but the kernels, which follow from the steps (a kernel is a
+/// function's address, which differs between processes).
+impl std::hash::Hash for Code {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Code {
+            steps,
+            kernels: _,
+            recs,
+            tags,
+            parts,
+            wide,
+            outputs,
+        } = self;
+        (steps, recs, tags, parts, wide, outputs).hash(h);
+    }
+}
+
 impl Code {
     /// The code of `steps` over `recs`, with the side tables they refer to.
     pub fn new(

@@ -11,7 +11,7 @@
 use hdl::ir::{ArithOp, BitOp, CmpOp, ReduceOp, ShiftOp};
 
 /// The storage words of one value: `words` words from offset `off`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Span {
     /// First word.
     pub off: u32,
@@ -88,7 +88,7 @@ pub(crate) enum Kind {
 }
 
 /// One instruction of a batch (see [`Kind`] for the meaning of each field).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Rec {
     /// Destination word.
     pub d: u32,
@@ -167,7 +167,7 @@ impl Rec {
 }
 
 /// What a mixed step needs to know of each of its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Tag {
     /// The sources the record depends on (see [`cones`](crate::cones)).
     pub mask: u64,
@@ -260,7 +260,7 @@ impl Kind {
 }
 
 /// How a [`Step`] runs its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Mode {
     /// Every record of `recs[start..start + n]` on its own.
     Gather,
@@ -277,7 +277,7 @@ pub(crate) enum Mode {
 }
 
 /// One dispatch of the evaluation loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Step {
     /// What the records compute.
     pub kind: Kind,
@@ -292,7 +292,7 @@ pub(crate) struct Step {
 }
 
 /// Shift distance of a wide shift.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub(crate) enum Amount {
     /// A constant.
     Const(u64),
@@ -302,7 +302,7 @@ pub(crate) enum Amount {
 
 /// An operation where some operand or the result has more than 64 bits; `mask` is
 /// the mask of the result's top word.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) enum WideOp {
     /// `dst = !a`.
     Not { dst: Span, a: Span, mask: u64 },

@@ -120,7 +120,7 @@ mod wide_exec;
 pub use clock::{Fired, DEFAULT_PERIOD_PS, MAX_DOMAINS};
 pub use error::SimError;
 pub use flatten::{flatten, FlatDesign};
-pub use jit::{CompileStats, JitError, Malformed, MalformedCommit};
+pub use jit::{CodeCache, CompileStats, JitError, Malformed, MalformedCommit};
 pub use levelize::levelize;
 pub use ports::PortHandle;
 pub use sim::{Backend, DomainHandle, DomainRef, PortInfo, Simulator};

@@ -10,7 +10,7 @@ use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
-use crate::jit::{CompileStats, Compiled, Source};
+use crate::jit::{CodeCache, CompileStats, Compiled, Source};
 use crate::state;
 use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
@@ -245,30 +245,50 @@ impl Simulator {
     /// at 0, memories at their initial contents, reset inputs at their inactive
     /// level, clocks low with a period of 1000 ps.
     pub fn new(module: &Module) -> Result<Simulator, SimError> {
-        Self::build(flatten(module)?, Start::Tiered)
+        Self::build(flatten(module)?, Start::Tiered, None)
+    }
+
+    /// [`new`](Self::new) with a [`CodeCache`]: when the cache holds the compiled
+    /// engine of this design for this host, the simulator loads it and runs it from
+    /// the first cycle (a load takes a fraction of a build); otherwise it starts as
+    /// [`new`](Self::new) does and stores the engine once built. A cache that
+    /// cannot be read or written only makes every start a first one.
+    pub fn with_cache(module: &Module, cache: &CodeCache) -> Result<Simulator, SimError> {
+        Self::build(flatten(module)?, Start::Tiered, Some(cache))
     }
 
     /// [`new`](Self::new) on the engine `backend` from the first cycle on (the
     /// compiled engine is built before this returns); the compiled engine on a host
     /// it does not support is an error.
     pub fn with_backend(module: &Module, backend: Backend) -> Result<Simulator, SimError> {
-        Self::build(flatten(module)?, Start::of(backend))
+        Self::build(flatten(module)?, Start::of(backend), None)
     }
 
     /// Compiles an already flattened design (see [`flatten`](crate::flatten())) for
     /// the default engine (see [`new`](Self::new)).
     pub fn from_flat(flat: &FlatDesign) -> Result<Simulator, SimError> {
-        Self::build(flat.clone(), Start::Tiered)
+        Self::build(flat.clone(), Start::Tiered, None)
+    }
+
+    /// [`from_flat`](Self::from_flat) with a [`CodeCache`] (see
+    /// [`with_cache`](Self::with_cache)).
+    pub fn from_flat_cached(flat: &FlatDesign, cache: &CodeCache) -> Result<Simulator, SimError> {
+        Self::build(flat.clone(), Start::Tiered, Some(cache))
     }
 
     /// Compiles an already flattened design for the engine `backend` (see
     /// [`with_backend`](Self::with_backend)).
     pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {
-        Self::build(flat.clone(), Start::of(backend))
+        Self::build(flat.clone(), Start::of(backend), None)
     }
 
-    /// Compiles `flat`, whose net names move into the simulator.
-    fn build(mut flat: FlatDesign, start: Start) -> Result<Simulator, SimError> {
+    /// Compiles `flat`, whose net names move into the simulator; the compiled
+    /// engine comes from `cache` when it holds it.
+    fn build(
+        mut flat: FlatDesign,
+        start: Start,
+        cache: Option<&CodeCache>,
+    ) -> Result<Simulator, SimError> {
         if flat.domains.len() > MAX_DOMAINS {
             return Err(SimError::TooManyDomains {
                 module: flat.name.clone(),
@@ -338,8 +358,11 @@ impl Simulator {
         let source = || jit_source(&prog, &ports, &domains);
         let jit = match start {
             Start::Interpreted => Jit::Off,
-            Start::Compiled => Jit::Ready(Box::new(Compiled::new(source())?)),
-            Start::Tiered => Jit::start(source()),
+            Start::Compiled => Jit::Ready(Box::new(match cache {
+                Some(cache) => Compiled::cached(source(), cache)?,
+                None => Compiled::new(source())?,
+            })),
+            Start::Tiered => Jit::start(source(), cache),
         };
         let compiled_from = jit.ready().map(|_| 0);
         let mut vals = prog.init.clone();

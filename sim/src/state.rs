@@ -109,7 +109,7 @@ pub(crate) struct WritePort {
 /// `next` is `vals[src..]`, or `vals[src]` for every register of a broadcast run
 /// (single-word registers loading the same word). Every word it reads is
 /// unchanged by the commits that precede it at an edge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct DirectCopy {
     /// First register word.
     pub dst: u32,

@@ -186,3 +186,81 @@ fn the_default_engine_switches_to_compiled_code_without_a_seam() {
     }
     assert_eq!(reference.compiled_from_cycle(), None);
 }
+
+/// Runs `a` and `b` on the same stimulus for `cycles` cycles after a reset and
+/// checks that every output agrees at every cycle.
+fn agree(a: &mut Simulator, b: &mut Simulator, cycles: u64) {
+    for s in [&mut *a, &mut *b] {
+        s.reset(1);
+    }
+    for cycle in 0..cycles {
+        let d = cycle.wrapping_mul(0x9e37_79b9) >> 7 & 0xff;
+        let big = Bits::from_u64(cycle.wrapping_mul(0x1234_5678_9abc), 100).unwrap();
+        for s in [&mut *a, &mut *b] {
+            s.set_u64("d", d).unwrap();
+            s.set("big", &big).unwrap();
+            s.step();
+        }
+        for port in ["q", "big_q", "mq"] {
+            assert_eq!(
+                a.get(port).unwrap(),
+                b.get(port).unwrap(),
+                "{port} at cycle {cycle}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_code_cache_hands_a_later_simulator_its_compiled_engine_at_once() {
+    use sim::{Backend, CodeCache};
+    let m = module();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CodeCache::new(dir.path().join("engines"));
+    let entries = || {
+        let mut files: Vec<_> = std::fs::read_dir(cache.dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+    };
+    let mut first = Simulator::with_cache(&m, &cache).unwrap();
+    first.finish_compile().unwrap();
+    assert!(!first.compile_stats().unwrap().cached);
+    let stored = entries();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let image = std::fs::read(&stored[0]).unwrap();
+
+    // The same design again: compiled from the first cycle, with the stored code.
+    let mut second = Simulator::with_cache(&m, &cache).unwrap();
+    assert_eq!(second.compiled_from_cycle(), Some(0));
+    assert!(second.compile_stats().unwrap().cached);
+    let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+    agree(&mut second, &mut reference, 200);
+
+    // An entry cut short, or with one byte changed, is a miss: rebuilt and replaced.
+    let changed = image.len() - 1;
+    for spoil in [
+        image[..image.len() / 2].to_vec(),
+        [&image[..changed], &[image[changed] ^ 1]].concat(),
+    ] {
+        std::fs::write(&stored[0], spoil).unwrap();
+        let mut again = Simulator::with_cache(&m, &cache).unwrap();
+        again.finish_compile().unwrap();
+        assert!(!again.compile_stats().unwrap().cached);
+        assert_eq!(std::fs::read(&stored[0]).unwrap(), image);
+    }
+
+    // Another design has its own entry; the first one's still loads.
+    let counter = hdl::blocks::counter::up_counter(8).unwrap();
+    Simulator::with_cache(&counter, &cache)
+        .unwrap()
+        .finish_compile()
+        .unwrap();
+    assert_eq!(entries().len(), 2);
+    let mut loaded = Simulator::with_cache(&m, &cache).unwrap();
+    assert!(loaded.compile_stats().unwrap().cached);
+    let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+    agree(&mut loaded, &mut reference, 50);
+}

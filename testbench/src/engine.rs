@@ -208,8 +208,13 @@ pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> 
             );
         }
         if let Some(c) = r.compiled {
+            let how = match (c.cached, c.cycle) {
+                (true, _) => "loaded from the code cache",
+                (false, 0) => "built before the first cycle",
+                (false, _) => "built alongside the interpreter",
+            };
             out += &format!(
-                "\n    {:<12} compiled engine built in {:.1} ms alongside the interpreter, running from cycle {}",
+                "\n    {:<12} compiled engine {how} in {:.1} ms, running from cycle {}",
                 "",
                 c.build.as_secs_f64() * 1e3,
                 c.cycle
@@ -229,7 +234,7 @@ mod tests {
     #[test]
     fn the_report_says_when_the_compiled_engine_took_over() {
         let ms = Duration::from_millis;
-        let runs = [
+        let mut runs = [
             EngineTime {
                 engine: Engine::Native,
                 build: ms(4),
@@ -237,6 +242,7 @@ mod tests {
                 compiled: Some(CompiledStart {
                     cycle: 2865,
                     build: Duration::from_micros(28_700),
+                    cached: false,
                 }),
             },
             EngineTime {
@@ -252,9 +258,33 @@ mod tests {
             "native           200000 cycles/s end to end, first cycle after 4.0 ms; 2.00× Verilator's speed, first cycle in 5.0 % of its time"
         ), "{report}");
         assert!(report.contains(
-            "compiled engine built in 28.7 ms alongside the interpreter, running from cycle 2865"
+            "compiled engine built alongside the interpreter in 28.7 ms, running from cycle 2865"
         ), "{report}");
         assert_eq!(report.matches("compiled engine").count(), 1, "{report}");
+        let cached = CompiledStart {
+            cycle: 0,
+            build: Duration::from_micros(1_300),
+            cached: true,
+        };
+        runs[0].compiled = Some(cached);
+        let report = speed_report(10_000, &runs, "-O3");
+        assert!(
+            report.contains(
+                "compiled engine loaded from the code cache in 1.3 ms, running from cycle 0"
+            ),
+            "{report}"
+        );
+        runs[0].compiled = Some(CompiledStart {
+            cached: false,
+            ..cached
+        });
+        let report = speed_report(10_000, &runs, "-O3");
+        assert!(
+            report.contains(
+                "compiled engine built before the first cycle in 1.3 ms, running from cycle 0"
+            ),
+            "{report}"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! does, without its loop or its data-dependent branches. A copy picks its source
 //! with selects (the reset value in reset, the next value when enabled, else the
 //! register itself) and moves its words with plain loads and stores (a call of
-//! [`MOVE`] past [`MAX_UNROLLED`] words or when the source partly overlaps the
+//! [`move_words`] past [`MAX_UNROLLED`] words or when the source partly overlaps the
 //! register); a broadcast run selects word by word and branches on its reset.
 //!
 //! A copy runs only when its flag is set (see [`activity`](super::activity)). When
@@ -17,9 +17,6 @@ use crate::state::{DirectCopy, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
-
-/// The symbol of [`move_words`], which the commit functions import.
-pub(super) const MOVE: &str = "ws_move";
 
 /// Moves `n` words from `src` to `dst` (the spans may overlap, as for `memmove`)
 /// and returns 1, or returns 0 at once when `src` is `dst` (a disabled register
@@ -52,7 +49,7 @@ pub struct MalformedCommit {
     pub(crate) what: String,
 }
 
-/// Copies of more words than this call [`MOVE`] instead of being unrolled, so
+/// Copies of more words than this call [`move_words`] instead of being unrolled, so
 /// that code size stays bounded.
 pub(super) const MAX_UNROLLED: u32 = 8;
 
@@ -101,7 +98,7 @@ pub(super) struct Copies<'a> {
 
 /// Emits the body of one domain's commit function into `b`, whose entry block is
 /// current and has the function's parameters (the storage base and the flags are
-/// used); `moves` is the imported [`MOVE`].
+/// used); `moves` is the imported [`move_words`].
 pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let entry = b.current_block().expect("the entry block is current");
     let params = b.block_params(entry);

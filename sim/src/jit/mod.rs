@@ -1,20 +1,20 @@
 //! The compiled engine: the levelized program turned into native code at load time
-//! with Cranelift. Every record becomes a few machine instructions in straight-line
-//! code (runs unrolled, each segment of records behind one test of the dirty
-//! sources, words already in hand reused instead of reloaded), cut into functions
-//! of at most [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays
-//! linear in the design. Long runs of identical instances call the interpreter's
-//! vector loops; wide data movement and bitwise logic is written inline word by
-//! word ([`wide`]), other wide operations call back into the interpreter's
-//! word-slice routines. Each clock domain's direct register commits are one more
-//! function ([`commit`]). A step runs only when a word it reads changed since it
-//! last ran ([`activity`]). The interpreter ([`exec`](crate::exec)) stays the
-//! reference.
+//! with Cranelift (or loaded from a [`CodeCache`] of earlier runs). Every record
+//! becomes a few machine instructions in straight-line code (runs unrolled, each
+//! segment of records behind one test of the dirty sources, words already in hand
+//! reused instead of reloaded), cut into functions of at most
+//! [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays linear in the
+//! design. Long runs of identical instances call the interpreter's vector loops;
+//! wide data movement and bitwise logic is written inline word by word ([`wide`]),
+//! other wide operations call back into the interpreter's word-slice routines. Each
+//! clock domain's direct register commits are one more function ([`commit`]). A
+//! step runs only when a word it reads changed since it last ran ([`activity`]).
+//! The interpreter ([`exec`](crate::exec)) stays the reference.
 //!
 //! # Safety
 //!
-//! The only `unsafe` is calling the emitted code, freeing it, and the wide-operation
-//! callback turning its raw arguments back into references. The argument:
+//! The only `unsafe` is placing the code in memory ([`image`]), calling it, and the
+//! callbacks turning their raw arguments back into references. The argument:
 //! - [`plan::plan`] checks, before anything is emitted, that every word a record
 //!   reads or writes (operands, destinations, the upper word of a two-word slice,
 //!   concatenation parts, every span of a wide operation) lies inside storage of
@@ -32,22 +32,34 @@
 //!   taken from a live `&mut [u64]` of exactly `words` words (checked) and the
 //!   flags from `&mut self`, which they do not touch until the code returns — the
 //!   code has the only access.
+//! - The code is Cranelift's output for those functions, placed by
+//!   [`image::Image::load`] in a fresh mapping made executable only after every
+//!   callback address is written; the functions are called only through the
+//!   entries Cranelift reported, and the mapping lives as long as [`Compiled`].
+//! - Code from a [`CodeCache`] is the same bytes: its file is named by a SHA-256
+//!   of everything the code depends on (this crate's sources, the host's target
+//!   and flags, the program), carries a SHA-256 of its contents, and is checked
+//!   for entries and patches inside its code and for the function count the
+//!   program needs. The cache directory is trusted as Verilator's model cache is
+//!   (whoever can write it can run code, as with any build directory).
 //! - The program the callbacks read (wide operations, run steps, their records and
 //!   kernels) is a copy owned by [`Compiled`], boxed and never changed, so it
 //!   outlives every call; a callback gets the index of a wide operation or a step
 //!   that the plan took from that program. The callbacks themselves are safe Rust
 //!   over the storage slice (bounds-checked).
 //! - In debug builds (every test) Cranelift's verifier checks every function
-//!   before it is compiled; release builds skip it to start sooner. The code
-//!   memory is freed only on drop, when no function can be running or be called
-//!   again (the pointers live in the same struct).
+//!   before it is compiled; release builds skip it to start sooner.
 
 mod activity;
+mod cache;
 mod commit;
 mod emit;
+mod image;
 mod partition;
 mod plan;
 mod wide;
+
+pub use cache::CodeCache;
 
 pub use commit::MalformedCommit;
 pub use plan::Malformed;
@@ -57,11 +69,15 @@ use crate::exec::Code;
 use crate::instr::Span;
 use crate::state::DirectCopy;
 use crate::wide_exec::run_wide;
-use cranelift_codegen::ir::{types::I64, AbiParam, Signature, UserFuncName};
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::{
+    types::I64, AbiParam, ExtFuncData, ExternalName, FuncRef, Function as ClifFunction, Signature,
+    UserFuncName,
+};
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use image::{Callback, Image};
 use std::time::{Duration, Instant};
 
 /// Why the compiled engine could not be built.
@@ -79,6 +95,9 @@ pub enum JitError {
     /// Cranelift rejected a function (a simulator bug).
     #[error("code generation failed: {0}")]
     Codegen(String),
+    /// The operating system refused executable memory for the code.
+    #[error("placing the compiled code in memory failed: {0}")]
+    Memory(String),
 }
 
 /// One emitted function: `(storage base, storage length, dirty sources, program,
@@ -86,7 +105,7 @@ pub enum JitError {
 type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u8);
 
 /// What the compiled engine is built from.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(crate) struct Source {
     /// The program.
     pub code: Code,
@@ -136,17 +155,17 @@ pub struct CompileStats {
     pub runs: usize,
     /// Native functions.
     pub functions: usize,
-    /// Wall time of planning, emitting and compiling.
+    /// Wall time of planning, emitting and compiling (or of loading the code from
+    /// a [`CodeCache`]).
     pub time: Duration,
+    /// Whether the code came from a [`CodeCache`] instead of Cranelift.
+    pub cached: bool,
 }
 
 /// The program as native code.
 pub(crate) struct Compiled {
-    module: Option<JITModule>,
-    /// The functions of the output part and of the rest.
-    functions: [Vec<Function>; 2],
-    /// Per clock domain, the function committing its direct registers.
-    commits: Vec<Function>,
+    /// The code, in executable memory while this lives.
+    executable: image::Executable,
     /// One flag per step: set when a word the step reads changed since it ran.
     flags: Vec<u8>,
     /// Per clock domain, the flags each shadowed commit sets when it changes.
@@ -168,78 +187,146 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-impl Compiled {
-    /// Compiles the program of `source`: both parts (see
-    /// [`demand`](crate::demand)), each its own list of functions, and one function
-    /// per clock domain for its direct register copies. Keeps the program for the
-    /// callbacks. Every step starts flagged, so the first settle runs them all.
-    pub fn new(source: Source) -> Result<Compiled, JitError> {
-        let started = Instant::now();
-        let Source {
-            code,
-            words,
-            copies,
-            shadowed,
-            inputs,
-        } = source;
-        let outputs = plan::plan(&code, words, Part::Outputs, 0)?;
-        let rest = plan::plan(&code, words, Part::Rest, outputs.flags())?;
+/// A checked source with its plans and the readers of every word: what both a
+/// build and a load of the compiled engine start from.
+struct Prepared {
+    source: Source,
+    plans: [plan::Plan; 2],
+    readers: activity::Readers,
+}
+
+impl Prepared {
+    /// Plans both parts of `source` (see [`demand`](crate::demand)) and checks its
+    /// commits.
+    fn new(source: Source) -> Result<Prepared, JitError> {
+        let outputs = plan::plan(&source.code, source.words, Part::Outputs, 0)?;
+        let rest = plan::plan(&source.code, source.words, Part::Rest, outputs.flags())?;
         let plans = [outputs, rest];
-        commit::check(&copies, words)?;
+        commit::check(&source.copies, source.words)?;
         // The program is checked: its words can be walked.
-        let readers = activity::Readers::new(&code, &plans, &copies, words);
-        let mut module = jit_module()?;
-        let mut ids = Vec::new();
-        for plan in &plans {
-            ids.push(emit_all(
-                &mut module,
-                (&code, &readers),
+        let readers = activity::Readers::new(&source.code, &plans, &source.copies, source.words);
+        Ok(Prepared {
+            source,
+            plans,
+            readers,
+        })
+    }
+
+    /// Emits and compiles every function: each part's list, then one per clock
+    /// domain for its direct register copies.
+    fn image(&self) -> Result<Image, JitError> {
+        let isa = host_isa()?;
+        let mut def = Definer::new(&*isa);
+        let mut image = Image::default();
+        for (group, plan) in self.plans.iter().enumerate() {
+            emit_all(
+                &mut def,
+                &mut image,
+                (&self.source.code, &self.readers),
                 plan,
-                ids.iter().map(Vec::len).sum(),
-            )?);
+                group,
+            )?;
         }
-        let partitions = activity::flags(&plans);
-        ids.push(emit_commits(&mut module, &copies, (&readers, partitions))?);
-        module
-            .finalize_definitions()
-            .map_err(|e| JitError::Codegen(e.to_string()))?;
-        let mut parts = ids.into_iter().map(|ids| {
-            ids.into_iter()
-                .map(|id| {
-                    let p = module.get_finalized_function(id);
-                    // SAFETY: `p` is the entry of a function just defined with the
-                    // signature of `Function` (see `emit_all`).
-                    unsafe { std::mem::transmute::<*const u8, Function>(p) }
-                })
-                .collect::<Vec<Function>>()
-        });
-        let functions = [
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
+        let partitions = activity::flags(&self.plans);
+        emit_commits(
+            &mut def,
+            &mut image,
+            &self.source.copies,
+            (&self.readers, partitions),
+        )?;
+        Ok(image)
+    }
+
+    /// The engine running `image`, which must have been built from this source;
+    /// `started` is when the build or load began.
+    fn assemble(self, image: &Image, started: Instant, cached: bool) -> Result<Compiled, JitError> {
+        let Prepared {
+            source,
+            plans,
+            readers,
+        } = self;
+        let expected = [
+            plans[0].functions.len(),
+            plans[1].functions.len(),
+            source.copies.len(),
         ];
-        let commits = parts.next().unwrap_or_default();
+        if (0..image::GROUPS).any(|g| image.functions(g) != expected[g]) {
+            return Err(JitError::Codegen(format!(
+                "the code has {:?} functions per group where the program needs {expected:?}",
+                [0, 1, 2].map(|g| image.functions(g))
+            )));
+        }
+        let executable = image.load()?;
         let count = |f: fn(&plan::Plan) -> usize| plans.iter().map(f).sum();
         let stats = CompileStats {
             records: count(|p| p.unrolled),
             runs: count(|p| p.items.len() - p.unrolled),
             functions: count(|p| p.functions.len()),
             time: started.elapsed(),
+            cached,
         };
-        let shadow_wake = shadowed
+        let shadow_wake = source
+            .shadowed
             .iter()
             .map(|spans| activity::Fanout::of_spans(&readers, spans.iter().copied()))
             .collect();
+        let copies = source.copies.iter().map(Vec::len).sum::<usize>();
         Ok(Compiled {
-            module: Some(module),
-            functions,
-            commits,
-            flags: vec![1; partitions + copies.iter().map(Vec::len).sum::<usize>()],
+            executable,
+            flags: vec![1; activity::flags(&plans) + copies],
             shadow_wake,
-            input_wake: activity::Fanout::of_spans(&readers, inputs),
-            code: Box::new(code),
-            words,
+            input_wake: activity::Fanout::of_spans(&readers, source.inputs),
+            code: Box::new(source.code),
+            words: source.words,
             stats,
         })
+    }
+}
+
+impl Compiled {
+    /// Compiles the program of `source`: both parts (see
+    /// [`demand`](crate::demand)), each its own list of functions, and one function
+    /// per clock domain for its direct register copies. Keeps the program for the
+    /// callbacks. Every step starts flagged, so the first settle runs them all.
+    pub fn new(source: Source) -> Result<Compiled, JitError> {
+        Self::build(source).map(|(compiled, _)| compiled)
+    }
+
+    /// [`new`](Self::new), also returning the code as an image (to store in a
+    /// [`CodeCache`]).
+    fn build(source: Source) -> Result<(Compiled, Image), JitError> {
+        let started = Instant::now();
+        let prepared = Prepared::new(source)?;
+        let image = prepared.image()?;
+        Ok((prepared.assemble(&image, started, false)?, image))
+    }
+
+    /// [`new`](Self::new), storing the code in `entry` of a [`CodeCache`] when
+    /// given. A store that fails leaves the cache as it was (the engine is built
+    /// again next time); the simulation does not depend on it.
+    pub fn build_into(source: Source, entry: Option<&cache::Entry>) -> Result<Compiled, JitError> {
+        let (compiled, image) = Self::build(source)?;
+        if let Some(entry) = entry {
+            let _ = entry.store(&image);
+        }
+        Ok(compiled)
+    }
+
+    /// The engine of `source` from `cache` or, when the cache does not hold it,
+    /// built and stored there.
+    pub fn cached(source: Source, cache: &CodeCache) -> Result<Compiled, JitError> {
+        let entry = cache.entry(&source)?;
+        match entry.load() {
+            Some(image) => Self::load(source, &image),
+            None => Self::build_into(source, Some(&entry)),
+        }
+    }
+
+    /// The engine of `source` from its code in `image` (built from the same source),
+    /// without Cranelift.
+    pub fn load(source: Source, image: &Image) -> Result<Compiled, JitError> {
+        let started = Instant::now();
+        Prepared::new(source)?.assemble(image, started, true)
     }
 
     /// What was compiled, and how long it took.
@@ -256,7 +343,7 @@ impl Compiled {
         let len = vals.len() as u64;
         let base = vals.as_mut_ptr();
         let flags = self.flags.as_mut_ptr();
-        for f in &self.functions[part as usize] {
+        for f in &self.executable.functions[part as usize] {
             // SAFETY: see the module's safety argument; `base` and `len` come from
             // `vals`, of the length the program was checked against, `flags` has
             // a byte for every step, and neither is used until the calls return.
@@ -271,10 +358,11 @@ impl Compiled {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         let base = vals.as_mut_ptr();
         let flags = self.flags.as_mut_ptr();
+        let commit = self.executable.functions[COMMITS][domain];
         // SAFETY: as for `run`; a commit function reads and writes only the words
         // `commit::check` found within storage of `words` words, and flags of
         // its own copies and of readers.
-        unsafe { self.commits[domain](base, vals.len() as u64, 0, &*self.code, flags) };
+        unsafe { commit(base, vals.len() as u64, 0, &*self.code, flags) };
     }
 
     /// Flags the readers of shadowed commit `entry` of `domain` (see
@@ -307,20 +395,12 @@ impl Compiled {
     }
 }
 
-impl Drop for Compiled {
-    fn drop(&mut self) {
-        self.functions = Default::default();
-        self.commits = Vec::new();
-        if let Some(module) = self.module.take() {
-            // SAFETY: no function of the module is running (we hold `&mut self`)
-            // and the pointers to them were just dropped.
-            unsafe { module.free_memory() };
-        }
-    }
-}
+/// The image group of the register commits (after the two parts').
+const COMMITS: usize = 2;
 
-/// A JIT module for the host, with the wide-operation callback as a symbol.
-fn jit_module() -> Result<JITModule, JitError> {
+/// The host's code generator, set up for the compiled engine: code that is not
+/// position-independent (see [`image`]), unoptimized by Cranelift.
+fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     let mut flags = settings::builder();
     let set = |flags: &mut settings::Builder, k: &str, v: &str| {
         flags
@@ -340,123 +420,120 @@ fn jit_module() -> Result<JITModule, JitError> {
     };
     set(&mut flags, "enable_verifier", verify)?;
     set(&mut flags, "opt_level", "none")?;
-    let isa = cranelift_native::builder()
+    cranelift_native::builder()
         .map_err(|e| JitError::Host(e.to_string()))?
         .finish(settings::Flags::new(flags))
-        .map_err(|e| JitError::Host(e.to_string()))?;
-    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
-    builder.symbol("ws_wide", wide_callback as *const u8);
-    builder.symbol("ws_run", run_callback as *const u8);
-    builder.symbol(commit::MOVE, commit::move_words as *const u8);
-    Ok(JITModule::new(builder))
+        .map_err(|e| JitError::Host(e.to_string()))
 }
 
-/// Declares and defines the compiled engine's native functions, all of the one
-/// signature of [`Function`].
-struct Definer {
+/// Emits and compiles the compiled engine's native functions, all of the one
+/// signature of [`Function`], into an [`Image`].
+struct Definer<'a> {
+    isa: &'a dyn TargetIsa,
     sig: Signature,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
 }
 
-impl Definer {
-    fn new(module: &JITModule) -> Definer {
-        let mut sig = module.make_signature();
+impl<'a> Definer<'a> {
+    fn new(isa: &'a dyn TargetIsa) -> Definer<'a> {
+        let mut sig = Signature::new(isa.default_call_conv());
         sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
         Definer {
+            isa,
             sig,
-            ctx: module.make_context(),
+            ctx: cranelift_codegen::Context::new(),
             fctx: FunctionBuilderContext::new(),
         }
     }
 
-    /// Imports the function `name` that takes `params` words and returns `returns`.
-    fn import(
-        &self,
-        module: &mut JITModule,
-        name: &str,
-        (params, returns): (usize, usize),
-    ) -> Result<FuncId, JitError> {
-        let mut sig = module.make_signature();
-        sig.params
-            .extend(std::iter::repeat_n(AbiParam::new(I64), params));
-        sig.returns
-            .extend(std::iter::repeat_n(AbiParam::new(I64), returns));
-        module
-            .declare_function(name, Linkage::Import, &sig)
-            .map_err(|e| JitError::Codegen(e.to_string()))
-    }
-
-    /// Defines the local function `name` (number `number` of namespace `space`),
-    /// whose body `emit` writes from its entry block (current, with the
-    /// parameters) on.
+    /// Compiles the function `name` (number `number` of `group`) into `image`;
+    /// `emit` writes its body from its entry block (current, with the parameters)
+    /// on, given the calling convention of callbacks.
     fn define(
         &mut self,
-        module: &mut JITModule,
+        image: &mut Image,
         name: &str,
-        (space, number): (u32, u32),
-        emit: impl FnOnce(&mut FunctionBuilder, &mut JITModule),
-    ) -> Result<FuncId, JitError> {
-        let id = module
-            .declare_function(name, Linkage::Local, &self.sig)
-            .map_err(|e| JitError::Codegen(e.to_string()))?;
-        self.ctx.func.signature = self.sig.clone();
-        self.ctx.func.name = UserFuncName::user(space, number);
+        (group, number): (usize, u32),
+        emit: impl FnOnce(&mut FunctionBuilder, CallConv),
+    ) -> Result<(), JitError> {
+        let call_conv = self.sig.call_conv;
+        self.ctx.func = ClifFunction::with_name_signature(
+            UserFuncName::user(group as u32, number),
+            self.sig.clone(),
+        );
         {
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
             let entry = b.create_block();
             b.append_block_params_for_function_params(entry);
             b.switch_to_block(entry);
             b.seal_block(entry);
-            emit(&mut b, module);
+            emit(&mut b, call_conv);
             b.finalize();
         }
-        module
-            .define_function(id, &mut self.ctx)
-            .map_err(|e| JitError::Codegen(format!("function {name}: {e:?}")))?;
-        module.clear_context(&mut self.ctx);
-        Ok(id)
+        self.ctx
+            .compile(self.isa, &mut ControlPlane::default())
+            .map_err(|e| JitError::Codegen(format!("function {name}: {:?}", e.inner)))?;
+        let compiled = self.ctx.compiled_code().expect("compiled just now");
+        image.push(group, compiled, &self.ctx.func.params, name)?;
+        self.ctx.clear();
+        Ok(())
     }
 }
 
-/// Emits and defines every function of `plan` over `code` (whose `readers` each
-/// word has), numbered from `first`; returns their ids in order.
+/// A reference from the function `b` builds to `callback`, which takes `params`
+/// words and returns `returns` in the calling convention `call_conv`.
+fn import(
+    b: &mut FunctionBuilder,
+    call_conv: CallConv,
+    callback: Callback,
+    (params, returns): (usize, usize),
+) -> FuncRef {
+    let mut sig = Signature::new(call_conv);
+    sig.params
+        .extend(std::iter::repeat_n(AbiParam::new(I64), params));
+    sig.returns
+        .extend(std::iter::repeat_n(AbiParam::new(I64), returns));
+    let signature = b.import_signature(sig);
+    let name = b.func.declare_imported_user_function(callback.name());
+    b.import_function(ExtFuncData {
+        name: ExternalName::user(name),
+        signature,
+        colocated: false,
+    })
+}
+
+/// Emits and compiles every function of `plan` over `code` (whose `readers` each
+/// word has) into `group` of `image`.
 fn emit_all(
-    module: &mut JITModule,
+    def: &mut Definer,
+    image: &mut Image,
     (code, readers): (&Code, &activity::Readers),
     plan: &plan::Plan,
-    first: usize,
-) -> Result<Vec<FuncId>, JitError> {
-    let mut def = Definer::new(module);
-    let wide = def.import(module, "ws_wide", (4, 0))?;
-    let run = def.import(module, "ws_run", (4, 0))?;
-    let mut ids = Vec::with_capacity(plan.functions.len());
+    group: usize,
+) -> Result<(), JitError> {
     for (k, segments) in plan.functions.iter().enumerate() {
-        let i = first + k;
-        ids.push(
-            def.define(module, &format!("settle{i}"), (0, i as u32), |b, module| {
-                let calls = emit::Callbacks {
-                    wide: module.declare_func_in_func(wide, b.func),
-                    run: module.declare_func_in_func(run, b.func),
-                };
-                emit::Emitter::new(b, code, calls, readers).body(segments, &plan.items);
-            })?,
-        );
+        let name = format!("settle{group}_{k}");
+        def.define(image, &name, (group, k as u32), |b, call_conv| {
+            let calls = emit::Callbacks {
+                wide: import(b, call_conv, Callback::Wide, (4, 0)),
+                run: import(b, call_conv, Callback::Run, (4, 0)),
+            };
+            emit::Emitter::new(b, code, calls, readers).body(segments, &plan.items);
+        })?;
     }
-    Ok(ids)
+    Ok(())
 }
 
-/// Emits and defines one commit function per domain, each waking the `readers` of
-/// the registers it changes; the copies' flags follow the `partitions`'. Returns
-/// their ids in order.
+/// Emits and compiles one commit function per domain into `image`, each waking the
+/// `readers` of the registers it changes; the copies' flags follow the
+/// `partitions`'.
 fn emit_commits(
-    module: &mut JITModule,
+    def: &mut Definer,
+    image: &mut Image,
     commits: &[Vec<DirectCopy>],
     (readers, partitions): (&activity::Readers, usize),
-) -> Result<Vec<FuncId>, JitError> {
-    let mut def = Definer::new(module);
-    let moves = def.import(module, commit::MOVE, (3, 1))?;
-    let mut ids = Vec::with_capacity(commits.len());
+) -> Result<(), JitError> {
     let mut first = 0;
     for (d, copies) in commits.iter().enumerate() {
         let wake = activity::Fanout::of_spans(
@@ -466,20 +543,23 @@ fn emit_commits(
                 words: c.len,
             }),
         );
-        ids.push(
-            def.define(module, &format!("commit{d}"), (1, d as u32), |b, module| {
-                let moves = module.declare_func_in_func(moves, b.func);
+        def.define(
+            image,
+            &format!("commit{d}"),
+            (COMMITS, d as u32),
+            |b, call_conv| {
+                let moves = import(b, call_conv, Callback::Move, (3, 1));
                 let domain = commit::Copies {
                     copies,
                     first_flag: (partitions + first) as u32,
                     wake: &wake,
                 };
                 commit::body(b, &domain, moves)
-            })?,
-        );
+            },
+        )?;
         first += copies.len();
     }
-    Ok(ids)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -83,8 +83,11 @@ pub struct CompiledStart {
     /// The cycle (of the primary clock, reset included) from which it ran; 0 when
     /// it ran from the first.
     pub cycle: u64,
-    /// How long it took to build, alongside the interpreter.
+    /// How long it took to build (alongside the interpreter, unless `cycle` is 0),
+    /// or to load from the code cache.
     pub build: std::time::Duration,
+    /// Whether it came from the code cache.
+    pub cached: bool,
 }
 
 /// A design under test: set inputs, advance clocks, read outputs.

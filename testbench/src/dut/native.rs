@@ -17,11 +17,13 @@ pub struct NativeDut {
 }
 
 impl NativeDut {
-    /// Simulates `module` natively on the default engine: the interpreter at once,
-    /// the compiled engine as soon as its background build is done (see
-    /// `sim::Simulator::new`).
+    /// Simulates `module` natively on the default engine, with the test bench's
+    /// [code cache](crate::caches::code_cache): the compiled engine from the cache
+    /// when it holds it, else the interpreter at once and the compiled engine as
+    /// soon as its background build is done (see `sim::Simulator::with_cache`).
     pub fn new(module: &hdl::Module) -> Result<Self, DutError> {
-        Self::from_simulator(module, Simulator::new(module)?, Engine::Native)
+        let sim = Simulator::with_cache(module, &crate::caches::code_cache())?;
+        Self::from_simulator(module, sim, Engine::Native)
     }
 
     /// Simulates `module` natively on the engine `backend` from the first cycle on.
@@ -130,9 +132,11 @@ impl Dut for NativeDut {
     }
 
     fn compiled_start(&self) -> Option<CompiledStart> {
+        let stats = self.sim.compile_stats()?;
         Some(CompiledStart {
             cycle: self.sim.compiled_from_cycle()?,
-            build: self.sim.compile_stats()?.time,
+            build: stats.time,
+            cached: stats.cached,
         })
     }
 }

@@ -15,27 +15,13 @@ use sha2::{Digest, Sha256};
 
 use super::{BridgeError, BuildOptions};
 
-/// The cache root: the option if given, else `<target dir>/verilator-cache`.
-///
-/// The target dir is `$CARGO_TARGET_DIR` (relative paths taken from the current directory)
-/// if set, else `target/` of the workspace this crate belongs to.
+/// The cache root: the option if given, else `<target dir>/verilator-cache` (see
+/// [`target_dir`](crate::caches::target_dir)).
 pub(super) fn root(options: &BuildOptions) -> PathBuf {
     if let Some(dir) = &options.cache_dir {
         return dir.clone();
     }
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => {
-            let dir = PathBuf::from(dir);
-            match std::env::current_dir() {
-                Ok(cwd) if dir.is_relative() => cwd.join(dir),
-                _ => dir,
-            }
-        }
-        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join("target"),
-    };
-    target.join("verilator-cache")
+    crate::caches::target_dir().join("verilator-cache")
 }
 
 /// Builds a cache key from length-prefixed fields (so field boundaries cannot shift).
