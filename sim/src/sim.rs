@@ -249,10 +249,11 @@ impl Simulator {
     }
 
     /// [`new`](Self::new) with a [`CodeCache`]: when the cache holds the compiled
-    /// engine of this design for this host, the simulator loads it and runs it from
-    /// the first cycle (a load takes a fraction of a build); otherwise it starts as
-    /// [`new`](Self::new) does and stores the engine once built. A cache that
-    /// cannot be read or written only makes every start a first one.
+    /// engine of this design for this host, the background thread loads it instead
+    /// of building it (a load takes a fraction of a build, so the interpreter runs
+    /// only the first few cycles); otherwise the engine is built as for
+    /// [`new`](Self::new) and stored. A cache that cannot be read or written only
+    /// makes every start a first one.
     pub fn with_cache(module: &Module, cache: &CodeCache) -> Result<Simulator, SimError> {
         Self::build(flatten(module)?, Start::Tiered, Some(cache))
     }
@@ -358,10 +359,7 @@ impl Simulator {
         let source = || jit_source(&prog, &ports, &domains);
         let jit = match start {
             Start::Interpreted => Jit::Off,
-            Start::Compiled => Jit::Ready(Box::new(match cache {
-                Some(cache) => Compiled::cached(source(), cache)?,
-                None => Compiled::new(source())?,
-            })),
+            Start::Compiled => Jit::Ready(Box::new(Compiled::obtain(source(), cache)?)),
             Start::Tiered => Jit::start(source(), cache),
         };
         let compiled_from = jit.ready().map(|_| 0);

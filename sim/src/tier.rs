@@ -5,6 +5,10 @@
 //! over the same storage with bit-identical results (every differential test runs
 //! them in lockstep), so the switch changes the speed and nothing else: the time to
 //! the first cycle is the front end's, not the front end's plus Cranelift's.
+//!
+//! With a [`CodeCache`] that holds the engine of the same program, the background
+//! thread loads it instead of building it: the first cycle still does not wait, and
+//! the interpreter runs only until the load is done (well under a millisecond).
 
 use crate::jit::{CodeCache, Compiled, JitError, Source};
 use std::thread::JoinHandle;
@@ -23,18 +27,15 @@ pub(crate) enum Jit {
 }
 
 impl Jit {
-    /// The compiled engine of `source` from `cache` when it holds it (ready at
-    /// once); else starts building it on a background thread (on this thread if
-    /// none can be started), to be stored in `cache` when built.
+    /// Starts obtaining the compiled engine of `source` on a background thread (on
+    /// this thread if none can be started): loaded from `cache` when it holds it,
+    /// else built (and stored there).
     pub fn start(source: Source, cache: Option<&CodeCache>) -> Jit {
-        let entry = cache.and_then(|c| c.entry(&source).ok());
-        if let Some(image) = entry.as_ref().and_then(|e| e.load()) {
-            return Jit::done(Compiled::load(source, &image));
-        }
+        let cache = cache.cloned();
         // The source goes to the thread once it has started, so that it is still
         // here to build on this thread if the thread cannot be started.
         let (give, take) = std::sync::mpsc::channel::<Source>();
-        let store = entry.clone();
+        let thread_cache = cache.clone();
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
             .spawn(move || {
@@ -45,7 +46,7 @@ impl Jit {
                 // runs without this, 9 of 60 with it; median 80 µs either way).
                 std::thread::yield_now();
                 let source = take.recv().map_err(|e| JitError::Codegen(e.to_string()))?;
-                Compiled::build_into(source, store.as_ref())
+                Compiled::obtain(source, thread_cache.as_ref())
             });
         match spawned {
             Ok(handle) => {
@@ -53,7 +54,7 @@ impl Jit {
                 let _ = give.send(source);
                 Jit::Building(handle)
             }
-            Err(_) => Jit::done(Compiled::build_into(source, entry.as_ref())),
+            Err(_) => Jit::done(Compiled::obtain(source, cache.as_ref())),
         }
     }
 

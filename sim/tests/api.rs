@@ -212,7 +212,7 @@ fn agree(a: &mut Simulator, b: &mut Simulator, cycles: u64) {
 }
 
 #[test]
-fn a_code_cache_hands_a_later_simulator_its_compiled_engine_at_once() {
+fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
     use sim::{Backend, CodeCache};
     let m = module();
     let dir = tempfile::tempdir().unwrap();
@@ -232,8 +232,9 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine_at_once() {
     assert_eq!(stored.len(), 1, "{stored:?}");
     let image = std::fs::read(&stored[0]).unwrap();
 
-    // The same design again: compiled from the first cycle, with the stored code.
+    // The same design again: the stored code, loaded in the background.
     let mut second = Simulator::with_cache(&m, &cache).unwrap();
+    second.finish_compile().unwrap();
     assert_eq!(second.compiled_from_cycle(), Some(0));
     assert!(second.compile_stats().unwrap().cached);
     let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
@@ -260,6 +261,7 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine_at_once() {
         .unwrap();
     assert_eq!(entries().len(), 2);
     let mut loaded = Simulator::with_cache(&m, &cache).unwrap();
+    loaded.finish_compile().unwrap();
     assert!(loaded.compile_stats().unwrap().cached);
     let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
     agree(&mut loaded, &mut reference, 50);

@@ -301,30 +301,25 @@ impl Compiled {
         Ok((prepared.assemble(&image, started, false)?, image))
     }
 
-    /// [`new`](Self::new), storing the code in `entry` of a [`CodeCache`] when
-    /// given. A store that fails leaves the cache as it was (the engine is built
-    /// again next time); the simulation does not depend on it.
-    pub fn build_into(source: Source, entry: Option<&cache::Entry>) -> Result<Compiled, JitError> {
-        let (compiled, image) = Self::build(source)?;
-        if let Some(entry) = entry {
-            let _ = entry.store(&image);
-        }
-        Ok(compiled)
-    }
-
-    /// The engine of `source` from `cache` or, when the cache does not hold it,
-    /// built and stored there.
-    pub fn cached(source: Source, cache: &CodeCache) -> Result<Compiled, JitError> {
+    /// The engine of `source`: from `cache` when it holds it, else built (and
+    /// stored there). A store that fails leaves the cache as it was (the engine is
+    /// built again next time); the simulation does not depend on it.
+    pub fn obtain(source: Source, cache: Option<&CodeCache>) -> Result<Compiled, JitError> {
+        let Some(cache) = cache else {
+            return Self::new(source);
+        };
         let entry = cache.entry(&source)?;
-        match entry.load() {
-            Some(image) => Self::load(source, &image),
-            None => Self::build_into(source, Some(&entry)),
+        if let Some(image) = entry.load() {
+            return Self::load(source, &image);
         }
+        let (compiled, image) = Self::build(source)?;
+        let _ = entry.store(&image);
+        Ok(compiled)
     }
 
     /// The engine of `source` from its code in `image` (built from the same source),
     /// without Cranelift.
-    pub fn load(source: Source, image: &Image) -> Result<Compiled, JitError> {
+    fn load(source: Source, image: &Image) -> Result<Compiled, JitError> {
         let started = Instant::now();
         Prepared::new(source)?.assemble(image, started, true)
     }
