@@ -271,12 +271,6 @@ impl Simulator {
         Self::build(flat.clone(), Start::Tiered, None)
     }
 
-    /// [`from_flat`](Self::from_flat) with a [`CodeCache`] (see
-    /// [`with_cache`](Self::with_cache)).
-    pub fn from_flat_cached(flat: &FlatDesign, cache: &CodeCache) -> Result<Simulator, SimError> {
-        Self::build(flat.clone(), Start::Tiered, Some(cache))
-    }
-
     /// Compiles an already flattened design for the engine `backend` (see
     /// [`with_backend`](Self::with_backend)).
     pub fn from_flat_with(flat: &FlatDesign, backend: Backend) -> Result<Simulator, SimError> {

@@ -1,6 +1,5 @@
 //! Compiled engines kept on disk, as Verilator's models are: a design simulated
-//! again loads its code instead of compiling it, so it runs compiled from the first
-//! cycle.
+//! again loads its code (in well under a millisecond) instead of compiling it.
 //!
 //! An entry is one file, `<dir>/<key>.wsimage`, holding an [`Image`]. The key is a
 //! SHA-256 of everything the code depends on: the emitter (a fingerprint of this

@@ -250,10 +250,10 @@ impl Prepared {
             plans[1].functions.len(),
             source.copies.len(),
         ];
-        if (0..image::GROUPS).any(|g| image.functions(g) != expected[g]) {
+        let found: [usize; image::GROUPS] = std::array::from_fn(|g| image.functions(g));
+        if found != expected {
             return Err(JitError::Codegen(format!(
-                "the code has {:?} functions per group where the program needs {expected:?}",
-                [0, 1, 2].map(|g| image.functions(g))
+                "the code has {found:?} functions per group where the program needs {expected:?}"
             )));
         }
         let executable = image.load()?;
@@ -288,14 +288,9 @@ impl Compiled {
     /// [`demand`](crate::demand)), each its own list of functions, and one function
     /// per clock domain for its direct register copies. Keeps the program for the
     /// callbacks. Every step starts flagged, so the first settle runs them all.
-    pub fn new(source: Source) -> Result<Compiled, JitError> {
-        Self::build(source).map(|(compiled, _)| compiled)
-    }
-
-    /// [`new`](Self::new), also returning the code as an image (to store in a
-    /// [`CodeCache`]).
-    fn build(source: Source) -> Result<(Compiled, Image), JitError> {
-        let started = Instant::now();
+    /// Returns the code as an image too (to store in a [`CodeCache`]); `started` is
+    /// when obtaining the engine began.
+    fn build(source: Source, started: Instant) -> Result<(Compiled, Image), JitError> {
         let prepared = Prepared::new(source)?;
         let image = prepared.image()?;
         Ok((prepared.assemble(&image, started, false)?, image))
@@ -303,25 +298,20 @@ impl Compiled {
 
     /// The engine of `source`: from `cache` when it holds it, else built (and
     /// stored there). A store that fails leaves the cache as it was (the engine is
-    /// built again next time); the simulation does not depend on it.
+    /// built again next time); the simulation does not depend on it. Its
+    /// [`CompileStats::time`] includes the cache's key and file.
     pub fn obtain(source: Source, cache: Option<&CodeCache>) -> Result<Compiled, JitError> {
+        let started = Instant::now();
         let Some(cache) = cache else {
-            return Self::new(source);
+            return Self::build(source, started).map(|(compiled, _)| compiled);
         };
         let entry = cache.entry(&source)?;
         if let Some(image) = entry.load() {
-            return Self::load(source, &image);
+            return Prepared::new(source)?.assemble(&image, started, true);
         }
-        let (compiled, image) = Self::build(source)?;
+        let (compiled, image) = Self::build(source, started)?;
         let _ = entry.store(&image);
         Ok(compiled)
-    }
-
-    /// The engine of `source` from its code in `image` (built from the same source),
-    /// without Cranelift.
-    fn load(source: Source, image: &Image) -> Result<Compiled, JitError> {
-        let started = Instant::now();
-        Prepared::new(source)?.assemble(image, started, true)
     }
 
     /// What was compiled, and how long it took.
@@ -382,6 +372,11 @@ impl Compiled {
 
 #[cfg(test)]
 impl Compiled {
+    /// The engine of `source`, built (no cache).
+    fn new(source: Source) -> Result<Compiled, JitError> {
+        Self::obtain(source, None)
+    }
+
     /// [`run`](Self::run) of both parts: a whole settle.
     fn run_all(&mut self, vals: &mut [u64], dirty: u64) {
         for part in Part::BOTH {
