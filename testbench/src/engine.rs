@@ -252,14 +252,17 @@ mod tests {
                 compiled: None,
             },
         ];
-        let report = speed_report(10_000, &runs, "-O3");
+        let has = |runs: &[EngineTime], line: &str| {
+            let report = speed_report(10_000, runs, "-O3");
+            assert!(report.contains(line), "{line}\nnot in\n{report}");
+            report
+        };
         // 10,000 cycles in 50 and 100 ms; first cycle 4 of 80 ms.
-        assert!(report.contains(
-            "native           200000 cycles/s end to end, first cycle after 4.0 ms; 2.00× Verilator's speed, first cycle in 5.0 % of its time"
-        ), "{report}");
-        assert!(report.contains(
-            "compiled engine built alongside the interpreter in 28.7 ms, running from cycle 2865"
-        ), "{report}");
+        has(&runs, "native           200000 cycles/s end to end, first cycle after 4.0 ms; 2.00× Verilator's speed, first cycle in 5.0 % of its time");
+        let report = has(
+            &runs,
+            "compiled engine built alongside the interpreter in 28.7 ms, running from cycle 2865",
+        );
         assert_eq!(report.matches("compiled engine").count(), 1, "{report}");
         let cached = CompiledStart {
             cycle: 0,
@@ -267,23 +270,17 @@ mod tests {
             cached: true,
         };
         runs[0].compiled = Some(cached);
-        let report = speed_report(10_000, &runs, "-O3");
-        assert!(
-            report.contains(
-                "compiled engine loaded from the code cache in 1.3 ms, running from cycle 0"
-            ),
-            "{report}"
+        has(
+            &runs,
+            "compiled engine loaded from the code cache in 1.3 ms, running from cycle 0",
         );
         runs[0].compiled = Some(CompiledStart {
             cached: false,
             ..cached
         });
-        let report = speed_report(10_000, &runs, "-O3");
-        assert!(
-            report.contains(
-                "compiled engine built before the first cycle in 1.3 ms, running from cycle 0"
-            ),
-            "{report}"
+        has(
+            &runs,
+            "compiled engine built before the first cycle in 1.3 ms, running from cycle 0",
         );
     }
 

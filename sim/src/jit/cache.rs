@@ -10,7 +10,8 @@
 //! [`Image::from_bytes`]) is a miss and is replaced at the next store.
 
 use super::image::Image;
-use super::{host_isa, JitError, Source};
+use super::Source;
+use cranelift_codegen::isa::TargetIsa;
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -34,9 +35,8 @@ impl CodeCache {
         &self.dir
     }
 
-    /// The entry of the compiled engine of `source` on this host.
-    pub(crate) fn entry(&self, source: &Source) -> Result<Entry, JitError> {
-        let isa = host_isa()?;
+    /// The entry of the compiled engine of `source` for `isa` (the host's).
+    pub(crate) fn entry(&self, source: &Source, isa: &dyn TargetIsa) -> Entry {
         let mut key = ShaWriter(Sha256::new());
         key.field(b"wirespeed compiled engine");
         key.field(env!("WS_SIM_SOURCE").as_bytes());
@@ -48,9 +48,9 @@ impl CodeCache {
         source.hash(&mut key);
         let digest = key.0.finalize();
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-        Ok(Entry {
+        Entry {
             path: self.dir.join(format!("{name}.wsimage")),
-        })
+        }
     }
 }
 
@@ -77,7 +77,7 @@ impl Hasher for ShaWriter {
 }
 
 /// One compiled engine's place in a [`CodeCache`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Entry {
     path: PathBuf,
 }

@@ -173,19 +173,19 @@ impl Image {
     /// the payload (code, entries, patches; little-endian).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut payload = Vec::with_capacity(self.code.len() + 16 * self.patches.len() + 64);
-        let mut put = |x: u32| payload.extend_from_slice(&x.to_le_bytes());
-        put(self.code.len() as u32);
+        let put = |payload: &mut Vec<u8>, bytes: &[u8]| payload.extend_from_slice(bytes);
+        put(&mut payload, &(self.code.len() as u32).to_le_bytes());
         for entries in &self.entries {
-            put(entries.len() as u32);
-            entries.iter().for_each(|&e| put(e));
+            put(&mut payload, &(entries.len() as u32).to_le_bytes());
+            entries
+                .iter()
+                .for_each(|e| put(&mut payload, &e.to_le_bytes()));
         }
-        put(self.patches.len() as u32);
+        put(&mut payload, &(self.patches.len() as u32).to_le_bytes());
         for p in &self.patches {
-            put(p.at);
-            put(p.callback as u32);
-        }
-        for p in &self.patches {
-            payload.extend_from_slice(&p.addend.to_le_bytes());
+            put(&mut payload, &p.at.to_le_bytes());
+            put(&mut payload, &(p.callback as u32).to_le_bytes());
+            put(&mut payload, &p.addend.to_le_bytes());
         }
         payload.extend_from_slice(&self.code);
         let mut bytes = Vec::with_capacity(payload.len() + 48);
@@ -222,18 +222,13 @@ fn parse(payload: &[u8]) -> Option<Image> {
         *group = (0..n).map(|_| r.word()).collect::<Option<_>>()?;
     }
     let n = r.word()? as usize;
-    let mut patches = Vec::with_capacity(n.min(payload.len() / 8));
+    let mut patches = Vec::with_capacity(n.min(payload.len() / 16));
     for _ in 0..n {
-        let at = r.word()?;
-        let callback = Callback::of(r.word()?)?;
         patches.push(Patch {
-            at,
-            callback,
-            addend: 0,
+            at: r.word()?,
+            callback: Callback::of(r.word()?)?,
+            addend: i64::from_le_bytes(r.take(8)?.try_into().ok()?),
         });
-    }
-    for p in &mut patches {
-        p.addend = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
     }
     let code = r.take(code_len)?.to_vec();
     let inside = entries.iter().flatten().all(|&e| (e as usize) < code_len)

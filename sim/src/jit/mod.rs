@@ -212,11 +212,10 @@ impl Prepared {
         })
     }
 
-    /// Emits and compiles every function: each part's list, then one per clock
-    /// domain for its direct register copies.
-    fn image(&self) -> Result<Image, JitError> {
-        let isa = host_isa()?;
-        let mut def = Definer::new(&*isa);
+    /// Emits and compiles every function for `isa`: each part's list, then one per
+    /// clock domain for its direct register copies.
+    fn image(&self, isa: &dyn TargetIsa) -> Result<Image, JitError> {
+        let mut def = Definer::new(isa);
         let mut image = Image::default();
         for (group, plan) in self.plans.iter().enumerate() {
             emit_all(
@@ -284,15 +283,19 @@ impl Prepared {
 }
 
 impl Compiled {
-    /// Compiles the program of `source`: both parts (see
+    /// Compiles the program of `source` for `isa`: both parts (see
     /// [`demand`](crate::demand)), each its own list of functions, and one function
     /// per clock domain for its direct register copies. Keeps the program for the
     /// callbacks. Every step starts flagged, so the first settle runs them all.
     /// Returns the code as an image too (to store in a [`CodeCache`]); `started` is
     /// when obtaining the engine began.
-    fn build(source: Source, started: Instant) -> Result<(Compiled, Image), JitError> {
+    fn build(
+        source: Source,
+        isa: &dyn TargetIsa,
+        started: Instant,
+    ) -> Result<(Compiled, Image), JitError> {
         let prepared = Prepared::new(source)?;
-        let image = prepared.image()?;
+        let image = prepared.image(isa)?;
         Ok((prepared.assemble(&image, started, false)?, image))
     }
 
@@ -302,14 +305,15 @@ impl Compiled {
     /// [`CompileStats::time`] includes the cache's key and file.
     pub fn obtain(source: Source, cache: Option<&CodeCache>) -> Result<Compiled, JitError> {
         let started = Instant::now();
+        let isa = host_isa()?;
         let Some(cache) = cache else {
-            return Self::build(source, started).map(|(compiled, _)| compiled);
+            return Self::build(source, &*isa, started).map(|(compiled, _)| compiled);
         };
-        let entry = cache.entry(&source)?;
+        let entry = cache.entry(&source, &*isa);
         if let Some(image) = entry.load() {
             return Prepared::new(source)?.assemble(&image, started, true);
         }
-        let (compiled, image) = Self::build(source, started)?;
+        let (compiled, image) = Self::build(source, &*isa, started)?;
         let _ = entry.store(&image);
         Ok(compiled)
     }
