@@ -52,6 +52,7 @@ impl Simulator {
             .ok_or_else(|| SimError::UnknownPort(name.to_string()))
     }
 
+    #[inline]
     fn port_by_handle(&self, h: PortHandle) -> Result<usize, SimError> {
         if h.sim != self.id || h.index as usize >= self.ports.len() {
             return Err(SimError::ForeignHandle);
@@ -61,6 +62,7 @@ impl Simulator {
 
     /// Writes `value` to input port `i` after the checks every setter shares; the
     /// logic reading it needs settling again only if the value changed.
+    #[inline]
     fn write_port(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
         let p = &self.ports[i];
         if p.direction != Direction::Input {
@@ -105,6 +107,7 @@ impl Simulator {
 
     /// The settled words of port `i` (an input as set; an output after settling
     /// the logic it depends on).
+    #[inline]
     fn read_port(&mut self, i: usize) -> &[u64] {
         if self.ports[i].direction == Direction::Output {
             self.settle_outputs();
@@ -160,6 +163,7 @@ impl Simulator {
     }
 
     /// Sets the input of handle `h` from little-endian words (missing words are 0).
+    #[inline]
     pub fn set_words(&mut self, h: PortHandle, value: &[u64]) -> Result<(), SimError> {
         let i = self.port_by_handle(h)?;
         self.write_port(i, value)
@@ -188,6 +192,7 @@ impl Simulator {
 
     /// The settled value of the port of handle `h` as `ceil(width / 64)` little-endian
     /// words (bits above the width are 0).
+    #[inline]
     pub fn get_words(&mut self, h: PortHandle) -> Result<&[u64], SimError> {
         let i = self.port_by_handle(h)?;
         Ok(self.read_port(i))

@@ -462,6 +462,7 @@ impl Simulator {
 
     /// Settles the logic the output ports depend on (see `demand.rs`); the rest
     /// stays dirty until the next full settle.
+    #[inline]
     pub(crate) fn settle_outputs(&mut self) {
         if self.dirty_out != 0 {
             self.run_part(self.dirty_out, Part::Outputs);

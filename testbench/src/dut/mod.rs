@@ -186,6 +186,7 @@ pub trait Dut {
 
 /// Copies the value `words` of port `port` into `out` (for [`Dut::get_into`]); a
 /// shorter `out` is an error naming the port.
+#[inline]
 pub(crate) fn copy_words(
     ports: &[DutPort],
     port: usize,
