@@ -31,11 +31,10 @@ impl Jit {
     /// this thread if none can be started): loaded from `cache` when it holds it,
     /// else built (and stored there).
     pub fn start(source: Source, cache: Option<&CodeCache>) -> Jit {
-        let cache = cache.cloned();
         // The source goes to the thread once it has started, so that it is still
         // here to build on this thread if the thread cannot be started.
         let (give, take) = std::sync::mpsc::channel::<Source>();
-        let thread_cache = cache.clone();
+        let thread_cache = cache.cloned();
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
             .spawn(move || {
@@ -54,7 +53,7 @@ impl Jit {
                 let _ = give.send(source);
                 Jit::Building(handle)
             }
-            Err(_) => Jit::done(Compiled::obtain(source, cache.as_ref())),
+            Err(_) => Jit::done(Compiled::obtain(source, cache)),
         }
     }
 

@@ -254,4 +254,16 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
     assert!(loaded.compile_stats().unwrap().cached);
     let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
     agree_after_reset(&mut loaded, &mut reference, 50);
+
+    // A store that cannot land (a directory where the entry goes) leaves no
+    // temporary file behind, and the simulator runs its freshly built engine.
+    let before = entries();
+    std::fs::remove_file(&stored[0]).unwrap();
+    std::fs::create_dir_all(stored[0].join("blocked")).unwrap();
+    let mut unstored = Simulator::with_cache(&m, &cache).unwrap();
+    unstored.finish_compile().unwrap();
+    assert!(!unstored.compile_stats().unwrap().cached);
+    assert_eq!(entries(), before);
+    let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+    agree_after_reset(&mut unstored, &mut reference, 50);
 }

@@ -98,9 +98,12 @@ impl Entry {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::write(&tmp, image.to_bytes())?;
-        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
+        let stored =
+            std::fs::write(&tmp, image.to_bytes()).and_then(|()| std::fs::rename(&tmp, &self.path));
+        if stored.is_err() {
+            // A full disk leaves no partial file behind.
             let _ = std::fs::remove_file(&tmp);
-        })
+        }
+        stored
     }
 }

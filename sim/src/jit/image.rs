@@ -29,8 +29,8 @@ pub(super) enum Callback {
 }
 
 /// The namespace of the callbacks' names in emitted functions (the functions
-/// themselves are named in namespaces 0 and 1).
-pub(super) const CALLBACKS: u32 = 2;
+/// themselves are named in the namespace of their group, below [`GROUPS`]).
+pub(super) const CALLBACKS: u32 = GROUPS as u32;
 
 impl Callback {
     /// The callback of index `index`.
