@@ -267,3 +267,107 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
     let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
     agree_after_reset(&mut unstored, &mut reference, 50);
 }
+
+#[test]
+fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
+    use sim::{Backend, CodeCache};
+    use std::time::{Duration, SystemTime};
+    let designs = [
+        module(),
+        hdl::blocks::counter::up_counter(8).unwrap(),
+        hdl::blocks::counter::up_counter(9).unwrap(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    // The files of `dir` (none before the first store creates it).
+    let files = |dir: &std::path::Path| {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+    };
+    // Each design's entry, from a cache with room for all.
+    let obtain = |cache: &CodeCache, m: &Module| {
+        let mut s = Simulator::with_cache(m, cache).unwrap();
+        s.finish_compile().unwrap();
+        s
+    };
+    let roomy = CodeCache::new(dir.path().join("sizes"));
+    assert_eq!(roomy.budget(), CodeCache::DEFAULT_BUDGET);
+    let mut entry = Vec::new();
+    for m in &designs {
+        let before = files(roomy.dir());
+        obtain(&roomy, m);
+        let after = files(roomy.dir());
+        let new: Vec<_> = after.iter().filter(|f| !before.contains(f)).collect();
+        assert_eq!(new.len(), 1, "one entry per design: {after:?}");
+        entry.push(new[0].file_name().unwrap().to_owned());
+    }
+    let size = |name: &std::ffi::OsStr| std::fs::metadata(roomy.dir().join(name)).unwrap().len();
+    let sizes: Vec<u64> = entry.iter().map(|e| size(e)).collect();
+
+    // Room for all three but one byte: storing the third drops the entry used
+    // longest ago, which is the second once the first has been loaded again.
+    let budget = sizes.iter().sum::<u64>() - 1;
+    let cache = CodeCache::with_budget(dir.path().join("bounded"), budget);
+    let ago = |secs| SystemTime::now() - Duration::from_secs(secs);
+    for m in &designs[..2] {
+        obtain(&cache, m);
+    }
+    let set_age = |name: &std::ffi::OsStr, secs| {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(cache.dir().join(name))
+            .unwrap();
+        file.set_modified(ago(secs)).unwrap();
+    };
+    set_age(&entry[0], 7200);
+    set_age(&entry[1], 3600);
+    // Temporary files of a process killed mid-store: an old one, a fresh one.
+    let (stale, fresh) = (
+        cache.dir().join("dead.wsimage.tmp-1-0"),
+        cache.dir().join("live.wsimage.tmp-2-0"),
+    );
+    for t in [&stale, &fresh] {
+        std::fs::write(t, b"partial").unwrap();
+    }
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(ago(7200))
+        .unwrap();
+    let mut renewed = obtain(&cache, &designs[0]);
+    assert!(renewed.compile_stats().unwrap().cached);
+    obtain(&cache, &designs[2]);
+    let sorted = |mut paths: Vec<std::path::PathBuf>| {
+        paths.sort();
+        paths
+    };
+    let expected = sorted(vec![
+        cache.dir().join(&entry[0]),
+        cache.dir().join(&entry[2]),
+        fresh.clone(),
+    ]);
+    assert_eq!(
+        files(cache.dir()),
+        expected,
+        "the second entry and the stale temporary went"
+    );
+    let mut reference = Simulator::with_backend(&designs[0], Backend::Interpreted).unwrap();
+    agree_after_reset(&mut renewed, &mut reference, 50);
+
+    // A budget smaller than any entry keeps only the newest.
+    let tiny = CodeCache::with_budget(cache.dir(), 1);
+    let again = obtain(&tiny, &designs[1]);
+    assert!(
+        !again.compile_stats().unwrap().cached,
+        "it had been dropped"
+    );
+    assert_eq!(
+        files(tiny.dir()),
+        sorted(vec![fresh, tiny.dir().join(&entry[1])])
+    );
+}

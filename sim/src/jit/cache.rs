@@ -8,6 +8,12 @@
 //! file appears only by `rename` from a private temporary file, so readers see
 //! whole entries or none; a file that is not a whole image (see
 //! [`Image::from_bytes`]) is a miss and is replaced at the next store.
+//!
+//! The cache is bounded: after every store, the least recently used entries (by
+//! file time, which a load renews) are removed until the entries take at most the
+//! cache's [`budget`](CodeCache::budget) of bytes, and temporary files older than
+//! [`STALE_TEMP`] (left by a process killed mid-store) go too. The entry just
+//! stored is never removed, whatever the budget.
 
 use super::image::Image;
 use super::Source;
@@ -16,23 +22,45 @@ use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 /// A directory of compiled engines, keyed by what each was built from (see
 /// [`Simulator::with_cache`](crate::Simulator::with_cache)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodeCache {
     dir: PathBuf,
+    budget: u64,
 }
 
 impl CodeCache {
-    /// The cache in `dir`, created at the first store.
+    /// The bytes of entries a cache keeps unless told otherwise: 64 MiB, about a
+    /// thousand engines of PANAMA's size.
+    pub const DEFAULT_BUDGET: u64 = 64 << 20;
+
+    /// The cache in `dir`, created at the first store, bounded by
+    /// [`DEFAULT_BUDGET`](Self::DEFAULT_BUDGET).
     pub fn new(dir: impl Into<PathBuf>) -> CodeCache {
-        CodeCache { dir: dir.into() }
+        Self::with_budget(dir, Self::DEFAULT_BUDGET)
+    }
+
+    /// The cache in `dir`, keeping at most `budget` bytes of entries (least
+    /// recently used removed first; the newest entry is kept even when it alone
+    /// exceeds the budget).
+    pub fn with_budget(dir: impl Into<PathBuf>, budget: u64) -> CodeCache {
+        CodeCache {
+            dir: dir.into(),
+            budget,
+        }
     }
 
     /// The directory of the entries.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The bytes of entries the cache keeps.
+    pub fn budget(&self) -> u64 {
+        self.budget
     }
 
     /// The entry of the compiled engine of `source` for `isa` (the host's).
@@ -49,7 +77,53 @@ impl CodeCache {
         let digest = key.0.finalize();
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         Entry {
-            path: self.dir.join(format!("{name}.wsimage")),
+            path: self.dir.join(format!("{name}.{EXTENSION}")),
+            budget: self.budget,
+        }
+    }
+}
+
+/// The extension of an entry's file.
+const EXTENSION: &str = "wsimage";
+
+/// The age past which a temporary file is taken to be left by a process that
+/// died while storing, and removed: an hour (a store takes milliseconds).
+const STALE_TEMP: Duration = Duration::from_secs(3600);
+
+/// Removes the least recently used entries of `dir` until they take at most
+/// `budget` bytes (never `keep`), and stale temporary files. Best effort: a file
+/// that cannot be read or removed is left, and another process pruning at the same
+/// time only removes what this one would have.
+fn prune(dir: &Path, budget: u64, keep: &Path) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let mut entries = Vec::new();
+    for file in listing.flatten() {
+        let path = file.path();
+        let Ok(meta) = file.metadata() else { continue };
+        let used = meta.modified().unwrap_or(now);
+        let is_temp = path
+            .extension()
+            .is_some_and(|e| e.to_string_lossy().starts_with("tmp-"));
+        if is_temp {
+            if now.duration_since(used).is_ok_and(|age| age > STALE_TEMP) {
+                let _ = std::fs::remove_file(&path);
+            }
+        } else if path.extension().is_some_and(|e| e == EXTENSION) && path != keep {
+            entries.push((used, meta.len(), path));
+        }
+    }
+    let kept = std::fs::metadata(keep).map_or(0, |m| m.len());
+    let mut total = kept + entries.iter().map(|(_, len, _)| len).sum::<u64>();
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= budget {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
         }
     }
 }
@@ -80,15 +154,22 @@ impl Hasher for ShaWriter {
 #[derive(Debug)]
 pub(crate) struct Entry {
     path: PathBuf,
+    budget: u64,
 }
 
 impl Entry {
-    /// The stored image, if there is a whole one.
+    /// The stored image, if there is a whole one; a hit renews the file's time, so
+    /// pruning takes the entries used longest ago first.
     pub fn load(&self) -> Option<Image> {
-        Image::from_bytes(&std::fs::read(&self.path).ok()?)
+        let image = Image::from_bytes(&std::fs::read(&self.path).ok()?)?;
+        if let Ok(file) = std::fs::File::options().write(true).open(&self.path) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        Some(image)
     }
 
-    /// Stores `image`, replacing what was there.
+    /// Stores `image`, replacing what was there, then prunes the cache to its
+    /// budget.
     pub fn store(&self, image: &Image) -> std::io::Result<()> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = self.path.parent().unwrap_or(Path::new("."));
@@ -103,6 +184,8 @@ impl Entry {
         if stored.is_err() {
             // A full disk leaves no partial file behind.
             let _ = std::fs::remove_file(&tmp);
+        } else {
+            prune(dir, self.budget, &self.path);
         }
         stored
     }

@@ -129,18 +129,19 @@ pub(super) fn obtain_library(
     let entry = root.join(key.finish());
 
     let mut runtime_hit = None;
-    let Artifact { path, hit } = cache::get_or_build(&entry, LIBRARY, |tmp| {
-        let job = Job {
-            tmp,
-            root: &root,
-            options,
-            versions: &versions,
-            log: String::new(),
-        };
-        let (lib, rt_hit) = job.run(design, &flags, &shim_text, &entry)?;
-        runtime_hit = Some(rt_hit);
-        Ok(lib)
-    })?;
+    let Artifact { path, hit } =
+        cache::get_or_build(&entry, LIBRARY, options.cache_budget, |tmp| {
+            let job = Job {
+                tmp,
+                root: &root,
+                options,
+                versions: &versions,
+                log: String::new(),
+            };
+            let (lib, rt_hit) = job.run(design, &flags, &shim_text, &entry)?;
+            runtime_hit = Some(rt_hit);
+            Ok(lib)
+        })?;
     Ok(Built {
         library: path,
         cache_hit: hit,
@@ -245,17 +246,18 @@ impl Job<'_> {
         let jobs = self.jobs();
         let make_vars = &self.options.make_vars;
         let log = &mut self.log;
-        let Artifact { path, hit } = cache::get_or_build(&entry, RUNTIME, |tmp| {
-            let archive = tmp.join(RUNTIME);
-            let mut cmd = Tool::Make.command();
-            cmd.arg("-C")
-                .arg(obj)
-                .args(["-f", "ws.mk", "-j", &jobs, "ws-runtime"])
-                .args(make_vars)
-                .arg(format!("WS_RUNTIME_OUT={}", archive.display()));
-            tools::run(&Tool::Make, "building the Verilator runtime", &mut cmd, log)?;
-            Ok(archive)
-        })?;
+        let Artifact { path, hit } =
+            cache::get_or_build(&entry, RUNTIME, self.options.cache_budget, |tmp| {
+                let archive = tmp.join(RUNTIME);
+                let mut cmd = Tool::Make.command();
+                cmd.arg("-C")
+                    .arg(obj)
+                    .args(["-f", "ws.mk", "-j", &jobs, "ws-runtime"])
+                    .args(make_vars)
+                    .arg(format!("WS_RUNTIME_OUT={}", archive.display()));
+                tools::run(&Tool::Make, "building the Verilator runtime", &mut cmd, log)?;
+                Ok(archive)
+            })?;
         Ok((path, hit))
     }
 }

@@ -6,10 +6,17 @@
 //! exclusive `flock` on `<key>/.lock` (separate open file descriptions exclude each other,
 //! so this serialises threads of one process as well as processes), look again, and only
 //! then build.
+//!
+//! The cache is bounded: after each build the entries used longest ago (by the time of
+//! their newest file; a hit renews its artifact's) are removed until the rest take at
+//! most the budget ([`BuildOptions::cache_budget`](super::BuildOptions::cache_budget)).
+//! An entry is removed only under its lock, so never while it is being built, and the
+//! entry just built is kept whatever the budget.
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
@@ -63,21 +70,29 @@ pub(super) struct Artifact {
 ///
 /// `build` gets a fresh private directory and returns the path of the artifact it made
 /// inside it; that file is renamed into place and the directory removed (also on error).
+/// After a build, the cache (the entry's parent) is pruned to `budget` bytes.
 pub(super) fn get_or_build(
     entry: &Path,
     name: &str,
+    budget: u64,
     build: impl FnOnce(&Path) -> Result<PathBuf, BridgeError>,
 ) -> Result<Artifact, BridgeError> {
     let path = entry.join(name);
     if path.is_file() {
-        return Ok(Artifact { path, hit: true });
+        return Ok(hit(path));
     }
-    fs::create_dir_all(entry)
-        .map_err(|e| BridgeError::io(format!("creating cache directory {}", entry.display()), e))?;
+    let create = || {
+        fs::create_dir_all(entry).map_err(|e| {
+            BridgeError::io(format!("creating cache directory {}", entry.display()), e)
+        })
+    };
+    create()?;
     let _lock = lock(entry)?;
     if path.is_file() {
-        return Ok(Artifact { path, hit: true });
+        return Ok(hit(path));
     }
+    // A pruner may have removed the entry while this builder waited for its lock.
+    create()?;
     remove_stale_temps(entry);
     let tmp = fresh_temp_dir(entry)?;
     let result = build(&tmp).and_then(|built| {
@@ -90,7 +105,69 @@ pub(super) fn get_or_build(
     });
     // Best effort: a leftover is removed by the next builder of this entry.
     let _ = fs::remove_dir_all(&tmp);
-    result.map(|()| Artifact { path, hit: false })
+    result?;
+    if let Some(root) = entry.parent() {
+        prune(root, budget, entry);
+    }
+    Ok(Artifact { path, hit: false })
+}
+
+/// A hit on the artifact at `path`, whose time is renewed so pruning keeps it longest.
+fn hit(path: PathBuf) -> Artifact {
+    if let Ok(file) = OpenOptions::new().write(true).open(&path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+    Artifact { path, hit: true }
+}
+
+/// The bytes of the files under `dir` and the time of the newest one (the lock file
+/// aside: it is touched by every builder, hit or not).
+fn usage(dir: &Path) -> (u64, SystemTime) {
+    let (mut bytes, mut used) = (0, SystemTime::UNIX_EPOCH);
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(meta) = e.metadata() else { continue };
+        if meta.is_dir() {
+            let (b, u) = usage(&e.path());
+            bytes += b;
+            used = used.max(u);
+        } else if e.file_name() != ".lock" {
+            bytes += meta.len();
+            used = used.max(meta.modified().unwrap_or(used));
+        }
+    }
+    (bytes, used)
+}
+
+/// Removes the entries of `root` used longest ago until they take at most `budget`
+/// bytes, never `keep` and never an entry another builder holds locked. Best effort:
+/// an entry that cannot be locked or removed is left.
+pub(super) fn prune(root: &Path, budget: u64, keep: &Path) {
+    let mut entries: Vec<(SystemTime, u64, PathBuf)> = fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| {
+            let (bytes, used) = usage(&e.path());
+            (used, bytes, e.path())
+        })
+        .collect();
+    let mut total: u64 = entries.iter().map(|(_, bytes, _)| bytes).sum();
+    entries.sort();
+    for (_, bytes, path) in entries {
+        if total <= budget {
+            break;
+        }
+        if path == keep {
+            continue;
+        }
+        let Ok(file) = OpenOptions::new().write(true).open(path.join(".lock")) else {
+            continue;
+        };
+        if file.try_lock().is_ok() && fs::remove_dir_all(&path).is_ok() {
+            total -= bytes;
+        }
+    }
 }
 
 /// Takes the exclusive lock of `entry`; released when the returned file is dropped.
@@ -126,4 +203,83 @@ fn fresh_temp_dir(entry: &Path) -> Result<PathBuf, BridgeError> {
     fs::create_dir(&dir)
         .map_err(|e| BridgeError::io(format!("creating build directory {}", dir.display()), e))?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// An entry `name` of `root` holding an artifact of `bytes` bytes last used
+    /// `age_s` seconds ago, and its lock file.
+    fn entry(root: &Path, name: &str, bytes: usize, age_s: u64) -> PathBuf {
+        let dir = root.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(".lock"), b"").unwrap();
+        let artifact = dir.join("libdut.so");
+        fs::write(&artifact, vec![0u8; bytes]).unwrap();
+        let when = SystemTime::now() - Duration::from_secs(age_s);
+        File::options()
+            .write(true)
+            .open(&artifact)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        dir
+    }
+
+    fn entries(root: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn pruning_drops_the_entries_used_longest_ago_but_not_a_locked_one() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        let oldest = entry(root, "a-oldest", 100, 4000);
+        entry(root, "b-old", 100, 3000);
+        entry(root, "c-recent", 100, 100);
+        let newest = entry(root, "d-newest", 100, 0);
+        // Another builder holds the oldest entry's lock: it stays.
+        let held = File::options()
+            .write(true)
+            .open(oldest.join(".lock"))
+            .unwrap();
+        held.lock().unwrap();
+        prune(root, 300, &newest);
+        assert_eq!(entries(root), ["a-oldest", "c-recent", "d-newest"]);
+        drop(held);
+        // A hit renews an entry: the oldest now outlives the recent one.
+        hit(oldest.join("libdut.so"));
+        prune(root, 200, &newest);
+        assert_eq!(entries(root), ["a-oldest", "d-newest"]);
+        // The entry just built stays even when it alone is over budget.
+        prune(root, 0, &newest);
+        assert_eq!(entries(root), ["d-newest"]);
+    }
+
+    #[test]
+    fn a_build_prunes_its_cache_to_the_budget() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        entry(root, "old", 1000, 3600);
+        let built = get_or_build(&root.join("new"), "libdut.so", 1500, |tmp| {
+            let artifact = tmp.join("libdut.so");
+            fs::write(&artifact, vec![1u8; 1000]).unwrap();
+            Ok(artifact)
+        })
+        .unwrap();
+        assert!(!built.hit);
+        assert_eq!(entries(root), ["new"]);
+        let again = get_or_build(&root.join("new"), "libdut.so", 1500, |_| {
+            unreachable!("a hit does not build")
+        })
+        .unwrap();
+        assert!(again.hit && again.path == built.path);
+    }
 }

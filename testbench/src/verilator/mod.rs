@@ -114,6 +114,10 @@ pub struct BuildOptions {
     /// Root of the build cache. `None`: `<target dir>/verilator-cache`, where the target
     /// dir is `$CARGO_TARGET_DIR` if set, else the workspace's `target/`.
     pub cache_dir: Option<PathBuf>,
+    /// Bytes of models the cache keeps: after each build the entries used longest ago
+    /// are removed until the rest fit (the entry just built always stays). Default
+    /// [`DEFAULT_CACHE_BUDGET`].
+    pub cache_budget: u64,
     /// Parallel C++ compile jobs for a cold build (default 2; 0 is treated as 1).
     pub jobs: u32,
     /// Extra arguments for `verilator` (part of the cache key).
@@ -130,12 +134,17 @@ pub struct BuildOptions {
 /// `OPT_GLOBAL`; `-O2` runs the models faster.
 pub const DEFAULT_MAKE_VARS: &[&str] = &["OPT_FAST=-O2", "OPT_GLOBAL=-O2"];
 
+/// The bytes of built models the cache keeps by default: 512 MiB, a few hundred models
+/// of PANAMA's size (about 1.2 MB each) and many times what the test suite builds.
+pub const DEFAULT_CACHE_BUDGET: u64 = 512 << 20;
+
 impl Default for BuildOptions {
     fn default() -> Self {
         Self {
             trace: false,
             verilator: PathBuf::from("verilator"),
             cache_dir: None,
+            cache_budget: DEFAULT_CACHE_BUDGET,
             jobs: 2,
             extra_verilator_args: Vec::new(),
             make_vars: DEFAULT_MAKE_VARS.iter().map(|s| s.to_string()).collect(),
