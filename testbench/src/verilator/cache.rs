@@ -228,6 +228,7 @@ mod tests {
         dir
     }
 
+    /// The names in `root`, sorted.
     fn entries(root: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(root)
             .unwrap()
