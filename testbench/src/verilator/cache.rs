@@ -11,7 +11,9 @@
 //! their newest file; a hit renews its artifact's) are removed until the rest take at
 //! most the budget ([`BuildOptions::cache_budget`](super::BuildOptions::cache_budget)).
 //! An entry is removed only under its lock, so never while it is being built, and the
-//! entry just built is kept whatever the budget.
+//! entry just built is kept whatever the budget; a directory without a lock file is not
+//! an entry and is left. A model already loaded from a removed entry keeps running (its
+//! file is unlinked, not unmapped).
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -141,7 +143,7 @@ fn usage(dir: &Path) -> (u64, SystemTime) {
 /// Removes the entries of `root` used longest ago until they take at most `budget`
 /// bytes, never `keep` and never an entry another builder holds locked. Best effort:
 /// an entry that cannot be locked or removed is left.
-pub(super) fn prune(root: &Path, budget: u64, keep: &Path) {
+fn prune(root: &Path, budget: u64, keep: &Path) {
     let mut entries: Vec<(SystemTime, u64, PathBuf)> = fs::read_dir(root)
         .into_iter()
         .flatten()
