@@ -200,20 +200,31 @@ fn agree_after_reset(a: &mut Simulator, b: &mut Simulator, cycles: u64) {
     agree(a, b, 0..cycles);
 }
 
+/// The files of `dir`, sorted (none before a first store creates it).
+fn files_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Sets the time of the file at `path` to `secs` seconds ago.
+fn set_age(path: &std::path::Path, secs: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(when).unwrap();
+}
+
 #[test]
 fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
     use sim::{Backend, CodeCache};
     let m = module();
     let dir = tempfile::tempdir().unwrap();
     let cache = CodeCache::new(dir.path().join("engines"));
-    let entries = || {
-        let mut files: Vec<_> = std::fs::read_dir(cache.dir())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        files
-    };
+    let entries = || files_in(cache.dir());
     let mut first = Simulator::with_cache(&m, &cache).unwrap();
     first.finish_compile().unwrap();
     assert!(!first.compile_stats().unwrap().cached);
@@ -271,23 +282,12 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
 #[test]
 fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
     use sim::{Backend, CodeCache};
-    use std::time::{Duration, SystemTime};
     let designs = [
         module(),
         hdl::blocks::counter::up_counter(8).unwrap(),
         hdl::blocks::counter::up_counter(9).unwrap(),
     ];
     let dir = tempfile::tempdir().unwrap();
-    // The files of `dir` (none before the first store creates it).
-    let files = |dir: &std::path::Path| {
-        let mut files: Vec<_> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        files
-    };
     // Each design's entry, from a cache with room for all.
     let obtain = |cache: &CodeCache, m: &Module| {
         let mut s = Simulator::with_cache(m, cache).unwrap();
@@ -298,9 +298,9 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
     assert_eq!(roomy.budget(), CodeCache::DEFAULT_BUDGET);
     let mut entry = Vec::new();
     for m in &designs {
-        let before = files(roomy.dir());
+        let before = files_in(roomy.dir());
         obtain(&roomy, m);
-        let after = files(roomy.dir());
+        let after = files_in(roomy.dir());
         let new: Vec<_> = after.iter().filter(|f| !before.contains(f)).collect();
         assert_eq!(new.len(), 1, "one entry per design: {after:?}");
         entry.push(new[0].file_name().unwrap().to_owned());
@@ -312,19 +312,11 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
     // longest ago, which is the second once the first has been loaded again.
     let budget = sizes.iter().sum::<u64>() - 1;
     let cache = CodeCache::with_budget(dir.path().join("bounded"), budget);
-    let ago = |secs| SystemTime::now() - Duration::from_secs(secs);
     for m in &designs[..2] {
         obtain(&cache, m);
     }
-    let set_age = |name: &std::ffi::OsStr, secs| {
-        let file = std::fs::File::options()
-            .write(true)
-            .open(cache.dir().join(name))
-            .unwrap();
-        file.set_modified(ago(secs)).unwrap();
-    };
-    set_age(&entry[0], 7200);
-    set_age(&entry[1], 3600);
+    set_age(&cache.dir().join(&entry[0]), 7200);
+    set_age(&cache.dir().join(&entry[1]), 3600);
     // Temporary files of a process killed mid-store: an old one, a fresh one.
     let (stale, fresh) = (
         cache.dir().join("dead.wsimage.tmp-1-0"),
@@ -333,12 +325,7 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
     for t in [&stale, &fresh] {
         std::fs::write(t, b"partial").unwrap();
     }
-    std::fs::File::options()
-        .write(true)
-        .open(&stale)
-        .unwrap()
-        .set_modified(ago(7200))
-        .unwrap();
+    set_age(&stale, 7200);
     let mut renewed = obtain(&cache, &designs[0]);
     assert!(renewed.compile_stats().unwrap().cached);
     obtain(&cache, &designs[2]);
@@ -352,7 +339,7 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
         fresh.clone(),
     ]);
     assert_eq!(
-        files(cache.dir()),
+        files_in(cache.dir()),
         expected,
         "the second entry and the stale temporary went"
     );
@@ -367,7 +354,7 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
         "it had been dropped"
     );
     assert_eq!(
-        files(tiny.dir()),
+        files_in(tiny.dir()),
         sorted(vec![fresh, tiny.dir().join(&entry[1])])
     );
 }

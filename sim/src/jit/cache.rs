@@ -111,18 +111,17 @@ fn prune(dir: &Path, budget: u64, keep: &Path) {
             if now.duration_since(used).is_ok_and(|age| age > STALE_TEMP) {
                 let _ = std::fs::remove_file(&path);
             }
-        } else if path.extension().is_some_and(|e| e == EXTENSION) && path != keep {
+        } else if path.extension().is_some_and(|e| e == EXTENSION) {
             entries.push((used, meta.len(), path));
         }
     }
-    let kept = std::fs::metadata(keep).map_or(0, |m| m.len());
-    let mut total = kept + entries.iter().map(|(_, len, _)| len).sum::<u64>();
+    let mut total: u64 = entries.iter().map(|(_, len, _)| len).sum();
     entries.sort();
     for (_, len, path) in entries {
         if total <= budget {
             break;
         }
-        if std::fs::remove_file(&path).is_ok() {
+        if path != keep && std::fs::remove_file(&path).is_ok() {
             total -= len;
         }
     }
