@@ -101,6 +101,8 @@ fn vcds_of_both_engines_run_at_the_board_clock() {
         "both",
         "--elements",
         "512",
+        "--repeat",
+        "2",
         "--vcd",
         native.to_str().expect("utf-8 path"),
     ]);
@@ -108,6 +110,7 @@ fn vcds_of_both_engines_run_at_the_board_clock() {
     // Same clock count on both engines (the run compares them), at 200 MHz.
     assert!(stdout.contains("200 MHz"), "{stdout}");
     assert!(stdout.contains("engines: identical results"), "{stdout}");
+    assert_repeat_report(&stdout, 2, &["native", "verilator"]);
     let n = rising_edges_ps(&native, "axis_aclk");
     let v = rising_edges_ps(&verilator, "axis_aclk");
     assert!(n.len() > 100, "native VCD: only {} clock edges", n.len());
@@ -266,6 +269,68 @@ fn pcap_in_arguments_parse() {
     assert_eq!(p("1="), Err(PcapInError::NoFile));
 }
 
+/// Asserts that `stdout` sums up `rounds` rounds of `engines`: each engine's
+/// median rate within its range, and with Verilator among them, every other
+/// engine's median ratio within its range.
+fn assert_repeat_report(stdout: &str, rounds: usize, engines: &[&str]) {
+    let report = stdout
+        .split(&format!("over {rounds} rounds"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary of {rounds} rounds in\n{stdout}"));
+    let numbers = |line: &str| -> Vec<f64> {
+        line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter_map(|t| t.parse().ok())
+            .collect()
+    };
+    for engine in engines {
+        let line = report
+            .lines()
+            .find(|l| l.trim_start().starts_with(engine) && l.contains("cycles/s median"))
+            .unwrap_or_else(|| panic!("no rate of {engine} in\n{report}"));
+        let [median, min, max] = numbers(line)[..] else {
+            panic!("median and range in `{line}`")
+        };
+        assert!(min <= median && median <= max && min > 0.0, "{line}");
+        let ratio = report
+            .lines()
+            .find(|l| l.trim_start().starts_with(engine) && l.contains("Verilator's speed"));
+        let versus = engines.contains(&"verilator") && *engine != "verilator";
+        assert_eq!(
+            ratio.is_some(),
+            versus,
+            "{engine}'s ratio line in\n{report}"
+        );
+        if let Some(line) = ratio {
+            let [median, min, max] = numbers(line)[..] else {
+                panic!("median and range in `{line}`")
+            };
+            assert!(min <= median && median <= max && min > 0.0, "{line}");
+        }
+    }
+}
+
+#[test]
+fn lightning_repeats_report_the_spread_of_one_engine() {
+    let out = lightning(&["--images", "2", "--repeat", "3"]);
+    let stdout = ok(&out);
+    assert_repeat_report(&stdout, 3, &["native"]);
+    assert!(!stdout.contains("identical results"), "{stdout}");
+    let out = lightning(&["--images", "2", "--repeat", "0"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--repeat"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = lightning(&["--images", "2", "--repeat", "2", "--calibrate"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--calibrate"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn lightning_vcds_run_at_the_dac_clock() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -278,6 +343,8 @@ fn lightning_vcds_run_at_the_dac_clock() {
             "both",
             "--images",
             "1",
+            "--repeat",
+            "2",
             "--vcd",
         ])
         .arg(&native)
@@ -301,6 +368,7 @@ fn lightning_vcds_run_at_the_dac_clock() {
             .collect::<Vec<_>>()
     );
     assert!(stdout.contains("VCD of image 0"), "{stdout}");
+    assert_repeat_report(&stdout, 2, &["native", "verilator"]);
 }
 
 #[test]

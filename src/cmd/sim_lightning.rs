@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
-use testbench::engine::{board_clocks, speed_report, verilator_options, EngineTime};
+use testbench::engine::{board_clocks, repeat_report, speed_report, verilator_options, EngineTime};
 use testbench::lightning::arith::Contract;
 use testbench::lightning::impaired::{
     board_cores, calibration_fail_text, run_impaired, CalibrationReport, ImpairedOptions,
@@ -66,6 +66,12 @@ pub struct LightningArgs {
     /// Simulation engine (`both`: the same images on each, results must agree).
     #[arg(long, value_enum, default_value_t = EngineArg::Native)]
     pub engine: EngineArg,
+    /// Run the images N times, every engine of --engine once per round on a fresh
+    /// model, and print the median and range of each engine's speed and of its
+    /// per-round ratio to Verilator's (the rest of the report is the first
+    /// round's; later rounds must agree with it). Not with the board top's runs.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with_all = ["skew", "loss", "calibrate"])]
+    pub repeat: u32,
     /// Arithmetic contract of the datapath and the golden model: wirespeed's, or
     /// the authors' released RTL's (16-bit wrapping accumulator, per-layer
     /// data-dependent normalization).
@@ -156,6 +162,7 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         vcd: args.vcd.clone(),
         engine: args.engine.into(),
         arith: args.arith.into(),
+        repeat: args.repeat,
     };
     let test_set = TestSet::new(workload, n, options)?;
     println!(
@@ -174,30 +181,31 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
     let board = gen::board::Board::named(BOARD)?;
     let clocks = board_clocks(&board, CLOCK_ROLES)?;
     let run = test_set.run(&clocks)?;
-    if let [first, ..] = &run.engines[..] {
-        if run.engines.len() > 1 {
-            let cycles: u64 = first
-                .exact
-                .runs
-                .iter()
-                .chain(&first.noisy.runs)
-                .map(|r| r.cycles)
-                .sum();
-            let times: Vec<EngineTime> = run.engines.iter().map(|e| e.time).collect();
-            println!(
-                "{} (logits, cycles and timelines of {} runs)",
-                speed_report(
-                    cycles,
-                    &times,
-                    &verilator_options(args.vcd.is_some()).describe()
-                ),
-                2 * n
-            );
-        }
-    }
     let Some(first) = run.engines.first() else {
         bail!("no engine ran");
     };
+    let cycles: u64 = first
+        .exact
+        .runs
+        .iter()
+        .chain(&first.noisy.runs)
+        .map(|r| r.cycles)
+        .sum();
+    if run.engines.len() > 1 {
+        let times: Vec<EngineTime> = run.engines.iter().map(|e| e.time).collect();
+        println!(
+            "{} (logits, cycles and timelines of {} runs)",
+            speed_report(
+                cycles,
+                &times,
+                &verilator_options(args.vcd.is_some()).describe()
+            ),
+            2 * n
+        );
+    }
+    if let Some(report) = repeat_report(cycles, &run.rounds) {
+        println!("{report}");
+    }
     let (exact, noisy, mismatches) = (&first.exact, &first.noisy, run.mismatches);
     println!(
         "accuracy, noise 0:        {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",

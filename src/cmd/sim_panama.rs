@@ -9,7 +9,9 @@ use clap::Args;
 use hdl::panama::config::PanamaConfig;
 use std::path::PathBuf;
 use std::str::FromStr;
-use testbench::engine::{board_clocks, speed_report, verilator_options, DomainClock, EngineTime};
+use testbench::engine::{
+    board_clocks, repeat_report, speed_report, verilator_options, DomainClock, EngineTime,
+};
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::golden::InFrame;
@@ -100,6 +102,12 @@ pub struct PanamaArgs {
     /// Simulation engine.
     #[arg(long, value_enum, default_value_t = EngineArg::Native)]
     engine: EngineArg,
+    /// Run the traffic N times, every engine of --engine once per round on a fresh
+    /// model, and print the median and range of each engine's speed and of its
+    /// per-round ratio to Verilator's (the rest of the report is the first
+    /// round's; later rounds must agree with it).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "chaos")]
+    repeat: u32,
 }
 
 /// Which port a `--pcap-in` file's frames enter on.
@@ -353,6 +361,7 @@ fn run_frames(
         load: args.load,
         back_pressure: args.back_pressure.unwrap_or(0.0),
         vcd: args.vcd.clone(),
+        repeat: args.repeat,
     };
     let clocks = panama_clocks(board)?;
     let mut bar = None;
@@ -390,6 +399,9 @@ fn run_frames(
                 &verilator_options(args.vcd.is_some()).describe()
             )
         );
+    }
+    if let Some(report) = repeat_report(run.cycles, &m.rounds) {
+        println!("  {report}");
     }
     print_throughput(&m.throughput(cfg.data_width, mhz), args.load);
     let (bypass_lat, agg_lat) = m.latencies();

@@ -227,6 +227,87 @@ pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> 
     out
 }
 
+/// The median, least and greatest of a set of measurements.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// The median (of an even count, the mean of the middle two).
+    pub median: f64,
+    /// The least.
+    pub min: f64,
+    /// The greatest.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values`; `None` when there are none.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let (&min, &max) = (v.first()?, v.last()?);
+        let mid = v.len() / 2;
+        let median = if v.len() % 2 == 1 {
+            v[mid]
+        } else {
+            (v[mid - 1] + v[mid]) / 2.0
+        };
+        Some(Spread { median, min, max })
+    }
+}
+
+/// The lines summing up a benchmark repeated over several rounds (`--repeat N`),
+/// each round every engine once on the same stimulus (`rounds[r]`, in the order of
+/// [`Engine::engines`]) over `cycles` cycles: per engine the median and range of
+/// its cycles per second, and per engine beside Verilator the median and range of
+/// its per-round ratio to Verilator's rate. A round's ratio compares two runs made
+/// one after the other, so it moves less with the machine's load than either rate.
+/// `None` for fewer than two rounds.
+pub fn repeat_report(cycles: u64, rounds: &[Vec<EngineTime>]) -> Option<String> {
+    if rounds.len() < 2 {
+        return None;
+    }
+    let rate = |t: &EngineTime| cycles as f64 / t.wall.as_secs_f64().max(1e-9);
+    let engines: Vec<Engine> = rounds[0].iter().map(|t| t.engine).collect();
+    let rates = |e: Engine| -> Vec<f64> {
+        rounds
+            .iter()
+            .flat_map(|r| r.iter().filter(|t| t.engine == e).map(rate))
+            .collect()
+    };
+    let mut out = format!(
+        "over {} rounds (every engine once per round, a fresh model each time):",
+        rounds.len()
+    );
+    for &e in &engines {
+        if let Some(s) = Spread::of(&rates(e)) {
+            out += &format!(
+                "\n    {:<12} {:>10.0} cycles/s median ({:.0}–{:.0})",
+                e.name(),
+                s.median,
+                s.min,
+                s.max
+            );
+        }
+    }
+    let verilator = rates(Engine::Verilator);
+    for &e in engines.iter().filter(|&&e| e != Engine::Verilator) {
+        let ratios: Vec<f64> = rates(e)
+            .iter()
+            .zip(&verilator)
+            .map(|(a, v)| a / v)
+            .collect();
+        if let Some(s) = Spread::of(&ratios) {
+            out += &format!(
+                "\n    {:<12} {:.2}× Verilator's speed, median of the rounds' ratios ({:.2}–{:.2})",
+                e.name(),
+                s.median,
+                s.min,
+                s.max
+            );
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +363,40 @@ mod tests {
             &runs,
             "compiled engine built before the first cycle in 1.3 ms, running from cycle 0",
         );
+    }
+
+    #[test]
+    fn spreads_and_repeat_reports() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Spread::of(&[4.0, 1.0, 2.0, 10.0]).unwrap().median, 3.0);
+        assert_eq!(Spread::of(&[]), None);
+        let round = |native_ms, verilator_ms| {
+            [
+                (Engine::Native, native_ms),
+                (Engine::Verilator, verilator_ms),
+            ]
+            .map(|(engine, ms)| EngineTime {
+                engine,
+                build: Duration::from_millis(1),
+                wall: Duration::from_millis(ms),
+                compiled: None,
+            })
+            .to_vec()
+        };
+        assert_eq!(repeat_report(1000, &[round(50, 100)]), None);
+        // 10,000 cycles: native at 200, 100 and 250 k/s; Verilator at 100, 100
+        // and 50 k/s; the rounds' ratios 2, 1 and 5.
+        let rounds = [round(50, 100), round(100, 100), round(40, 200)];
+        let report = repeat_report(10_000, &rounds).unwrap();
+        for line in [
+            "over 3 rounds",
+            "native           200000 cycles/s median (100000–250000)",
+            "verilator        100000 cycles/s median (50000–100000)",
+            "native       2.00× Verilator's speed, median of the rounds' ratios (1.00–5.00)",
+        ] {
+            assert!(report.contains(line), "{line}\nnot in\n{report}");
+        }
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct TestSetOptions {
     pub engine: Engine,
     /// The arithmetic contract of the generated datapath and the golden model.
     pub arith: Contract,
+    /// Rounds of the whole run (at least 1), each every engine once on the same
+    /// images, for the spread of the speeds
+    /// ([`repeat_report`](crate::engine::repeat_report)); the later rounds are
+    /// checked against the first and write no VCD.
+    pub repeat: u32,
 }
 
 /// One pass over the images with one noise level.
@@ -60,8 +65,12 @@ pub struct EnginePasses {
 
 /// The test set's runs on every engine.
 pub struct TestSetRun {
-    /// Per engine, native first (every engine's runs are the same).
+    /// Per engine, native first, of the first round (every engine's runs are the
+    /// same).
     pub engines: Vec<EnginePasses>,
+    /// Every round's times, the first round's included (see
+    /// [`TestSetOptions::repeat`]).
+    pub rounds: Vec<Vec<EngineTime>>,
     /// Images whose noise-free logits differ from the golden model's.
     pub mismatches: usize,
 }
@@ -104,54 +113,39 @@ impl<'a> TestSet<'a> {
     /// `clocks`); an error if an image fails or does not finish, or the engines
     /// disagree.
     pub fn run(&self, clocks: &[DomainClock]) -> Result<TestSetRun> {
-        let options = &self.options;
-        let images = &self.workload.test.images[..self.n];
-        let labels = &self.workload.test.labels[..self.n];
-        let mut engines = Vec::new();
-        for (k, &engine) in options.engine.engines().iter().enumerate() {
-            let (mut dut, build) = engine.build(&self.module, options.vcd.is_some(), clocks)?;
-            dut.reset(2);
-            // A second engine's VCD goes beside the first's.
-            let vcd = match &options.vcd {
-                Some(p) if k > 0 => Some(p.with_extension(format!("{}.vcd", engine.name()))),
-                other => other.clone(),
-            };
-            let started = Instant::now();
-            let mut pass_with = |sigma| {
-                let set = (images, labels);
-                pass(
-                    dut.as_mut(),
-                    set,
-                    &self.ports,
-                    sigma,
-                    options,
-                    vcd.as_deref(),
-                )
-            };
-            let exact = pass_with(0.0)?;
-            let noisy = pass_with(TESTBED_SIGMA)?;
-            engines.push(EnginePasses {
-                time: EngineTime {
-                    engine,
-                    build,
-                    wall: started.elapsed(),
-                    compiled: dut.compiled_start(),
-                },
-                exact,
-                noisy,
-            });
-        }
-        if let [first, others @ ..] = &engines[..] {
-            for other in others {
-                if other.exact.runs != first.exact.runs || other.noisy.runs != first.noisy.runs {
-                    bail!(
-                        "the {} engine's logits, cycles or timelines differ from the {} engine's",
-                        other.time.engine.name(),
-                        first.time.engine.name()
-                    );
+        let mut engines: Vec<EnginePasses> = Vec::new();
+        let mut rounds = Vec::new();
+        for round in 0..self.options.repeat.max(1) {
+            let mut times = Vec::new();
+            for (k, &engine) in self.options.engine.engines().iter().enumerate() {
+                // A second engine's VCD goes beside the first's; later rounds write none.
+                let vcd = match &self.options.vcd {
+                    _ if round > 0 => None,
+                    Some(p) if k > 0 => Some(p.with_extension(format!("{}.vcd", engine.name()))),
+                    other => other.clone(),
+                };
+                let passes = self.run_engine(engine, clocks, vcd.as_deref())?;
+                if let Some(first) = engines.first() {
+                    if passes.exact.runs != first.exact.runs
+                        || passes.noisy.runs != first.noisy.runs
+                    {
+                        bail!(
+                            "round {}: the {} engine's logits, cycles or timelines differ from the {} engine's",
+                            round + 1,
+                            engine.name(),
+                            first.time.engine.name()
+                        );
+                    }
+                }
+                times.push(passes.time);
+                if round == 0 {
+                    engines.push(passes);
                 }
             }
+            rounds.push(times);
         }
+        let options = &self.options;
+        let images = &self.workload.test.images[..self.n];
         let Some(first) = engines.first() else {
             bail!("no engine ran");
         };
@@ -163,7 +157,38 @@ impl<'a> TestSet<'a> {
         }
         Ok(TestSetRun {
             engines,
+            rounds,
             mismatches,
+        })
+    }
+
+    /// Both passes over the images on a fresh model of `engine` (clock periods from
+    /// `clocks`), image 0's noise-free run traced into `vcd`.
+    fn run_engine(
+        &self,
+        engine: Engine,
+        clocks: &[DomainClock],
+        vcd: Option<&Path>,
+    ) -> Result<EnginePasses> {
+        let options = &self.options;
+        let set = (
+            &self.workload.test.images[..self.n],
+            &self.workload.test.labels[..self.n],
+        );
+        let (mut dut, build) = engine.build(&self.module, options.vcd.is_some(), clocks)?;
+        dut.reset(2);
+        let started = Instant::now();
+        let exact = pass(dut.as_mut(), set, &self.ports, 0.0, options, vcd)?;
+        let noisy = pass(dut.as_mut(), set, &self.ports, TESTBED_SIGMA, options, vcd)?;
+        Ok(EnginePasses {
+            time: EngineTime {
+                engine,
+                build,
+                wall: started.elapsed(),
+                compiled: dut.compiled_start(),
+            },
+            exact,
+            noisy,
         })
     }
 }

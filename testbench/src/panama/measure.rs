@@ -41,6 +41,11 @@ pub struct MeasureOptions {
     /// A VCD of the core's ports; when several engines run, the later ones' go
     /// beside it as `<name>.<engine>.vcd`.
     pub vcd: Option<PathBuf>,
+    /// Rounds of the whole run (at least 1), each every engine once on the same
+    /// traffic, for the spread of the speeds
+    /// ([`repeat_report`](crate::engine::repeat_report)); the later rounds are
+    /// checked against the first and write no VCD.
+    pub repeat: u32,
 }
 
 /// One engine's run.
@@ -72,8 +77,11 @@ pub struct Measured {
     pub beats: u64,
     /// Cycles after which the run gives up.
     pub bound: u64,
-    /// The runs, native first.
+    /// The runs of the first round, native first.
     pub runs: Vec<EngineRun>,
+    /// Every round's times, the first round's included (see
+    /// [`MeasureOptions::repeat`]).
+    pub rounds: Vec<Vec<EngineTime>>,
 }
 
 /// Throughput of a run against the datapath's raw rate.
@@ -193,42 +201,56 @@ pub fn measure(
         beats,
         bound: 50 * beats + 20_000,
         runs: Vec::new(),
+        rounds: Vec::new(),
     };
     let expected_out = measured.golden.overflow_at.is_none().then_some(expected);
-    for &engine in options.engine.engines() {
-        let vcd = match &options.vcd {
-            Some(path) if engine != options.engine.engines()[0] => {
-                Some(path.with_extension(format!("{}.vcd", engine.name())))
+    for round in 0..options.repeat.max(1) {
+        let mut times = Vec::new();
+        for &engine in options.engine.engines() {
+            let vcd = match &options.vcd {
+                _ if round > 0 => None,
+                Some(path) if engine != options.engine.engines()[0] => {
+                    Some(path.with_extension(format!("{}.vcd", engine.name())))
+                }
+                other => other.clone(),
+            };
+            let run = run_engine(
+                &module,
+                &measured,
+                cfg.data_width,
+                expected_out,
+                (engine, clocks, vcd.as_deref()),
+                options,
+                rng.clone(),
+                progress,
+            )?;
+            if let Some(first) = measured.runs.first() {
+                check_same(first, &run).with_context(|| format!("round {}", round + 1))?;
             }
-            other => other.clone(),
-        };
-        let run = run_engine(
-            &module,
-            &measured,
-            cfg.data_width,
-            expected_out,
-            (engine, clocks, vcd.as_deref()),
-            options,
-            rng.clone(),
-            progress,
-        )?;
-        measured.runs.push(run);
-    }
-    let first = &measured.runs[0];
-    for other in &measured.runs[1..] {
-        if other.driver.outputs != first.driver.outputs || other.cycles != first.cycles {
-            bail!(
-                "the {} engine differs from the {} engine: {} vs {} frames out in {} vs {} cycles",
-                other.time.engine,
-                first.time.engine,
-                other.driver.outputs.len(),
-                first.driver.outputs.len(),
-                other.cycles,
-                first.cycles
-            );
+            times.push(run.time);
+            if round == 0 {
+                measured.runs.push(run);
+            }
         }
+        measured.rounds.push(times);
     }
     Ok(measured)
+}
+
+/// An error unless `run` put out the same frames in the same cycles as `first`.
+fn check_same(first: &EngineRun, run: &EngineRun) -> Result<()> {
+    if run.driver.outputs != first.driver.outputs || run.cycles != first.cycles {
+        bail!(
+            "the {} engine differs from the {} engine: {} vs {} frames out in {} vs {} cycles",
+            run.time.engine,
+            first.time.engine,
+            run.driver.outputs.len(),
+            first.driver.outputs.len(),
+            run.cycles,
+            first.cycles
+        );
+    }
+    Ok(())
 }
 
 /// Runs the traffic of `m` on one engine (`engine`, its clocks and VCD path).
