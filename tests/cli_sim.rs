@@ -111,6 +111,7 @@ fn vcds_of_both_engines_run_at_the_board_clock() {
     assert!(stdout.contains("200 MHz"), "{stdout}");
     assert!(stdout.contains("engines: identical results"), "{stdout}");
     assert_repeat_report(&stdout, 2, &["native", "verilator"]);
+    assert_engine_only(&stdout, &["native", "verilator"]);
     let n = rising_edges_ps(&native, "axis_aclk");
     let v = rising_edges_ps(&verilator, "axis_aclk");
     assert!(n.len() > 100, "native VCD: only {} clock edges", n.len());
@@ -276,6 +277,7 @@ fn assert_repeat_report(stdout: &str, rounds: usize, engines: &[&str]) {
     let report = stdout
         .split(&format!("over {rounds} rounds"))
         .nth(1)
+        .and_then(|r| r.split("engine only").next())
         .unwrap_or_else(|| panic!("no summary of {rounds} rounds in\n{stdout}"));
     // A line's three numbers: a median, then the least and the greatest.
     let spread_holds = |line: &str| {
@@ -306,12 +308,37 @@ fn assert_repeat_report(stdout: &str, rounds: usize, engines: &[&str]) {
     }
 }
 
+/// Asserts that `stdout` has the engine-only comparison of `engines` (a positive
+/// rate each, and beside Verilator a positive ratio to it).
+fn assert_engine_only(stdout: &str, engines: &[&str]) {
+    let report = stdout
+        .split("engine only")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no engine-only comparison in\n{stdout}"));
+    for engine in engines {
+        let line = report
+            .lines()
+            .find(|l| l.trim_start().starts_with(engine) && l.contains("cycles/s"))
+            .unwrap_or_else(|| panic!("no engine-only rate of {engine} in\n{report}"));
+        let numbers: Vec<f64> = line
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        let versus = *engine != "verilator";
+        let expected = if versus { 2 } else { 1 };
+        assert_eq!(numbers.len(), expected, "`{line}`");
+        assert!(numbers.iter().all(|&n| n > 0.0), "`{line}`");
+        assert_eq!(line.contains("Verilator's speed"), versus, "`{line}`");
+    }
+}
+
 #[test]
 fn lightning_repeats_report_the_spread_of_one_engine() {
     let out = lightning(&["--images", "2", "--repeat", "3"]);
     let stdout = ok(&out);
     assert_repeat_report(&stdout, 3, &["native"]);
     assert!(!stdout.contains("identical results"), "{stdout}");
+    assert!(!stdout.contains("engine only"), "{stdout}");
     let out = lightning(&["--images", "2", "--repeat", "0"]);
     assert!(!out.status.success());
     assert!(
@@ -366,6 +393,7 @@ fn lightning_vcds_run_at_the_dac_clock() {
     );
     assert!(stdout.contains("VCD of image 0"), "{stdout}");
     assert_repeat_report(&stdout, 2, &["native", "verilator"]);
+    assert_engine_only(&stdout, &["native", "verilator"]);
 }
 
 #[test]

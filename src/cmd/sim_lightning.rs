@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
-use testbench::engine::{board_clocks, repeat_report, speed_report, verilator_options, EngineTime};
+use testbench::engine::{
+    board_clocks, engine_only_report, repeat_report, speed_report, verilator_options, EngineTime,
+};
 use testbench::lightning::arith::Contract;
 use testbench::lightning::impaired::{
     board_cores, calibration_fail_text, run_impaired, CalibrationReport, ImpairedOptions,
@@ -204,6 +206,9 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         );
     }
     if let Some(report) = repeat_report(cycles, &run.rounds) {
+        println!("{report}");
+    }
+    if let Some(report) = engine_only_report(cycles, &run.engine_only) {
         println!("{report}");
     }
     let (exact, noisy, mismatches) = (&first.exact, &first.noisy, run.mismatches);

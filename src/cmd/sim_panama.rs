@@ -10,7 +10,8 @@ use hdl::panama::config::PanamaConfig;
 use std::path::PathBuf;
 use std::str::FromStr;
 use testbench::engine::{
-    board_clocks, repeat_report, speed_report, verilator_options, DomainClock, EngineTime,
+    board_clocks, engine_only_report, repeat_report, speed_report, verilator_options, DomainClock,
+    EngineTime,
 };
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
@@ -401,6 +402,9 @@ fn run_frames(
         );
     }
     if let Some(report) = repeat_report(run.cycles, &m.rounds) {
+        println!("  {report}");
+    }
+    if let Some(report) = engine_only_report(run.cycles, &m.engine_only) {
         println!("  {report}");
     }
     print_throughput(&m.throughput(cfg.data_width, mhz), args.load);

@@ -2,7 +2,7 @@
 //! Verilator, or both on the same stimulus; and the board clocks a design's clock
 //! domains run at.
 
-use crate::dut::{CompiledStart, Dut, NativeDut, VerilatorDut};
+use crate::dut::{CompiledStart, Dut, NativeDut, Replayed, Script, VerilatorDut};
 use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
 use gen::board::Board;
@@ -90,6 +90,26 @@ impl Engine {
         }
         Ok((dut, started.elapsed()))
     }
+}
+
+/// Replays `script` (a recorded run of `module`) on each of `engines`, each on a
+/// fresh model with its clocks from `clocks` (Verilator's without tracing): the
+/// engine-only times, in the order of `engines`.
+pub fn replay_on_each(
+    engines: &[Engine],
+    module: &hdl::Module,
+    clocks: &[DomainClock],
+    script: &Script,
+) -> Result<Vec<Replayed>> {
+    engines
+        .iter()
+        .map(|&engine| {
+            let (mut dut, _) = engine.build(module, false, clocks)?;
+            let replayed = (script.replay(dut.as_mut()))
+                .with_context(|| format!("replaying the recorded run on the {engine} engine"))?;
+            Ok(replayed)
+        })
+        .collect()
 }
 
 /// Where a run on an engine is, for a progress display.
@@ -308,6 +328,33 @@ pub fn repeat_report(cycles: u64, rounds: &[Vec<EngineTime>]) -> Option<String> 
     Some(out)
 }
 
+/// The lines of the engine-only comparison over `cycles` cycles: a run's calls on
+/// the design replayed on each engine without the test bench (see
+/// [`Script`](crate::dut::Script)), per engine its cycles per second and, beside
+/// Verilator, the ratio to Verilator's. `None` without replays.
+pub fn engine_only_report(cycles: u64, replays: &[Replayed]) -> Option<String> {
+    if replays.is_empty() {
+        return None;
+    }
+    let rate = |r: &Replayed| cycles as f64 / r.wall.as_secs_f64().max(1e-9);
+    let verilator = replays.iter().find(|r| r.engine == Engine::Verilator);
+    let mut out = String::from(
+        "engine only (the run's calls on the design replayed on a fresh model, no test bench):",
+    );
+    for r in replays {
+        out += &format!(
+            "
+    {:<12} {:>10.0} cycles/s",
+            r.engine.name(),
+            rate(r)
+        );
+        if let Some(v) = verilator.filter(|v| v.engine != r.engine) {
+            out += &format!("; {:.2}× Verilator's speed", rate(r) / rate(v));
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,6 +444,29 @@ mod tests {
         ] {
             assert!(report.contains(line), "{line}\nnot in\n{report}");
         }
+    }
+
+    #[test]
+    fn engine_only_reports() {
+        assert_eq!(engine_only_report(1000, &[]), None);
+        let replay = |engine, ms| Replayed {
+            engine,
+            wall: Duration::from_millis(ms),
+        };
+        // 10,000 cycles: native in 40 ms (250 k/s), Verilator in 100 ms (100 k/s).
+        let replays = [replay(Engine::Native, 40), replay(Engine::Verilator, 100)];
+        let report = engine_only_report(10_000, &replays).unwrap();
+        for line in [
+            "engine only",
+            "native           250000 cycles/s; 2.50× Verilator's speed",
+            "verilator        100000 cycles/s",
+        ] {
+            assert!(report.contains(line), "{line}\nnot in\n{report}");
+        }
+        assert!(
+            !report.contains("verilator        100000 cycles/s;"),
+            "{report}"
+        );
     }
 
     #[test]

@@ -4,10 +4,12 @@
 
 mod lockstep;
 mod native;
+mod replay;
 mod verilated;
 
 pub use lockstep::Lockstep;
 pub use native::NativeDut;
+pub use replay::{Recorder, Replayed, Script};
 pub use verilated::VerilatorDut;
 
 use crate::engine::Engine;

@@ -16,8 +16,8 @@ use super::golden::{infer_as, ContractConfig};
 use super::link::PhotonicLink;
 use super::model_files::Workload;
 use super::photonic::{NoisyCore, TESTBED_SIGMA};
-use crate::dut::Dut;
-use crate::engine::{DomainClock, Engine, EngineTime};
+use crate::dut::{Dut, Recorder, Replayed};
+use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime};
 
 /// How the test set runs.
 #[derive(Clone, Debug)]
@@ -71,6 +71,11 @@ pub struct TestSetRun {
     /// Every round's times, the first round's included (see
     /// [`TestSetOptions::repeat`]).
     pub rounds: Vec<Vec<EngineTime>>,
+    /// When several engines ran: the first engine's calls on the datapath recorded
+    /// in one more run of both passes and replayed on every engine (a fresh model
+    /// each) without the test bench, in engine order (see
+    /// [`Script`](crate::dut::Script)).
+    pub engine_only: Vec<Replayed>,
     /// Images whose noise-free logits differ from the golden model's.
     pub mismatches: usize,
 }
@@ -155,11 +160,47 @@ impl<'a> TestSet<'a> {
             let g = infer_as(&self.workload.model.network, image, &golden_cfg)?;
             mismatches += usize::from(g.logits != run.logits);
         }
+        let engine_only = match options.engine.compares() {
+            true => self.engine_only(first, clocks)?,
+            false => Vec::new(),
+        };
         Ok(TestSetRun {
             engines,
             rounds,
+            engine_only,
             mismatches,
         })
+    }
+
+    /// Runs both passes once more on the first engine with its calls recorded
+    /// (untimed, checked against its first run `first`), then replays them on every
+    /// engine, each on a fresh model.
+    fn engine_only(&self, first: &EnginePasses, clocks: &[DomainClock]) -> Result<Vec<Replayed>> {
+        let options = &self.options;
+        let engines = options.engine.engines();
+        let set = (
+            &self.workload.test.images[..self.n],
+            &self.workload.test.labels[..self.n],
+        );
+        let (mut dut, _) = engines[0].build(&self.module, false, clocks)?;
+        let mut recorder = Recorder::new(dut.as_mut());
+        recorder.reset(2);
+        let exact = pass(&mut recorder, set, &self.ports, 0.0, options, None)?;
+        let noisy = pass(
+            &mut recorder,
+            set,
+            &self.ports,
+            TESTBED_SIGMA,
+            options,
+            None,
+        )?;
+        if exact.runs != first.exact.runs || noisy.runs != first.noisy.runs {
+            bail!(
+                "the recorded run on the {} engine differs from its first run",
+                engines[0]
+            );
+        }
+        replay_on_each(engines, &self.module, clocks, &recorder.finish())
     }
 
     /// Both passes over the images on a fresh model of `engine` (clock periods from

@@ -22,7 +22,8 @@ use super::system::{
     check, read_counters, run as run_system, split_outputs, CheckSummary, Observed, RunEnd,
     StreamDriver, Traffic,
 };
-use crate::engine::{DomainClock, Engine, EngineTime, Progress};
+use crate::dut::{Recorder, Replayed};
+use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime, Progress};
 
 /// Cycles without any movement after which a run ends.
 const QUIET_CYCLES: u64 = 5_000;
@@ -82,6 +83,10 @@ pub struct Measured {
     /// Every round's times, the first round's included (see
     /// [`MeasureOptions::repeat`]).
     pub rounds: Vec<Vec<EngineTime>>,
+    /// When several engines ran: the first engine's calls on the core recorded in
+    /// one more run and replayed on every engine (a fresh model each) without the
+    /// test bench, in engine order (see [`Script`](crate::dut::Script)).
+    pub engine_only: Vec<Replayed>,
 }
 
 /// Throughput of a run against the datapath's raw rate.
@@ -202,6 +207,7 @@ pub fn measure(
         bound: 50 * beats + 20_000,
         runs: Vec::new(),
         rounds: Vec::new(),
+        engine_only: Vec::new(),
     };
     let expected_out = measured.golden.overflow_at.is_none().then_some(expected);
     for round in 0..options.repeat.max(1) {
@@ -234,7 +240,54 @@ pub fn measure(
         }
         measured.rounds.push(times);
     }
+    if options.engine.compares() {
+        let run = (cfg.data_width, expected_out, clocks);
+        measured.engine_only = engine_only(&module, &measured, run, options, rng)?;
+    }
     Ok(measured)
+}
+
+/// Runs the traffic of `m` once more on the first engine of `options` with its
+/// calls recorded (untimed, checked against the first run), then replays them on
+/// every engine, each on a fresh model.
+fn engine_only(
+    module: &hdl::Module,
+    m: &Measured,
+    (data_width, expected_out, clocks): (u32, Option<usize>, &[DomainClock]),
+    options: &MeasureOptions,
+    mut rng: impl rand::Rng,
+) -> Result<Vec<Replayed>> {
+    let engines = options.engine.engines();
+    let (mut dut, _) = engines[0].build(module, false, clocks)?;
+    let mut recorder = Recorder::new(dut.as_mut());
+    let traffic = Traffic {
+        p_valid: options.load,
+        p_ready: 1.0 - options.back_pressure,
+    };
+    let (driver, cycles, _) = run_system(
+        &mut recorder,
+        &m.golden_cfg,
+        &m.frames,
+        data_width,
+        traffic,
+        &mut rng,
+        expected_out,
+        QUIET_CYCLES,
+        m.bound,
+        |_, _| {},
+    )?;
+    let first = m.run();
+    if driver.outputs != first.driver.outputs || cycles != first.cycles {
+        bail!(
+            "the recorded run on the {} engine differs from the first: {} vs {} frames out in {} vs {} cycles",
+            engines[0],
+            driver.outputs.len(),
+            first.driver.outputs.len(),
+            cycles,
+            first.cycles
+        );
+    }
+    replay_on_each(engines, module, clocks, &recorder.finish())
 }
 
 /// An error unless `run` put out the same frames in the same cycles as `first`.
