@@ -41,8 +41,15 @@ pub struct Script {
     words: Vec<u64>,
     /// The digest of every word read.
     digest: u64,
-    /// The widest port, in words.
-    widest: usize,
+    /// The recorded design's port widths, in words.
+    widths: Vec<usize>,
+}
+
+/// The width in words of every port of `dut`.
+fn word_widths(dut: &dyn Dut) -> Vec<usize> {
+    (dut.ports().iter())
+        .map(|p| p.width.div_ceil(64) as usize)
+        .collect()
 }
 
 /// Folds `words` into `digest` (order-sensitive; FxHash's multiplier).
@@ -68,13 +75,17 @@ impl Script {
     }
 
     /// Makes every recorded call on `dut` (a fresh model of the recorded design,
-    /// its clocks set) and times them; an error if a port is missing or if `dut`
-    /// read other values than the recorded run.
+    /// its clocks set) and times them; an error if its ports are not the recorded
+    /// design's, or if it read other values than the recorded run.
     pub fn replay(&self, dut: &mut dyn Dut) -> Result<Replayed, DutError> {
-        let mut scratch = vec![0u64; self.widest.max(1)];
-        let widths: Vec<usize> = (dut.ports().iter())
-            .map(|p| p.width.div_ceil(64) as usize)
-            .collect();
+        let widths = &self.widths;
+        if *widths != word_widths(dut) {
+            return Err(DutError::BadValue {
+                port: "*".into(),
+                reason: "the design replayed has other ports than the one recorded".into(),
+            });
+        }
+        let mut scratch = vec![0u64; widths.iter().copied().max().unwrap_or(1)];
         let mut digest = 0;
         let mut next = 0;
         let started = Instant::now();
@@ -121,25 +132,16 @@ impl Script {
 pub struct Recorder<'a> {
     dut: &'a mut dyn Dut,
     script: Script,
-    /// Port widths in words.
-    widths: Vec<usize>,
 }
 
 impl<'a> Recorder<'a> {
     /// Records the calls made on `dut` from now on.
     pub fn new(dut: &'a mut dyn Dut) -> Recorder<'a> {
-        let widths: Vec<usize> = (dut.ports().iter())
-            .map(|p| p.width.div_ceil(64) as usize)
-            .collect();
         let script = Script {
-            widest: widths.iter().copied().max().unwrap_or(1),
+            widths: word_widths(dut),
             ..Script::default()
         };
-        Recorder {
-            dut,
-            script,
-            widths,
-        }
+        Recorder { dut, script }
     }
 
     /// The calls recorded.
@@ -150,7 +152,7 @@ impl<'a> Recorder<'a> {
     /// The index of `port` as an operand, or an error naming it if it does not fit.
     fn index(&self, port: usize) -> Result<u32, DutError> {
         match u32::try_from(port) {
-            Ok(p) if port < self.widths.len() => Ok(p),
+            Ok(p) if port < self.script.widths.len() => Ok(p),
             _ => Err(DutError::UnknownPort(format!("#{port}"))),
         }
     }
@@ -182,8 +184,8 @@ impl Dut for Recorder<'_> {
     fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError> {
         let index = self.index(port)?;
         self.dut.set(port, words)?;
-        let n = self.widths[port];
         let s = &mut self.script;
+        let n = s.widths[port];
         s.ops.push(Op::Set(index));
         s.words
             .extend(words.iter().copied().chain(std::iter::repeat(0)).take(n));
@@ -191,7 +193,7 @@ impl Dut for Recorder<'_> {
     }
 
     fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError> {
-        let mut out = vec![0; self.widths.get(port).copied().unwrap_or(1)];
+        let mut out = vec![0; self.script.widths.get(port).copied().unwrap_or(1)];
         self.get_into(port, &mut out)?;
         Ok(out)
     }
@@ -201,7 +203,7 @@ impl Dut for Recorder<'_> {
         self.dut.get_into(port, out)?;
         let s = &mut self.script;
         s.ops.push(Op::Read(index));
-        s.digest = fold(s.digest, &out[..self.widths[port]]);
+        s.digest = fold(s.digest, &out[..s.widths[port]]);
         Ok(())
     }
 
@@ -299,5 +301,10 @@ mod tests {
         let mut dut = NativeDut::with_backend(&m, Backend::Compiled).unwrap();
         let err = script.replay(&mut dut).unwrap_err().to_string();
         assert!(err.contains("read other values"), "{err}");
+        // A FIFO has other ports than the recorded counter.
+        let fifo = hdl::blocks::fifo::sync_fifo(8, 4).unwrap();
+        let mut dut = NativeDut::with_backend(&fifo, Backend::Compiled).unwrap();
+        let err = record().replay(&mut dut).unwrap_err().to_string();
+        assert!(err.contains("other ports"), "{err}");
     }
 }

@@ -22,7 +22,7 @@ use super::system::{
     check, read_counters, run as run_system, split_outputs, CheckSummary, Observed, RunEnd,
     StreamDriver, Traffic,
 };
-use crate::dut::{Recorder, Replayed};
+use crate::dut::{Dut, DutError, Recorder, Replayed};
 use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime, Progress};
 
 /// Cycles without any movement after which a run ends.
@@ -260,24 +260,15 @@ fn engine_only(
     let engines = options.engine.engines();
     let (mut dut, _) = engines[0].build(module, false, clocks)?;
     let mut recorder = Recorder::new(dut.as_mut());
-    let traffic = Traffic {
-        p_valid: options.load,
-        p_ready: 1.0 - options.back_pressure,
-    };
-    let (driver, cycles, _) = run_system(
+    let (driver, cycles, _) = m.drive(
         &mut recorder,
-        &m.golden_cfg,
-        &m.frames,
-        data_width,
-        traffic,
+        (data_width, expected_out),
+        options,
         &mut rng,
-        expected_out,
-        QUIET_CYCLES,
-        m.bound,
         |_, _| {},
     )?;
     let first = m.run();
-    if driver.outputs != first.driver.outputs || cycles != first.cycles {
+    if differs(first, &driver, cycles) {
         bail!(
             "the recorded run on the {} engine differs from the first: {} vs {} frames out in {} vs {} cycles",
             engines[0],
@@ -292,7 +283,7 @@ fn engine_only(
 
 /// An error unless `run` put out the same frames in the same cycles as `first`.
 fn check_same(first: &EngineRun, run: &EngineRun) -> Result<()> {
-    if run.driver.outputs != first.driver.outputs || run.cycles != first.cycles {
+    if differs(first, &run.driver, run.cycles) {
         bail!(
             "the {} engine differs from the {} engine: {} vs {} frames out in {} vs {} cycles",
             run.time.engine,
@@ -304,6 +295,11 @@ fn check_same(first: &EngineRun, run: &EngineRun) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// True unless `driver` saw the same frames out as `first`, in `cycles` as it did.
+fn differs(first: &EngineRun, driver: &StreamDriver, cycles: u64) -> bool {
+    driver.outputs != first.driver.outputs || cycles != first.cycles
 }
 
 /// Runs the traffic of `m` on one engine (`engine`, its clocks and VCD path).
@@ -326,21 +322,12 @@ fn run_engine(
         engine,
         total: m.beats,
     });
-    let traffic = Traffic {
-        p_valid: options.load,
-        p_ready: 1.0 - options.back_pressure,
-    };
     let started = Instant::now();
-    let (driver, cycles, end) = run_system(
+    let (driver, cycles, end) = m.drive(
         dut.as_mut(),
-        &m.golden_cfg,
-        &m.frames,
-        data_width,
-        traffic,
+        (data_width, expected_out),
+        options,
         &mut rng,
-        expected_out,
-        QUIET_CYCLES,
-        m.bound,
         |_, cycle| {
             if cycle % PROGRESS_EVERY == 0 {
                 progress(Progress::At(cycle.min(m.beats)));
@@ -368,6 +355,36 @@ fn run_engine(
 }
 
 impl Measured {
+    /// Drives the traffic through the core on `dut` (the system run of a
+    /// `data_width`-bit datapath that ends after `expected_out` frames out, if
+    /// known) with the load and back-pressure of `options` drawn from `rng`;
+    /// `on_cycle` sees every cycle.
+    fn drive(
+        &self,
+        dut: &mut dyn Dut,
+        (data_width, expected_out): (u32, Option<usize>),
+        options: &MeasureOptions,
+        rng: &mut impl rand::Rng,
+        on_cycle: impl FnMut(&mut dyn Dut, u64),
+    ) -> Result<(StreamDriver, u64, RunEnd), DutError> {
+        let traffic = Traffic {
+            p_valid: options.load,
+            p_ready: 1.0 - options.back_pressure,
+        };
+        run_system(
+            dut,
+            &self.golden_cfg,
+            &self.frames,
+            data_width,
+            traffic,
+            rng,
+            expected_out,
+            QUIET_CYCLES,
+            self.bound,
+            on_cycle,
+        )
+    }
+
     /// The first engine's run (every engine's is the same).
     pub fn run(&self) -> &EngineRun {
         &self.runs[0]
