@@ -210,7 +210,12 @@ impl std::fmt::Debug for Simulator {
 /// What the compiled engine of `prog` is built from: its program and commits, and
 /// the words the test bench writes: every port's (none for an output), then
 /// every domain's clock and reset (see [`Simulator::changed`]).
-fn jit_source(prog: &Program, ports: &[PortInfo], domains: &[DomainInfo]) -> Source {
+fn jit_source(
+    prog: &Program,
+    ports: &[PortInfo],
+    named: &[NamedNet],
+    domains: &[DomainInfo],
+) -> Source {
     let none = Span { off: 0, words: 0 };
     let mut inputs: Vec<Span> = ports
         .iter()
@@ -233,7 +238,38 @@ fn jit_source(prog: &Program, ports: &[PortInfo], domains: &[DomainInfo]) -> Sou
             .map(|d| state::shadowed(d, &prog.mems))
             .collect(),
         inputs,
+        hidden: hidden_words(prog, ports, named),
     }
+}
+
+/// The words of `prog` that only its combinational code reads (see
+/// [`Source::hidden`]): every word but those of the ports, of the `named` nets
+/// (which traces and peeks read) and those a clock edge reads.
+fn hidden_words(prog: &Program, ports: &[PortInfo], named: &[NamedNet]) -> Vec<Span> {
+    let mut seen = vec![false; prog.init.len()];
+    let edges = (prog.domains.iter()).flat_map(|d| state::edge_reads(d, &prog.mems));
+    let spans = (ports.iter().map(|p| p.span))
+        .chain(named.iter().map(|n| n.span))
+        .chain(edges);
+    for s in spans {
+        let words = s.off as usize..s.off.saturating_add(s.words) as usize;
+        seen.get_mut(words)
+            .into_iter()
+            .flatten()
+            .for_each(|w| *w = true);
+    }
+    let mut hidden = Vec::new();
+    for (w, &seen) in seen.iter().enumerate() {
+        match hidden.last_mut() {
+            Some(Span { off, words }) if !seen && (*off + *words) as usize == w => *words += 1,
+            _ if !seen => hidden.push(Span {
+                off: w as u32,
+                words: 1,
+            }),
+            _ => {}
+        }
+    }
+    hidden
 }
 
 impl Simulator {
@@ -350,7 +386,7 @@ impl Simulator {
                 reset_cone: d.reset.map_or(0, |r| prog.cones[r.0 as usize]),
             })
             .collect();
-        let source = || jit_source(&prog, &ports, &domains);
+        let source = || jit_source(&prog, &ports, &named, &domains);
         let jit = match start {
             Start::Interpreted => Jit::Off,
             Start::Compiled => Jit::Ready(Box::new(Compiled::obtain(source(), cache)?)),

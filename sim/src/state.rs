@@ -9,6 +9,8 @@
 //! compiler lays such registers and their next values out side by side so that
 //! this is a few `memcpy`s of whole runs of registers.
 
+use crate::instr::Span;
+
 /// Every domain's direct register copies, in domain order (what the compiled
 /// engine turns into its commit functions).
 pub(crate) fn direct_copies(domains: &[DomainState]) -> Vec<Vec<DirectCopy>> {
@@ -27,9 +29,9 @@ fn shadow_entries<'a>(
 }
 
 /// The words [`commit_shadow`] writes for `dom`, in its order.
-pub(crate) fn shadowed(dom: &DomainState, mems: &[MemLayout]) -> Vec<crate::instr::Span> {
+pub(crate) fn shadowed(dom: &DomainState, mems: &[MemLayout]) -> Vec<Span> {
     shadow_entries(dom, mems)
-        .map(|(off, _, words)| crate::instr::Span { off, words })
+        .map(|(off, _, words)| Span { off, words })
         .collect()
 }
 
@@ -190,6 +192,52 @@ fn copy(dst: &mut [u64], d: u32, src: &[u64], s: u32, words: u32) {
     } else {
         dst[d..d + n].copy_from_slice(&src[s..s + n]);
     }
+}
+
+/// Every word a clock edge of `dom` reads from storage: each register's output,
+/// next value, enable, reset and reset value (shadowed or copied directly), and
+/// each memory port's address, enable and data.
+pub(crate) fn edge_reads(dom: &DomainState, mems: &[MemLayout]) -> Vec<Span> {
+    let one = |off: u32| Span { off, words: 1 };
+    let mut out = Vec::new();
+    for r in &dom.regs {
+        for off in [r.q, r.next, r.reset_value] {
+            out.push(Span {
+                off,
+                words: r.words,
+            });
+        }
+        out.extend([one(r.enable), one(r.reset)]);
+    }
+    for c in &dom.copies {
+        let next = if c.broadcast { 1 } else { c.len };
+        out.push(Span {
+            off: c.src,
+            words: next,
+        });
+        for off in [c.dst, c.reset_value] {
+            out.push(Span { off, words: c.len });
+        }
+        out.extend([one(c.enable), one(c.reset)]);
+    }
+    let reads = (dom.reads.iter()).map(|p| (p.mem, p.addr, p.addr_words, p.enable, p.data));
+    let writes = (dom.writes.iter()).map(|p| (p.mem, p.addr, p.addr_words, p.enable, p.data));
+    for (mem, addr, addr_words, enable, data) in reads.chain(writes) {
+        let data_words = mems[mem as usize].words;
+        out.extend([
+            Span {
+                off: addr,
+                words: addr_words,
+            },
+            one(enable),
+            Span {
+                off: data,
+                words: data_words,
+            },
+        ]);
+    }
+    out.retain(|s| s.off != NONE);
+    out
 }
 
 /// First phase for registers: every register of `dom` computes its next value.

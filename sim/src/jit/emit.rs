@@ -11,6 +11,7 @@
 
 use super::activity::Readers;
 use super::plan::{Inst, Item, Segment};
+use super::unstored::Unstored;
 use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -30,6 +31,15 @@ pub(super) struct Callbacks {
     pub wide: FuncRef,
     /// `ws_run`: step `index`'s kernel.
     pub run: FuncRef,
+}
+
+/// What the emitter knows of every storage word.
+#[derive(Clone, Copy)]
+pub(super) struct Words<'a> {
+    /// The partitions and copies that read it.
+    pub readers: &'a Readers,
+    /// Whether the code may leave it unstored.
+    pub unstored: &'a Unstored,
 }
 
 /// Continues in a new block that runs only when flag `flag` (of the flags at
@@ -58,6 +68,7 @@ pub(super) struct Emitter<'a, 'b> {
     flags: Value,
     calls: Callbacks,
     readers: &'a Readers,
+    unstored: &'a Unstored,
     /// The flag of the partition being emitted.
     flag: u32,
     /// Words whose current value is in hand, by offset.
@@ -70,13 +81,12 @@ pub(super) struct Emitter<'a, 'b> {
 
 impl<'a, 'b> Emitter<'a, 'b> {
     /// An emitter into `b`, whose entry block is current and has the function's
-    /// parameters; `calls` are the imported callbacks, `readers` the partitions that
-    /// read each word.
+    /// parameters; `calls` are the imported callbacks.
     pub fn new(
         b: &'a mut FunctionBuilder<'b>,
         code: &'a Code,
         calls: Callbacks,
-        readers: &'a Readers,
+        words: Words<'a>,
     ) -> Self {
         let entry = b.current_block().expect("the entry block is current");
         let p = b.block_params(entry).to_vec();
@@ -89,7 +99,8 @@ impl<'a, 'b> Emitter<'a, 'b> {
             program: p[3],
             flags: p[4],
             calls,
-            readers,
+            readers: words.readers,
+            unstored: words.unstored,
             flag: 0,
             known: HashMap::new(),
             changed: None,
@@ -172,9 +183,14 @@ impl<'a, 'b> Emitter<'a, 'b> {
         v
     }
 
-    /// Stores `v` to word `off` and keeps it in hand; when other partitions read the
-    /// word, notes whether it changed (see [`flush`](Self::flush)).
+    /// Stores `v` to word `off` (unless it is [`Unstored`]) and keeps it in hand;
+    /// when other partitions read the word, notes whether it changed (see
+    /// [`flush`](Self::flush)).
     pub(super) fn write(&mut self, off: u32, v: Value) {
+        self.known.insert(off, v);
+        if self.unstored.has(off) {
+            return;
+        }
         let (base, at) = self.address(off);
         let readers = self.readers.of(off);
         if readers.iter().any(|&s| s != self.flag) {
@@ -187,7 +203,6 @@ impl<'a, 'b> Emitter<'a, 'b> {
             self.wake.extend_from_slice(readers);
         }
         self.b.ins().store(MemFlags::trusted(), v, base, at);
-        self.known.insert(off, v);
     }
 
     /// Sets the flags of the partitions that read a word the current record changed.
@@ -443,12 +458,14 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
     }
 
-    /// Wide operation `index`: inline where [`wide_inline`](Self::wide_inline)
+    /// Wide operation `index`: inline where [`inlines`](super::wide::inlines)
     /// has it, else through its callback.
     fn wide_op(&mut self, index: u32) {
         let code = self.code;
         let op = &code.wide[index as usize];
-        if !self.wide_inline(op) {
+        if super::wide::inlines(op) {
+            self.wide_inline(op);
+        } else {
             let dst = op.dst();
             self.call(self.calls.wide, index, dst);
             self.wake_readers(dst.off..dst.off + dst.words);

@@ -57,6 +57,7 @@ mod emit;
 mod image;
 mod partition;
 mod plan;
+mod unstored;
 mod wide;
 
 pub use cache::CodeCache;
@@ -120,6 +121,10 @@ pub(crate) struct Source {
     /// The words the test bench writes (ports, clocks, resets), by the index
     /// [`Compiled::input_changed`] takes.
     pub inputs: Vec<Span>,
+    /// Words only the program itself reads: no port, no named net, nothing a
+    /// clock edge samples. The emitted code may keep such a word in hand without
+    /// storing it (see [`unstored`]); every other word is stored.
+    pub hidden: Vec<Span>,
 }
 
 /// The callback the emitted code calls for wide operation `index` of `code`.
@@ -193,6 +198,7 @@ struct Prepared {
     source: Source,
     plans: [plan::Plan; 2],
     readers: activity::Readers,
+    unstored: unstored::Unstored,
 }
 
 impl Prepared {
@@ -205,10 +211,12 @@ impl Prepared {
         commit::check(&source.copies, source.words)?;
         // The program is checked: its words can be walked.
         let readers = activity::Readers::new(&source.code, &plans, &source.copies, source.words);
+        let unstored = unstored::Unstored::new(&source, &plans, &readers);
         Ok(Prepared {
             source,
             plans,
             readers,
+            unstored,
         })
     }
 
@@ -218,10 +226,14 @@ impl Prepared {
         let mut def = Definer::new(isa);
         let mut image = Image::default();
         for (group, plan) in self.plans.iter().enumerate() {
+            let words = emit::Words {
+                readers: &self.readers,
+                unstored: &self.unstored,
+            };
             emit_all(
                 &mut def,
                 &mut image,
-                (&self.source.code, &self.readers),
+                (&self.source.code, words),
                 plan,
                 group,
             )?;
@@ -243,6 +255,7 @@ impl Prepared {
             source,
             plans,
             readers,
+            ..
         } = self;
         let expected = [
             plans[0].functions.len(),
@@ -497,12 +510,12 @@ fn import(
     })
 }
 
-/// Emits and compiles every function of `plan` over `code` (whose `readers` each
-/// word has) into `group` of `image`.
+/// Emits and compiles every function of `plan` over `code` (with what it knows
+/// of each of its `words`) into `group` of `image`.
 fn emit_all(
     def: &mut Definer,
     image: &mut Image,
-    (code, readers): (&Code, &activity::Readers),
+    (code, words): (&Code, emit::Words),
     plan: &plan::Plan,
     group: usize,
 ) -> Result<(), JitError> {
@@ -513,7 +526,7 @@ fn emit_all(
                 wide: import(b, call_conv, Callback::Wide, (4, 0)),
                 run: import(b, call_conv, Callback::Run, (4, 0)),
             };
-            emit::Emitter::new(b, code, calls, readers).body(segments, &plan.items);
+            emit::Emitter::new(b, code, calls, words).body(segments, &plan.items);
         })?;
     }
     Ok(())
@@ -739,6 +752,39 @@ mod tests {
         compiled.input_changed(0);
         compiled.run_all(&mut vals, 0b100);
         assert_eq!(vals, [4, 2, 6, 0], "an unchanged result wakes nothing");
+    }
+
+    /// A hidden word that only later records of its own partition read stays in
+    /// hand, unstored; one that another partition or a register copy reads, or
+    /// that is not hidden, is stored.
+    #[test]
+    fn hidden_words_read_only_in_their_partition_stay_unstored() {
+        // w2 = w0 | w1, then w3 = w2 | w0: one partition.
+        let chain = || ors(&[(2, 0, 1), (3, 2, 0)], 1);
+        let hidden = vec![Span { off: 2, words: 1 }];
+        let settle = |source: Source| {
+            let mut compiled = Compiled::new(source).expect("compiles");
+            let mut vals = vec![1, 2, 0, 0, 0];
+            compiled.run_all(&mut vals, u64::MAX);
+            vals
+        };
+        let source = |code: Code, copies: Vec<Vec<DirectCopy>>, hidden: Vec<Span>| Source {
+            code,
+            words: 5,
+            copies,
+            hidden,
+            ..Source::default()
+        };
+        let mut vals = settle(source(chain(), Vec::new(), hidden.clone()));
+        assert_eq!(vals[..4], [1, 2, 0, 3], "w3 from w2 in hand, w2 unstored");
+        vals = settle(source(chain(), Vec::new(), Vec::new()));
+        assert_eq!(vals[..4], [1, 2, 3, 3], "a word not hidden is stored");
+        let mut split = chain();
+        split.outputs = vec![true, false];
+        vals = settle(source(split, Vec::new(), hidden.clone()));
+        assert_eq!(vals[..4], [1, 2, 3, 3], "read by another partition");
+        vals = settle(source(chain(), vec![vec![plain_copy(4, 2, 1)]], hidden));
+        assert_eq!(vals[..4], [1, 2, 3, 3], "read by a register copy");
     }
 
     /// A random direct copy over storage of `words` words: any length (past the

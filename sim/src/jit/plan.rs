@@ -47,6 +47,17 @@ pub(super) enum Item {
 }
 
 impl Item {
+    /// Whether the emitter writes the item as code (true) or calls back into the
+    /// interpreter, which reads and writes storage (false).
+    pub fn inline(&self, code: &Code) -> bool {
+        match *self {
+            Item::Rec(inst) => {
+                inst.kind != Kind::Wide || super::wide::inlines(&code.wide[inst.rec.a as usize])
+            }
+            Item::Run { .. } => false,
+        }
+    }
+
     /// Calls `f(word, is_write)` for every word the item reads or writes.
     pub fn each_word(&self, code: &Code, mut f: impl FnMut(u32, bool)) {
         match *self {

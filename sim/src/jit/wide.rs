@@ -14,10 +14,31 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use hdl::ir::{BitOp, CmpOp, ReduceOp};
 
+/// Whether the compiled engine writes `op` inline (one of the operations above)
+/// rather than calling back.
+pub(super) fn inlines(op: &WideOp) -> bool {
+    matches!(
+        op,
+        WideOp::Not { .. }
+            | WideOp::Bit { .. }
+            | WideOp::Mux { .. }
+            | WideOp::Slice { .. }
+            | WideOp::Concat { .. }
+            | WideOp::Extend { signed: false, .. }
+            | WideOp::Cmp {
+                op: CmpOp::Eq | CmpOp::Ne,
+                ..
+            }
+            | WideOp::Reduce {
+                op: ReduceOp::Or,
+                ..
+            }
+    )
+}
+
 impl Emitter<'_, '_> {
-    /// Writes `op` inline if it is one of the operations above; false if it needs
-    /// the callback.
-    pub(super) fn wide_inline(&mut self, op: &WideOp) -> bool {
+    /// Writes `op` inline; only for an operation that [`inlines`] has.
+    pub(super) fn wide_inline(&mut self, op: &WideOp) {
         match *op {
             WideOp::Not { dst, a, mask } => {
                 let words: Vec<Value> = (0..dst.words)
@@ -116,9 +137,8 @@ impl Emitter<'_, '_> {
                 let v = self.flag(IntCC::NotEqual, any, zero);
                 self.write(dst, v);
             }
-            _ => return false,
+            _ => unreachable!("{op:?} has no inline form (see `inlines`)"),
         }
-        true
     }
 
     /// `dst = 0`, then every part ORed in at its bit position (see `wide::insert`).
