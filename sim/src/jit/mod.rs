@@ -2,7 +2,8 @@
 //! with Cranelift (or loaded from a [`CodeCache`] of earlier runs). Every record
 //! becomes a few machine instructions in straight-line code (runs unrolled, each
 //! segment of records behind one test of the dirty sources, words already in hand
-//! reused instead of reloaded), cut into functions of at most
+//! reused instead of reloaded, intermediates nothing else reads left unstored
+//! ([`unstored`])), cut into functions of at most
 //! [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays linear in the
 //! design. Long runs of identical instances call the interpreter's vector loops;
 //! wide data movement and bitwise logic is written inline word by word ([`wide`]),
