@@ -251,23 +251,22 @@ fn hidden_words(prog: &Program, ports: &[PortInfo], named: &[NamedNet]) -> Vec<S
     let spans = (ports.iter().map(|p| p.span))
         .chain(named.iter().map(|n| n.span))
         .chain(edges);
+    let len = seen.len();
     for s in spans {
-        let words = s.off as usize..s.off.saturating_add(s.words) as usize;
-        seen.get_mut(words)
-            .into_iter()
-            .flatten()
-            .for_each(|w| *w = true);
+        let start = (s.off as usize).min(len);
+        let end = (s.off as usize).saturating_add(s.words as usize).min(len);
+        seen[start..end].fill(true);
     }
     let mut hidden = Vec::new();
-    for (w, &seen) in seen.iter().enumerate() {
-        match hidden.last_mut() {
-            Some(Span { off, words }) if !seen && (*off + *words) as usize == w => *words += 1,
-            _ if !seen => hidden.push(Span {
-                off: w as u32,
-                words: 1,
-            }),
-            _ => {}
+    let mut off = 0;
+    for run in seen.chunk_by(|a, b| a == b) {
+        if !run[0] {
+            hidden.push(Span {
+                off: off as u32,
+                words: run.len() as u32,
+            });
         }
+        off += run.len();
     }
     hidden
 }
