@@ -296,7 +296,13 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     pub fn cycle(&mut self, pins: &mut (impl Pins + ?Sized)) -> Result<(), DutError> {
         let p = match self.pins.take() {
             Some(p) => p,
-            None => self.resolve(pins)?,
+            None => {
+                // The controls hold for the whole run and inputs keep their
+                // values, so they are driven once, on the first cycle.
+                let p = self.resolve(pins)?;
+                self.drive_controls(pins, &p)?;
+                p
+            }
         };
         let result = self.cycle_on(pins, &p);
         self.pins = Some(p);
@@ -304,7 +310,6 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     }
 
     fn cycle_on(&mut self, pins: &mut (impl Pins + ?Sized), p: &LoopPins) -> Result<(), DutError> {
-        self.drive_controls(pins, p)?;
         self.play_links(pins, p)?;
         let ctl = &p.control;
         pins.set_u64(ctl.start, 0)?;

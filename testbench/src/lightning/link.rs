@@ -17,8 +17,6 @@
 //! noisy dark stream would make the ADC's mean-threshold mask random next to the
 //! preamble, which the preamble detector does not tolerate.)
 
-use std::collections::VecDeque;
-
 use super::arith::SAMPLES_PER_CYCLE;
 use super::photonic::PhotonicCore;
 
@@ -28,11 +26,12 @@ pub type Word = [u16; SAMPLES_PER_CYCLE];
 /// A photonic core between DAC 0 (activations), DAC 1 (weights) and the ADC.
 pub struct PhotonicLink<C: PhotonicCore> {
     core: C,
-    line: VecDeque<u16>,
+    /// ADC samples on their way from the core to the ADC.
+    line: Delay<u16>,
     /// Samples (value, lit) on their way to the activation modulator.
-    act_line: VecDeque<(u16, bool)>,
+    act_line: Delay<(u16, bool)>,
     /// Samples (value, lit) on their way to the weight modulator.
-    weight_line: VecDeque<(u16, bool)>,
+    weight_line: Delay<(u16, bool)>,
 }
 
 impl<C: PhotonicCore> PhotonicLink<C> {
@@ -47,10 +46,10 @@ impl<C: PhotonicCore> PhotonicLink<C> {
     /// modulators' path mismatch a calibration measures. A sample of the two
     /// modulators is lit (and the core called) if either DAC sample was lit.
     pub fn with_skew(core: C, latency: usize, shift: usize, skew: i64) -> Self {
-        let dark = |n: i64| VecDeque::from(vec![(0, false); n.max(0) as usize]);
+        let dark = |n: i64| Delay::new(n.max(0) as usize, (0, false));
         PhotonicLink {
             core,
-            line: VecDeque::from(vec![0; SAMPLES_PER_CYCLE * latency + shift]),
+            line: Delay::new(SAMPLES_PER_CYCLE * latency + shift, 0),
             act_line: dark(-skew),
             weight_line: dark(skew),
         }
@@ -64,23 +63,118 @@ impl<C: PhotonicCore> PhotonicLink<C> {
     /// One fabric cycle: the DAC words in (`lit` = either DAC word is valid),
     /// the ADC word out.
     pub fn step(&mut self, activations: &Word, weights: &Word, lit: bool) -> Word {
-        for (a, w) in activations.iter().zip(weights) {
-            self.act_line.push_back((*a, lit));
-            self.weight_line.push_back((*w, lit));
-            let (a, a_lit) = self.act_line.pop_front().unwrap_or((0, false));
-            let (w, w_lit) = self.weight_line.pop_front().unwrap_or((0, false));
+        std::array::from_fn(|i| {
+            let (a, a_lit) = self.act_line.push((activations[i], lit));
+            let (w, w_lit) = self.weight_line.push((weights[i], lit));
             let s = if a_lit || w_lit {
                 self.core.transmit(a, w)
             } else {
                 0
             };
-            self.line.push_back(s);
-        }
-        std::array::from_fn(|_| self.line.pop_front().unwrap_or(0))
+            self.line.push(s)
+        })
     }
 
     /// The core (e.g. to read its noise parameters).
     pub fn core(&self) -> &C {
         &self.core
+    }
+}
+
+/// A fixed delay line: what goes in comes out `len` pushes later (at once when
+/// `len` is 0); it starts full of a fill value.
+struct Delay<T: Copy> {
+    ring: Box<[T]>,
+    /// The oldest entry: the next one out.
+    head: usize,
+}
+
+impl<T: Copy> Delay<T> {
+    /// A line of `len` samples, all `fill`.
+    fn new(len: usize, fill: T) -> Self {
+        Delay {
+            ring: vec![fill; len].into_boxed_slice(),
+            head: 0,
+        }
+    }
+
+    /// The delay in pushes.
+    fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Puts `x` in and takes out the entry pushed `len` pushes ago.
+    #[inline]
+    fn push(&mut self, x: T) -> T {
+        let Some(slot) = self.ring.get_mut(self.head) else {
+            return x;
+        };
+        let out = std::mem::replace(slot, x);
+        self.head += 1;
+        if self.head == self.ring.len() {
+            self.head = 0;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// A core whose every output names its inputs.
+    struct Tagging;
+
+    impl PhotonicCore for Tagging {
+        fn transmit(&mut self, activation: u16, weight: u16) -> u16 {
+            activation.wrapping_mul(31) ^ weight | 1
+        }
+    }
+
+    /// Against the whole streams indexed directly: ADC sample `n` is the core's
+    /// output for activation sample `n − D − A` and weight sample `n − D − W`
+    /// (`D` = 16·latency + shift, `A`/`W` the modulators' skew delays), lit when
+    /// either was lit, and 0 before the streams begin or when dark.
+    #[test]
+    fn a_link_delays_each_stream_by_its_samples() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for trial in 0..40 {
+            let (latency, shift) = (rng.gen_range(0..4), rng.gen_range(0..40));
+            let skew: i64 = rng.gen_range(-40..40);
+            let mut link = PhotonicLink::with_skew(Tagging, latency, shift, skew);
+            let cycles = 30;
+            let words: Vec<(Word, Word, bool)> = (0..cycles)
+                .map(|_| (rng.gen(), rng.gen(), rng.gen_bool(0.7)))
+                .collect();
+            let out: Vec<u16> = words
+                .iter()
+                .flat_map(|(a, w, lit)| link.step(a, w, *lit))
+                .collect();
+            let sample = |n: i64, weight: bool| -> (u16, bool) {
+                if n < 0 {
+                    return (0, false);
+                }
+                let (a, w, lit) = &words[n as usize / SAMPLES_PER_CYCLE];
+                let i = n as usize % SAMPLES_PER_CYCLE;
+                (if weight { w[i] } else { a[i] }, *lit)
+            };
+            let d = (SAMPLES_PER_CYCLE * latency + shift) as i64;
+            for (n, &got) in out.iter().enumerate() {
+                let m = n as i64 - d;
+                let (a, a_lit) = sample(m - (-skew).max(0), false);
+                let (w, w_lit) = sample(m - skew.max(0), true);
+                let want = if m >= 0 && (a_lit || w_lit) {
+                    Tagging.transmit(a, w)
+                } else {
+                    0
+                };
+                assert_eq!(
+                    got, want,
+                    "trial {trial}: sample {n} (latency {latency}, shift {shift}, skew {skew})"
+                );
+            }
+            assert_eq!(link.delay_samples() as i64, d);
+        }
     }
 }

@@ -252,16 +252,6 @@ impl StreamDriver {
             self.edge(cycle.saturating_sub(1));
         }
         let (input, output) = (p.input, p.output);
-        self.out_valid = pins.is_high(output.tvalid)?;
-        if self.out_valid {
-            let snap = &mut self.snapshot;
-            pins.get_into(output.tdata, &mut snap.data)?;
-            pins.get_into(output.tkeep, &mut snap.keep)?;
-            pins.get_into(output.tuser, &mut snap.user)?;
-            snap.last = pins.is_high(output.tlast)?;
-            self.snapped = true;
-        }
-        self.in_ready = pins.is_high(input.tready)?;
         let offer = !self.beats.is_empty() && (self.driving || rng.gen_bool(p_valid));
         self.driving = offer;
         if let Some(b) = self.beats.front().filter(|_| offer) {
@@ -272,7 +262,20 @@ impl StreamDriver {
         }
         pins.set_u64(input.tvalid, u64::from(offer))?;
         self.out_ready = p_ready >= 1.0 || rng.gen_bool(p_ready);
-        pins.set_u64(output.tready, u64::from(self.out_ready))
+        pins.set_u64(output.tready, u64::from(self.out_ready))?;
+        // Inputs first, then the outputs as the coming edge samples them (a
+        // `tready` may follow `tvalid` in the same cycle); the outputs settle once.
+        self.out_valid = pins.is_high(output.tvalid)?;
+        if self.out_valid {
+            let snap = &mut self.snapshot;
+            pins.get_into(output.tdata, &mut snap.data)?;
+            pins.get_into(output.tkeep, &mut snap.keep)?;
+            pins.get_into(output.tuser, &mut snap.user)?;
+            snap.last = pins.is_high(output.tlast)?;
+            self.snapped = true;
+        }
+        self.in_ready = pins.is_high(input.tready)?;
+        Ok(())
     }
 
     /// Resolves the two streams' ports and sizes the output beat's buffers.
