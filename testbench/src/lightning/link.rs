@@ -123,7 +123,8 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// A core whose every output names its inputs.
+    /// A core whose output tells its inputs apart, and is never 0 (so a lit
+    /// sample differs from a dark one).
     struct Tagging;
 
     impl PhotonicCore for Tagging {

@@ -48,9 +48,9 @@ pub fn adc_sample(p: u8, transmission: f64) -> u16 {
     }
 }
 
-/// One standard normal draw: `rand_distr`'s ziggurat sampler (one 64-bit word
-/// per draw but in its rare tail and edge cases; no logarithm or cosine per
-/// draw as with Box–Muller, 16 draws per lit fabric cycle and core).
+/// One standard normal draw: `rand_distr`'s ziggurat sampler, usually one
+/// 64-bit word and a table lookup where Box–Muller takes a logarithm, a square
+/// root and a cosine (a lit fabric cycle draws 16 per core).
 pub fn standard_normal(rng: &mut impl Rng) -> f64 {
     rng.sample(StandardNormal)
 }
