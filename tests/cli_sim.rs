@@ -337,6 +337,24 @@ fn lightning_repeats_report_the_spread_of_one_engine() {
     let out = lightning(&["--images", "2", "--repeat", "3"]);
     let stdout = ok(&out);
     assert_repeat_report(&stdout, 3, &["native"]);
+    // The inference cycles: two images, a noise-free and a noisy pass, each image
+    // taking the cycles the report gives per image.
+    let number_after = |prefix: &str| -> u64 {
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` line in\n{stdout}"));
+        line.split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count after `{prefix}` in\n{stdout}"))
+    };
+    assert_eq!(
+        number_after("inference: "),
+        2 * 2 * number_after("cycles per image: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" on native: "), "{stdout}");
     assert!(!stdout.contains("identical results"), "{stdout}");
     assert!(!stdout.contains("engine only"), "{stdout}");
     let out = lightning(&["--images", "2", "--repeat", "0"]);

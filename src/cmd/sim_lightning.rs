@@ -193,6 +193,13 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         .chain(&first.noisy.runs)
         .map(|r| r.cycles)
         .sum();
+    let wall = first.time.wall.as_secs_f64();
+    println!(
+        "inference: {cycles} cycles ({:.1} µs at {BOARD_CLOCK_MHZ} MHz) in {wall:.2} s on {}: {:.0} cycles/s",
+        cycles as f64 / BOARD_CLOCK_MHZ,
+        first.time.engine,
+        cycles as f64 / wall.max(1e-9)
+    );
     if run.engines.len() > 1 {
         let times: Vec<EngineTime> = run.engines.iter().map(|e| e.time).collect();
         println!(
