@@ -37,16 +37,20 @@ fn ok(out: &Output) -> String {
     text(&out.stdout)
 }
 
+/// The number that follows the first `marker` in a report (`traffic: N frames`,
+/// `simulated N cycles`, …).
+fn count_after(stdout: &str, marker: &str) -> u64 {
+    stdout
+        .split(marker)
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count after `{marker}` in\n{stdout}"))
+}
+
 /// The number in `traffic: N frames` of a report.
 fn traffic_frames(stdout: &str) -> usize {
-    let rest = stdout
-        .split("traffic: ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no traffic line in\n{stdout}"));
-    rest.split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("bad traffic line in\n{stdout}"))
+    count_after(stdout, "traffic: ") as usize
 }
 
 /// The first variable named `name` anywhere in the scope tree.
@@ -134,12 +138,7 @@ fn vcds_of_both_engines_run_at_the_board_clock() {
         "the two VCDs' clock edges are at the same picoseconds"
     );
     // The simulated cycles cover every edge: the report's count is in the trace.
-    let cycles: u64 = stdout
-        .split("simulated ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no cycle count in\n{stdout}"));
+    let cycles = count_after(&stdout, "simulated ");
     assert!(
         n.len() as u64 >= cycles,
         "{} edges < {cycles} cycles",
@@ -339,19 +338,9 @@ fn lightning_repeats_report_the_spread_of_one_engine() {
     assert_repeat_report(&stdout, 3, &["native"]);
     // The inference cycles: two images, a noise-free and a noisy pass, each image
     // taking the cycles the report gives per image.
-    let number_after = |prefix: &str| -> u64 {
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(prefix))
-            .unwrap_or_else(|| panic!("no `{prefix}` line in\n{stdout}"));
-        line.split_whitespace()
-            .next()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no count after `{prefix}` in\n{stdout}"))
-    };
     assert_eq!(
-        number_after("inference: "),
-        2 * 2 * number_after("cycles per image: "),
+        count_after(&stdout, "inference: "),
+        2 * 2 * count_after(&stdout, "cycles per image: "),
         "{stdout}"
     );
     assert!(stdout.contains(" on native: "), "{stdout}");
