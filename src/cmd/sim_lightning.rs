@@ -26,16 +26,28 @@ use testbench::lightning::model_files::{data_dir, load_workload, Workload};
 use testbench::lightning::photonic::TESTBED_SIGMA;
 use testbench::lightning::test_set::{TestSet, TestSetOptions};
 
-/// The ZCU111 fabric clock of Lightning's build, MHz.
-pub const BOARD_CLOCK_MHZ: f64 = 253.44;
-
 /// The board whose clocks the simulation runs at.
 pub const BOARD: &str = "zcu111";
 
-/// The datapath's clock domains and the board clock roles they run at: the
-/// datapath core runs on the DAC fabric clock (the ADC side is crossed into it
-/// outside the core).
-pub const CLOCK_ROLES: &[(&str, &str)] = &[("clk", "dac")];
+/// The board clock role the datapath runs at: the DAC fabric clock (the ADC
+/// side is crossed into it outside the core).
+pub const DATAPATH_ROLE: &str = "dac";
+
+/// The datapath's clock domains and the board clock roles they run at.
+pub const CLOCK_ROLES: &[(&str, &str)] = &[("clk", DATAPATH_ROLE)];
+
+/// The datapath clock of `board` in MHz, from its board file: the clock that
+/// turns cycle counts into time.
+fn datapath_mhz(board: &gen::board::Board) -> Result<f64> {
+    match board.clock(DATAPATH_ROLE) {
+        Some(clock) => Ok(clock.mhz),
+        None => bail!(
+            "board {} has no `{DATAPATH_ROLE}` clock for the Lightning datapath (it has {})",
+            board.name,
+            board.roles().join(", ")
+        ),
+    }
+}
 
 /// Options of `wirespeed sim lightning`.
 #[derive(Args, Debug, Clone)]
@@ -182,6 +194,7 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
     );
     let board = gen::board::Board::named(BOARD)?;
     let clocks = board_clocks(&board, CLOCK_ROLES)?;
+    let mhz = datapath_mhz(&board)?;
     let run = test_set.run(&clocks)?;
     let Some(first) = run.engines.first() else {
         bail!("no engine ran");
@@ -195,8 +208,8 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         .sum();
     let wall = first.time.wall.as_secs_f64();
     println!(
-        "inference: {cycles} cycles ({:.1} µs at {BOARD_CLOCK_MHZ} MHz) in {wall:.2} s on {}: {:.0} cycles/s",
-        cycles as f64 / BOARD_CLOCK_MHZ,
+        "inference: {cycles} cycles ({:.1} µs at {mhz} MHz) in {wall:.2} s on {}: {:.0} cycles/s",
+        cycles as f64 / mhz,
         first.time.engine,
         cycles as f64 / wall.max(1e-9)
     );
@@ -232,9 +245,9 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         args.seed
     );
     if let Some(first) = exact.runs.first() {
-        let us = first.cycles as f64 / BOARD_CLOCK_MHZ;
+        let us = first.cycles as f64 / mhz;
         println!(
-            "cycles per image: {} ({us:.2} us at {BOARD_CLOCK_MHZ} MHz); DAC start at cycle {}, ADC window open at cycle {}",
+            "cycles per image: {} ({us:.2} us at {mhz} MHz); DAC start at cycle {}, ADC window open at cycle {}",
             first.cycles, first.dac_start_cycle, first.window_open_cycle
         );
         println!("timeline of image 0 (cycles after start):");
@@ -268,6 +281,7 @@ fn run_impaired_top(args: &LightningArgs, workload: &Workload, n: usize, dir: &P
     };
     let board = gen::board::Board::named(BOARD)?;
     let limit = board_cores(&board);
+    let mhz = datapath_mhz(&board)?;
     if args.cores == 0 || args.cores > limit {
         bail!(
             "--cores {}: the board top on {BOARD} has converter channels for 1..={limit} photonic cores (a core needs two DACs and one ADC)",
@@ -297,7 +311,7 @@ fn run_impaired_top(args: &LightningArgs, workload: &Workload, n: usize, dir: &P
     if let Some(cal) = &report.calibration {
         print_calibration(cal, options.skew);
     }
-    print_impaired(&report, n);
+    print_impaired(&report, n, mhz);
     let exact = report.exact();
     if let Some(cal) = report.calibration.as_ref().filter(|c| !c.succeeded()) {
         let reasons: Vec<String> = cal
@@ -365,8 +379,9 @@ fn print_calibration(cal: &CalibrationReport, skew: Skew) {
     }
 }
 
-/// Accuracy, exact images, failures, cycles and the engines' times.
-fn print_impaired(report: &ImpairedReport, n: usize) {
+/// Accuracy, exact images, failures, cycles (and their time at `mhz`) and the
+/// engines' times.
+fn print_impaired(report: &ImpairedReport, n: usize, mhz: f64) {
     let (hw, golden) = (report.correct(), report.golden_correct());
     let drop = percent(golden, n) - percent(hw, n);
     let lower = if hw < golden {
@@ -387,13 +402,13 @@ fn print_impaired(report: &ImpairedReport, n: usize) {
         println!("inference failed on {count}/{n} images: fail_reason {reason} ({text})");
     }
     if let Some((min, max)) = report.cycles_range() {
-        let us = f64::from(max) / BOARD_CLOCK_MHZ;
+        let us = f64::from(max) / mhz;
         let range = if min == max {
             min.to_string()
         } else {
             format!("{min}-{max}")
         };
-        println!("cycles per image: {range} ({us:.2} us at {BOARD_CLOCK_MHZ} MHz)");
+        println!("cycles per image: {range} ({us:.2} us at {mhz} MHz)");
     }
     for t in &report.engines {
         println!(
