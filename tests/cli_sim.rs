@@ -338,14 +338,15 @@ fn lightning_repeats_report_the_spread_of_one_engine() {
     assert_repeat_report(&stdout, 3, &["native"]);
     // The inference cycles: two images, a noise-free and a noisy pass, each image
     // taking the cycles the report gives per image.
+    let per_image = count_after(&stdout, "cycles per image: ");
     assert_eq!(
         count_after(&stdout, "inference: "),
-        2 * 2 * count_after(&stdout, "cycles per image: "),
+        2 * 2 * per_image,
         "{stdout}"
     );
     // An image's time at the ZCU111's DAC fabric clock: 4.05504 GS/s at 16
     // samples per cycle is 253.44 MHz.
-    let image_us = count_after(&stdout, "cycles per image: ") as f64 / 253.44;
+    let image_us = per_image as f64 / 253.44;
     let at_clock = format!("({image_us:.2} us at 253.44 MHz)");
     assert!(stdout.contains(&at_clock), "{at_clock} in\n{stdout}");
     assert!(stdout.contains(" on native: "), "{stdout}");
