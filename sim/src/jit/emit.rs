@@ -1,11 +1,19 @@
 //! Cranelift IR for one native function of the compiled engine: its segments (one
 //! per partition) in order, each behind one test of the partition's flag, each
-//! record as straight-line code. A word written or read earlier in the same
+//! record as straight-line code. The tests lie next to each other on the hot
+//! path and the segments' bodies after them, out of line (Cranelift's cold
+//! blocks), so a cycle in which most partitions sleep fetches a few cache lines
+//! of tests rather than a line per partition: the code a cycle runs is larger
+//! than the first-level instruction cache, and fetching it is much of its cost.
+//! Eight consecutive flags are also tested at once, as one word, before their own
+//! tests. A word written or read earlier in the same
 //! segment is taken from the value already in hand (a register, or a spill the
 //! allocator chose) instead of being loaded again; every result is still stored,
 //! so storage is exact after every segment and ports, traces and register commits
 //! read it as they always have. A result that other partitions read is compared
-//! with the word's old value, and a change sets their flags (see
+//! with the word's old value; the differences of the words with the same readers
+//! are or-ed together in a register over the whole segment, and at its end each
+//! nonzero difference sets its readers' flags, one load and store per flag (see
 //! [`activity`](super::activity)). Wide operations call back into the word-slice
 //! routines.
 
@@ -19,6 +27,13 @@ use cranelift_codegen::ir::types::{I64, I8};
 use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
+
+/// At most this many sets of readers have their differences pending in a segment
+/// (each holds a register); a new one past it sets the oldest set's flags first.
+const MAX_PENDING: usize = 4;
+
+/// Consecutive flags tested at once (as one 64-bit word) before their own tests.
+const FLAGS_PER_TEST: usize = 8;
 
 /// The function's parameters, in order: storage base, storage length, dirty
 /// sources, the program (for the callbacks), the activity flags.
@@ -44,12 +59,15 @@ pub(super) struct Words<'a> {
 
 /// Continues in a new block that runs only when flag `flag` (of the flags at
 /// `flags`) is set, and clears it there; returns the block that follows, which
-/// the caller jumps to, switches to and seals when done.
+/// the caller jumps to, switches to and seals when done. The new block is cold:
+/// Cranelift places it after the function's hot path, so consecutive tests stay
+/// next to each other in the code.
 pub(super) fn enter_if_flagged(b: &mut FunctionBuilder, flags: Value, flag: u32) -> Block {
     let (body, next) = (b.create_block(), b.create_block());
     let at = flag as i32;
     let set = b.ins().uload8(I64, MemFlags::trusted(), flags, at);
     b.ins().brif(set, body, &[], next, &[]);
+    b.set_cold_block(body);
     b.switch_to_block(body);
     b.seal_block(body);
     let zero = b.ins().iconst(I8, 0);
@@ -73,9 +91,9 @@ pub(super) struct Emitter<'a, 'b> {
     flag: u32,
     /// Words whose current value is in hand, by offset.
     known: HashMap<u32, Value>,
-    /// The current record's changes others read: the OR of old XOR new over
-    /// those words, and the partitions that read them.
-    changed: Option<Value>,
+    /// The segment's changes others read, per set of readers: the OR of old XOR
+    /// new over the words those partitions read (see [`flush`](Self::flush)).
+    changed: Vec<(&'a [u32], Value)>,
     wake: Vec<u32>,
 }
 
@@ -103,7 +121,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             unstored: words.unstored,
             flag: 0,
             known: HashMap::new(),
-            changed: None,
+            changed: Vec::new(),
             wake: Vec::new(),
         }
     }
@@ -128,12 +146,40 @@ impl<'a, 'b> Emitter<'a, 'b> {
             self.b.switch_to_block(body);
             self.b.seal_block(body);
         }
-        for s in segments {
-            self.segment(s, &items[s.items.clone()]);
+        for run in segments.chunk_by(|a, b| b.flag == a.flag + 1) {
+            for chunk in run.chunks(FLAGS_PER_TEST) {
+                self.chunk(chunk, items);
+            }
         }
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(next);
         self.b.seal_block(next);
+    }
+
+    /// Segments of consecutive flags; [`FLAGS_PER_TEST`] of them are skipped at
+    /// once while all their flags are clear (one load of their flags as a word).
+    /// Exact: a segment's flag is set only by a segment that runs, so while none of
+    /// these runs none of their flags can become set.
+    fn chunk(&mut self, segments: &[Segment], items: &[Item]) {
+        let whole = segments.len() == FLAGS_PER_TEST;
+        let after = self.b.create_block();
+        if whole {
+            let at = segments[0].flag as i32;
+            let any = self
+                .b
+                .ins()
+                .load(I64, MemFlags::new().with_notrap(), self.flags, at);
+            let tests = self.b.create_block();
+            self.b.ins().brif(any, tests, &[], after, &[]);
+            self.b.switch_to_block(tests);
+            self.b.seal_block(tests);
+        }
+        for s in segments {
+            self.segment(s, &items[s.items.clone()]);
+        }
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        self.b.seal_block(after);
     }
 
     /// One segment: skipped unless its partition's flag is set; a run clears the
@@ -144,7 +190,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let next = enter_if_flagged(self.b, self.flags, s.flag);
         for item in items {
             match item {
-                Item::Rec(inst) => self.inst(inst),
+                Item::Rec(inst) => self.record(inst),
                 Item::Run { step, dst } => {
                     self.call(self.calls.run, *step, *dst);
                     let mut written = Vec::new();
@@ -157,6 +203,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
                 }
             }
         }
+        self.flush();
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(next);
         self.b.seal_block(next);
@@ -196,50 +243,79 @@ impl<'a, 'b> Emitter<'a, 'b> {
         if readers.iter().any(|&s| s != self.flag) {
             let old = self.b.ins().load(I64, MemFlags::trusted(), base, at);
             let diff = self.b.ins().bxor(old, v);
-            self.changed = Some(match self.changed {
-                Some(c) => self.b.ins().bor(c, diff),
-                None => diff,
-            });
-            self.wake.extend_from_slice(readers);
+            self.note_change(readers, diff);
         }
         self.b.ins().store(MemFlags::trusted(), v, base, at);
     }
 
-    /// Sets the flags of the partitions that read a word the current record changed.
+    /// Notes `diff` (nonzero if a word changed) for the partitions `readers`, or-ed
+    /// into what is pending for the same readers (see [`flush`](Self::flush)).
+    fn note_change(&mut self, readers: &'a [u32], diff: Value) {
+        match self.changed.iter_mut().find(|(r, _)| *r == readers) {
+            Some((_, acc)) => *acc = self.b.ins().bor(*acc, diff),
+            None => {
+                if self.changed.len() == MAX_PENDING {
+                    let oldest = self.changed.remove(0);
+                    self.set_flags([oldest]);
+                }
+                self.changed.push((readers, diff));
+            }
+        }
+    }
+
+    /// At the end of a segment: sets the flag of every other partition that reads
+    /// a word the segment changed. (The segment is straight-line code, so every
+    /// difference is in hand here; no flag is tested before the segment ends, so
+    /// setting them late is exact.)
     fn flush(&mut self) {
-        if let Some(changed) = self.changed.take() {
+        let changed = std::mem::take(&mut self.changed);
+        self.set_flags(changed);
+    }
+
+    /// Sets the flags of the readers of `changed`, but the current partition's:
+    /// each set of readers gets one comparison of its or-ed differences, each flag
+    /// one load, OR and store of those comparisons.
+    fn set_flags(&mut self, changed: impl IntoIterator<Item = (&'a [u32], Value)>) {
+        let mut bits: Vec<(u32, Value)> = Vec::new();
+        for (readers, changed) in changed {
             let ne = self.b.ins().icmp_imm(IntCC::NotEqual, changed, 0);
-            self.set_flags(Some(ne));
+            bits.extend(
+                readers
+                    .iter()
+                    .filter(|&&s| s != self.flag)
+                    .map(|&s| (s, ne)),
+            );
+        }
+        bits.sort_by_key(|&(s, _)| s);
+        for flag in bits.chunk_by(|a, b| a.0 == b.0) {
+            let at = flag[0].0 as i32;
+            let mut bit = flag[0].1;
+            for &(_, ne) in &flag[1..] {
+                bit = self.b.ins().bor(bit, ne);
+            }
+            let f = self.b.ins().load(I8, MemFlags::trusted(), self.flags, at);
+            let v = self.b.ins().bor(f, bit);
+            self.b.ins().store(MemFlags::trusted(), v, self.flags, at);
         }
     }
 
     /// Sets the flags of the readers of `words` (but the current partition's),
     /// which a callback wrote without comparing.
     fn wake_readers(&mut self, words: impl IntoIterator<Item = u32>) {
-        for w in words {
-            self.wake.extend_from_slice(self.readers.of(w));
-        }
-        self.set_flags(None);
-    }
-
-    /// Or-s `bit` (a 0/1 byte) into every flag in `wake` but the current
-    /// partition's, or sets them without `bit`; empties `wake`.
-    fn set_flags(&mut self, bit: Option<Value>) {
         let mut wake = std::mem::take(&mut self.wake);
+        for w in words {
+            wake.extend_from_slice(self.readers.of(w));
+        }
         wake.sort_unstable();
         wake.dedup();
         wake.retain(|&s| s != self.flag);
-        let one = (bit.is_none() && !wake.is_empty()).then(|| self.b.ins().iconst(I8, 1));
-        for &s in &wake {
-            let at = s as i32;
-            let v = match bit {
-                Some(bit) => {
-                    let f = self.b.ins().load(I8, MemFlags::trusted(), self.flags, at);
-                    self.b.ins().bor(f, bit)
-                }
-                None => one.expect("made above for a non-empty list"),
-            };
-            self.b.ins().store(MemFlags::trusted(), v, self.flags, at);
+        if !wake.is_empty() {
+            let one = self.b.ins().iconst(I8, 1);
+            for &s in &wake {
+                self.b
+                    .ins()
+                    .store(MemFlags::trusted(), one, self.flags, s as i32);
+            }
         }
         wake.clear();
         self.wake = wake;
@@ -289,13 +365,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.ins().uextend(I64, c)
     }
 
-    /// One record (see [`Kind`] for what each computes), then the flags of the
-    /// partitions its change wakes.
-    fn inst(&mut self, inst: &Inst) {
-        self.record(inst);
-        self.flush();
-    }
-
+    /// One record (see [`Kind`] for what each computes).
     fn record(&mut self, inst: &Inst) {
         let r = inst.rec;
         let v = match inst.kind {

@@ -1,7 +1,8 @@
 //! The compiled engine: the levelized program turned into native code at load time
 //! with Cranelift (or loaded from a [`CodeCache`] of earlier runs). Every record
 //! becomes a few machine instructions in straight-line code (runs unrolled, each
-//! segment of records behind one test of the dirty sources, words already in hand
+//! segment of records behind one test of the dirty sources (the tests on the hot
+//! path, the segments out of line, see [`emit`]), words already in hand
 //! reused instead of reloaded, intermediates nothing else reads left unstored
 //! ([`unstored`])), cut into functions of at most
 //! [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays linear in the
@@ -26,7 +27,8 @@
 //! - The flags are one byte per step of the program and per register copy, owned
 //!   by [`Compiled`]; the code addresses them only as `flags + i` for the index
 //!   of a step or copy of that program (its own, or a reader of a word, from
-//!   [`activity::Readers`]).
+//!   [`activity::Readers`]), and as the word of eight bytes at `flags + i` when
+//!   `i` to `i + 7` are the indices of eight consecutive steps.
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (a commit's [`commit::move_words`] moves only checked spans), and
 //!   [`Compiled::run`] and [`Compiled::commit`] call it only with `base` and `len`
