@@ -371,14 +371,20 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let v = match inst.kind {
             Kind::Wide => return self.wide_op(r.a),
             Kind::CatN => {
-                let mut acc = self.konst(r.k);
+                let mut acc: Option<Value> = None;
                 let parts = &self.code.parts[r.a as usize..(r.a + r.b) as usize];
                 for &(off, sh) in parts {
                     let p = self.read(off);
                     let p = self.shl(p, u64::from(sh));
-                    acc = self.b.ins().bor(acc, p);
+                    acc = Some(match acc {
+                        Some(acc) => self.b.ins().bor(acc, p),
+                        None => p,
+                    });
                 }
-                acc
+                match acc {
+                    Some(acc) => self.or_k(acc, r.k),
+                    None => self.konst(r.k),
+                }
             }
             Kind::Slice2 => {
                 let lo = self.read(r.a);
