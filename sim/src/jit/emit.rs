@@ -141,10 +141,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let next = self.b.create_block();
         if mask != u64::MAX {
             let hit = self.b.ins().band_imm(self.dirty, mask as i64);
-            let body = self.b.create_block();
-            self.b.ins().brif(hit, body, &[], next, &[]);
-            self.b.switch_to_block(body);
-            self.b.seal_block(body);
+            self.continue_if(hit, next);
         }
         for run in segments.chunk_by(|a, b| b.flag == a.flag + 1) {
             for chunk in run.chunks(FLAGS_PER_TEST) {
@@ -169,10 +166,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
                 .b
                 .ins()
                 .load(I64, MemFlags::new().with_notrap(), self.flags, at);
-            let tests = self.b.create_block();
-            self.b.ins().brif(any, tests, &[], after, &[]);
-            self.b.switch_to_block(tests);
-            self.b.seal_block(tests);
+            self.continue_if(any, after);
         }
         for s in segments {
             self.segment(s, &items[s.items.clone()]);
@@ -180,6 +174,15 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         self.b.seal_block(after);
+    }
+
+    /// Continues in a new block when `cond` is nonzero; otherwise the code jumps to
+    /// `skip`, which the caller switches to and seals after the skipped code.
+    fn continue_if(&mut self, cond: Value, skip: Block) {
+        let body = self.b.create_block();
+        self.b.ins().brif(cond, body, &[], skip, &[]);
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
     }
 
     /// One segment: skipped unless its partition's flag is set; a run clears the
