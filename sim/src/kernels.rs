@@ -6,38 +6,55 @@ use crate::exec::Code;
 use crate::gather;
 use crate::instr::{Kind, Mode, Step};
 use crate::ops::*;
-use crate::vector;
+use crate::vector::{self, RunKernel, RunLoops};
 
 /// A step's loop: runs step `s` of `code` over the storage.
 pub(crate) type Kernel = fn(code: &Code, s: &Step, vals: &mut [u64]);
 
-fn unary<F: Unary>(run: Option<u8>) -> Kernel {
+/// A step's loops: the interpreter's, and for a run the compiled engine's.
+type Loops = (Kernel, Option<RunKernel>);
+
+fn both(run: RunLoops) -> Loops {
+    (run.step, Some(run.call))
+}
+
+fn unary<F: Unary>(run: Option<u8>) -> Loops {
     match run {
-        None => gather::unary::<F>,
-        Some(st) => vector::unary_run::<F>(st & 1 != 0),
+        None => (gather::unary::<F>, None),
+        Some(st) => both(vector::unary_run::<F>(st & 1 != 0)),
     }
 }
 
-fn binary<F: Binary>(run: Option<u8>) -> Kernel {
+fn binary<F: Binary>(run: Option<u8>) -> Loops {
     match run {
-        None => gather::binary::<F>,
-        Some(st) => vector::binary_run::<F>(st),
+        None => (gather::binary::<F>, None),
+        Some(st) => both(vector::binary_run::<F>(st)),
     }
 }
 
-fn ternary<F: Ternary>(run: Option<u8>) -> Kernel {
+fn ternary<F: Ternary>(run: Option<u8>) -> Loops {
     match run {
-        None => gather::ternary::<F>,
-        Some(st) => vector::ternary_run::<F>(st),
+        None => (gather::ternary::<F>, None),
+        Some(st) => both(vector::ternary_run::<F>(st)),
     }
 }
 
 /// The kernel of a step of `kind` run in `mode`.
 pub(crate) fn kernel(kind: Kind, mode: Mode) -> Kernel {
+    loops(kind, mode).0
+}
+
+/// The compiled engine's loop for a step of `kind` run in `mode`, if it is a run
+/// (see [`RunKernel`]).
+pub(crate) fn run_kernel(kind: Kind, mode: Mode) -> Option<RunKernel> {
+    loops(kind, mode).1
+}
+
+fn loops(kind: Kind, mode: Mode) -> Loops {
     let run = match mode {
         Mode::Run { strides } => Some(strides),
         Mode::Gather => None,
-        Mode::Mixed => return gather::mixed_all,
+        Mode::Mixed => return (gather::mixed_all, None),
     };
     match kind {
         Kind::Field => unary::<Field>(run),
@@ -67,12 +84,12 @@ pub(crate) fn kernel(kind: Kind, mode: Mode) -> Kernel {
         Kind::Mux => ternary::<Mux>(run),
         Kind::Cat3 => ternary::<Cat3>(run),
         Kind::Slice2 => match run {
-            None => gather::slice2,
-            Some(st) => vector::slice2_run(st & 1 != 0),
+            None => (gather::slice2, None),
+            Some(st) => both(vector::slice2_run(st & 1 != 0)),
         },
         // Never runs (see `Kind::vectorizes`).
-        Kind::CatN => gather::cat_n,
-        Kind::Wide => gather::wide,
+        Kind::CatN => (gather::cat_n, None),
+        Kind::Wide => (gather::wide, None),
     }
 }
 

@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn readers_are_partitions_and_copies() {
         let code = chain();
-        let plans = [super::super::plan::plan(&code, 5, Part::Rest, 0).expect("plans")];
+        let plans = [super::super::plan::plan(&code, 5, Part::Rest, None).expect("plans")];
         assert_eq!(flags(&plans), 1, "the chain is one partition");
         // A register copy `w4 <= w3`.
         let copy = super::super::tests::plain_copy(4, 3, 1);

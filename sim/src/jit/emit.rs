@@ -22,9 +22,10 @@ use super::plan::{Inst, Item, Segment};
 use super::unstored::Unstored;
 use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
+use crate::vector::RunCall;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I64, I8};
-use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlags, Value};
+use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlags, SigRef, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -36,16 +37,17 @@ const MAX_PENDING: usize = 4;
 const FLAGS_PER_TEST: usize = 8;
 
 /// The function's parameters, in order: storage base, storage length, dirty
-/// sources, the program (for the callbacks), the activity flags.
-pub(super) const PARAMS: usize = 5;
+/// sources, the program (for the callbacks), the activity flags, the run calls.
+pub(super) const PARAMS: usize = 6;
 
-/// The functions the emitted code calls back: a wide operation, and a run step's
-/// vector loop (both `(program, index, storage base, storage length)`).
+/// What the emitted code calls: the callback of a wide operation (`(program,
+/// index, storage base, storage length)`), and run loops (`(storage base, run
+/// call)`, the loop's address read from its [`RunCall`]).
 pub(super) struct Callbacks {
     /// `ws_wide`: wide operation `index`.
     pub wide: FuncRef,
-    /// `ws_run`: step `index`'s kernel.
-    pub run: FuncRef,
+    /// The signature of a [`RunKernel`](crate::vector::RunKernel).
+    pub run: SigRef,
 }
 
 /// What the emitter knows of every storage word.
@@ -84,6 +86,7 @@ pub(super) struct Emitter<'a, 'b> {
     dirty: Value,
     program: Value,
     flags: Value,
+    runs: Value,
     calls: Callbacks,
     readers: &'a Readers,
     unstored: &'a Unstored,
@@ -116,6 +119,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             dirty: p[2],
             program: p[3],
             flags: p[4],
+            runs: p[5],
             calls,
             readers: words.readers,
             unstored: words.unstored,
@@ -194,8 +198,8 @@ impl<'a, 'b> Emitter<'a, 'b> {
         for item in items {
             match item {
                 Item::Rec(inst) => self.record(inst),
-                Item::Run { step, dst } => {
-                    self.call(self.calls.run, *step, *dst);
+                Item::Run { dst, call, .. } => {
+                    self.call_run(*call, *dst);
                     let mut written = Vec::new();
                     item.each_word(self.code, |w, write| {
                         if write {
@@ -556,6 +560,27 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let i = self.konst(u64::from(index));
         let args = [self.program, i, self.vals, self.len];
         self.b.ins().call(callback, &args);
+        self.forget(dst);
+    }
+
+    /// Calls the loop of run call `call` (its address read from the call's entry
+    /// in the table of run calls); the words `dst` it writes are no longer in hand.
+    fn call_run(&mut self, call: u32, dst: Span) {
+        let at = i64::from(call) * std::mem::size_of::<RunCall>() as i64;
+        let entry = self.b.ins().iadd_imm(self.runs, at);
+        let kernel = std::mem::offset_of!(RunCall, kernel) as i32;
+        let kernel = self
+            .b
+            .ins()
+            .load(I64, MemFlags::trusted().with_readonly(), entry, kernel);
+        self.b
+            .ins()
+            .call_indirect(self.calls.run, kernel, &[self.vals, entry]);
+        self.forget(dst);
+    }
+
+    /// The words `dst` are no longer in hand (a call wrote them).
+    fn forget(&mut self, dst: Span) {
         for off in dst.off..dst.off + dst.words {
             self.known.remove(&off);
         }

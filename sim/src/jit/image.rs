@@ -22,8 +22,6 @@ use sha2::{Digest, Sha256};
 pub(super) enum Callback {
     /// [`wide_callback`](super::wide_callback).
     Wide,
-    /// [`run_callback`](super::run_callback).
-    Run,
     /// [`commit::move_words`](super::commit::move_words).
     Move,
 }
@@ -35,7 +33,7 @@ pub(super) const CALLBACKS: u32 = GROUPS as u32;
 impl Callback {
     /// The callback of index `index`.
     fn of(index: u32) -> Option<Callback> {
-        [Callback::Wide, Callback::Run, Callback::Move]
+        [Callback::Wide, Callback::Move]
             .get(index as usize)
             .copied()
     }
@@ -49,7 +47,6 @@ impl Callback {
     fn address(self) -> usize {
         match self {
             Callback::Wide => super::wide_callback as *const () as usize,
-            Callback::Run => super::run_callback as *const () as usize,
             Callback::Move => super::commit::move_words as *const () as usize,
         }
     }
@@ -286,7 +283,7 @@ mod tests {
             entries: [vec![0], vec![64], vec![]],
             patches: vec![Patch {
                 at: 10,
-                callback: Callback::Run,
+                callback: Callback::Move,
                 addend: -3,
             }],
         }

@@ -6,7 +6,8 @@
 //! reused instead of reloaded, intermediates nothing else reads left unstored
 //! ([`unstored`])), cut into functions of at most
 //! [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays linear in the
-//! design. Long runs of identical instances call the interpreter's vector loops;
+//! design. Long runs of identical instances call the interpreter's vector loops
+//! (directly, through a table of their calls);
 //! wide data movement and bitwise logic is written inline word by word ([`wide`]),
 //! other wide operations call back into the interpreter's word-slice routines. Each
 //! clock domain's direct register commits are one more function ([`commit`]). A
@@ -45,11 +46,18 @@
 //!   for entries and patches inside its code and for the function count the
 //!   program needs. The cache directory is trusted as Verilator's model cache is
 //!   (whoever can write it can run code, as with any build directory).
-//! - The program the callbacks read (wide operations, run steps, their records and
-//!   kernels) is a copy owned by [`Compiled`], boxed and never changed, so it
-//!   outlives every call; a callback gets the index of a wide operation or a step
-//!   that the plan took from that program. The callbacks themselves are safe Rust
-//!   over the storage slice (bounds-checked).
+//! - The program the callbacks read (wide operations) is a copy owned by
+//!   [`Compiled`], boxed and never changed, so it outlives every call; a callback
+//!   gets the index of a wide operation that the plan took from that program. The
+//!   callbacks themselves are safe Rust over the storage slice (bounds-checked).
+//! - A long run calls its loop ([`RunKernel`](crate::vector::RunKernel)) with the
+//!   storage base and its entry in the table of run calls, owned by [`Compiled`],
+//!   boxed and never changed; the code addresses the table only at the indices the
+//!   plans numbered (fewer than its length), and reads the loop's address from
+//!   the entry. Each entry holds the loop chosen for its step's kind and strides,
+//!   and the step's count and template record. The loop's contract holds: the plan
+//!   checked every word of every instance within storage, and rejects a run whose
+//!   operands overlap its destination.
 //! - In debug builds (every test) Cranelift's verifier checks every function
 //!   before it is compiled; release builds skip it to start sooner.
 
@@ -71,7 +79,9 @@ pub use plan::Malformed;
 use crate::demand::Part;
 use crate::exec::Code;
 use crate::instr::Span;
+use crate::kernels;
 use crate::state::DirectCopy;
+use crate::vector::RunCall;
 use crate::wide_exec::run_wide;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{
@@ -105,8 +115,8 @@ pub enum JitError {
 }
 
 /// One emitted function: `(storage base, storage length, dirty sources, program,
-/// step flags)`.
-type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u8);
+/// step flags, run calls)`.
+type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u8, *const RunCall);
 
 /// What the compiled engine is built from.
 #[derive(Clone, Debug, Default, Hash)]
@@ -142,18 +152,6 @@ unsafe extern "C" fn wide_callback(code: *const Code, index: u64, vals: *mut u64
     run_wide(&code.wide[index as usize], vals);
 }
 
-/// The callback the emitted code calls for run step `index` of `code`: the
-/// interpreter's vector loop for it.
-///
-/// # Safety
-/// As for [`wide_callback`], with every word the run reads or writes within `vals`.
-unsafe extern "C" fn run_callback(code: *const Code, index: u64, vals: *mut u64, len: u64) {
-    // SAFETY: the caller's contract above, established by `plan::plan` and `run`.
-    let (code, vals) = unsafe { (&*code, std::slice::from_raw_parts_mut(vals, len as usize)) };
-    let i = index as usize;
-    (code.kernels[i])(code, &code.steps[i], vals);
-}
-
 /// How long the compiled engine took to build, and how much it built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CompileStats {
@@ -182,6 +180,8 @@ pub(crate) struct Compiled {
     input_wake: activity::Fanout,
     /// The program the callbacks read (owned, so it outlives every call).
     code: Box<Code>,
+    /// The run calls the emitted code makes, by index (see [`plan::Item::Run`]).
+    runs: Box<[RunCall]>,
     words: usize,
     stats: CompileStats,
 }
@@ -208,8 +208,8 @@ impl Prepared {
     /// Plans both parts of `source` (see [`demand`](crate::demand)) and checks its
     /// commits.
     fn new(source: Source) -> Result<Prepared, JitError> {
-        let outputs = plan::plan(&source.code, source.words, Part::Outputs, 0)?;
-        let rest = plan::plan(&source.code, source.words, Part::Rest, outputs.flags())?;
+        let outputs = plan::plan(&source.code, source.words, Part::Outputs, None)?;
+        let rest = plan::plan(&source.code, source.words, Part::Rest, Some(&outputs))?;
         let plans = [outputs, rest];
         commit::check(&source.copies, source.words)?;
         // The program is checked: its words can be walked.
@@ -286,16 +286,37 @@ impl Prepared {
             .map(|spans| activity::Fanout::of_spans(&readers, spans.iter().copied()))
             .collect();
         let copies = source.copies.iter().map(Vec::len).sum::<usize>();
+        let runs = run_calls(&source.code, &plans)?;
         Ok(Compiled {
             executable,
             flags: vec![1; activity::flags(&plans) + copies],
             shadow_wake,
             input_wake: activity::Fanout::of_spans(&readers, source.inputs),
             code: Box::new(source.code),
+            runs,
             words: source.words,
             stats,
         })
     }
+}
+
+/// The run calls of `plans`, by their index: each step's loop for the compiled
+/// engine, its instance count and template record.
+fn run_calls(code: &Code, plans: &[plan::Plan; 2]) -> Result<Box<[RunCall]>, JitError> {
+    let steps = plans.iter().flat_map(|p| &p.calls);
+    steps
+        .map(|&step| {
+            let s = &code.steps[step as usize];
+            let kernel = kernels::run_kernel(s.kind, s.mode).ok_or_else(|| {
+                JitError::Codegen(format!("step {step} ({:?}) has no run loop", s.kind))
+            })?;
+            Ok(RunCall {
+                kernel,
+                n: u64::from(s.n),
+                rec: code.recs[s.start as usize],
+            })
+        })
+        .collect()
 }
 
 impl Compiled {
@@ -352,7 +373,7 @@ impl Compiled {
             // SAFETY: see the module's safety argument; `base` and `len` come from
             // `vals`, of the length the program was checked against, `flags` has
             // a byte for every step, and neither is used until the calls return.
-            unsafe { f(base, len, dirty, &*self.code, flags) };
+            unsafe { f(base, len, dirty, &*self.code, flags, self.runs.as_ptr()) };
         }
     }
 
@@ -367,7 +388,16 @@ impl Compiled {
         // SAFETY: as for `run`; a commit function reads and writes only the words
         // `commit::check` found within storage of `words` words, and flags of
         // its own copies and of readers.
-        unsafe { commit(base, vals.len() as u64, 0, &*self.code, flags) };
+        unsafe {
+            commit(
+                base,
+                vals.len() as u64,
+                0,
+                &*self.code,
+                flags,
+                self.runs.as_ptr(),
+            )
+        };
     }
 
     /// Flags the readers of shadowed commit `entry` of `domain` (see
@@ -513,6 +543,14 @@ fn import(
     })
 }
 
+/// The signature of a [`RunKernel`](crate::vector::RunKernel) in the calling
+/// convention `call_conv`: `(storage base, run call)`.
+fn run_signature(call_conv: CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    sig.params.extend([AbiParam::new(I64); 2]);
+    sig
+}
+
 /// Emits and compiles every function of `plan` over `code` (with what it knows
 /// of each of its `words`) into `group` of `image`.
 fn emit_all(
@@ -527,7 +565,7 @@ fn emit_all(
         def.define(image, &name, (group, k as u32), |b, call_conv| {
             let calls = emit::Callbacks {
                 wide: import(b, call_conv, Callback::Wide, (4, 0)),
-                run: import(b, call_conv, Callback::Run, (4, 0)),
+                run: b.import_signature(run_signature(call_conv)),
             };
             emit::Emitter::new(b, code, calls, words).body(segments, &plan.items);
         })?;
@@ -717,6 +755,56 @@ mod tests {
                     .expect("compiles")
                     .run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} trial {trial}: {recs:?}");
+            }
+        }
+    }
+
+    /// Every kind that runs, as long runs (called loops) of every operand stride:
+    /// the compiled engine computes what the interpreter computes.
+    #[test]
+    fn every_run_matches_the_interpreter() {
+        let kinds = Kind::NARROW.into_iter().filter(|k| k.vectorizes());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+        for kind in kinds {
+            for strides in 0..8u8 {
+                let n = rng.gen_range(plan::MIN_RUN_CALL..40);
+                // Operands from words 0, 100 and 200, results from 300.
+                let mut t = Rec {
+                    d: 300,
+                    ..Rec::random_params(kind, &mut rng)
+                };
+                for (field, (is_offset, base)) in [&mut t.a, &mut t.b, &mut t.c]
+                    .into_iter()
+                    .zip(kind.offsets().into_iter().zip([0, 100, 200]))
+                {
+                    if is_offset {
+                        *field = base;
+                    }
+                }
+                let code = program(kind, Mode::Run { strides }, vec![t], n);
+                let mut vals: Vec<u64> = (0..400)
+                    .map(|_| match rng.gen_range(0..4) {
+                        0 => rng.gen_range(0..70),
+                        _ => rng.gen::<u64>() & t.k.max(1),
+                    })
+                    .collect();
+                // Operands of these kinds have no bits above their width.
+                let width = match kind {
+                    Kind::LtS | Kind::LeS => Some(64 - t.c),
+                    Kind::Lz | Kind::SraV => Some(t.c),
+                    _ => None,
+                };
+                if let Some(w) = width {
+                    let m = crate::wide::last_mask(w);
+                    let operands = if kind == Kind::SraV { 100 } else { 200 };
+                    vals.iter_mut().take(operands).for_each(|v| *v &= m);
+                }
+                let (mut want, mut got) = (vals.clone(), vals);
+                crate::exec::run_all(&code, &mut want, 1);
+                let mut compiled = compile(code, &[], got.len()).expect("compiles");
+                assert_eq!(compiled.stats().runs, 1, "{kind:?}: the run is a call");
+                compiled.run_all(&mut got, 1);
+                assert_eq!(got, want, "{kind:?} strides {strides:03b} n {n}: {t:?}");
             }
         }
     }
@@ -1003,6 +1091,10 @@ mod tests {
                 "upper operand word 3",
             ),
             (
+                program(Kind::Or, Mode::Run { strides: 1 }, vec![or(2, 0, 0)], 8),
+                "destination word 3",
+            ),
+            (
                 program(Kind::Wide, Mode::Gather, vec![or(0, 0, 0)], 1),
                 "wide operation 0 of 0",
             ),
@@ -1011,6 +1103,15 @@ mod tests {
             let err = compile(code, &[], 3).expect_err("malformed").to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
         }
+        // A run whose loop would read words it writes (within storage).
+        let overlapping = program(Kind::Or, Mode::Run { strides: 1 }, vec![or(4, 0, 0)], 8);
+        let err = compile(overlapping, &[], 16)
+            .expect_err("malformed")
+            .to_string();
+        assert!(
+            err.contains("run operand 0 (words 0+8) overlaps its destination (words 4+8)"),
+            "{err}"
+        );
         let err = compile(Code::default(), &[vec![plain_copy(1, 0, 2)]], 2)
             .expect_err("malformed")
             .to_string();

@@ -36,13 +36,15 @@ pub(super) const MIN_RUN_CALL: u32 = 8;
 pub(super) enum Item {
     /// One record, as straight-line code.
     Rec(Inst),
-    /// A call of the interpreter's kernel for step `step`, a run writing the words
-    /// `dst`.
+    /// A call of the loop of step `step` (see
+    /// [`RunKernel`](crate::vector::RunKernel)), a run writing the words `dst`.
     Run {
         /// Index into the program's steps.
         step: u32,
         /// The words it writes.
         dst: Span,
+        /// Its index in the engine's table of run calls.
+        call: u32,
     },
 }
 
@@ -94,6 +96,12 @@ pub(super) struct Plan {
     pub unrolled: usize,
     /// The functions to emit, each a list of segments.
     pub functions: Vec<Vec<Segment>>,
+    /// The step of each run call, by its index less the first's.
+    pub calls: Vec<u32>,
+    /// The index of its first segment's flag.
+    first_flag: u32,
+    /// The index of its first run call.
+    first_call: u32,
 }
 
 /// Why a program cannot be compiled: it addresses something it does not have.
@@ -109,22 +117,27 @@ pub struct Malformed {
 }
 
 /// Expands, checks and groups the steps of `part` of `code` over `words` storage
-/// words; the segments' flags are numbered from `first_flag`.
+/// words; the segments' flags and the run calls are numbered on from `after`'s.
 pub(super) fn plan(
     code: &Code,
     words: usize,
     part: Part,
-    first_flag: u32,
+    after: Option<&Plan>,
 ) -> Result<Plan, Malformed> {
+    let (first_flag, first_call) = after.map_or((0, 0), |p| (p.end_flag(), p.end_call()));
     let mut insts = Vec::with_capacity(code.instructions());
     let mut items = Vec::with_capacity(code.instructions());
     let mut masks = Vec::with_capacity(code.instructions());
+    let (mut calls, mut call_records) = (Vec::new(), Vec::new());
     for (index, s) in code.steps.iter().enumerate() {
         if !part.has(code, index) {
             continue;
         }
         check_step(code, s, insts.len())?;
-        let call = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL;
+        let call = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL && s.kind.vectorizes();
+        if call {
+            call_records.push(insts.len());
+        }
         each_record(code, s, |kind, rec, mask| {
             let inst = Inst { kind, rec };
             insts.push(inst);
@@ -141,7 +154,9 @@ pub(super) fn plan(
             items.push(Item::Run {
                 step: index as u32,
                 dst,
+                call: first_call + calls.len() as u32,
             });
+            calls.push(index as u32);
             masks.push(s.mask);
         }
     }
@@ -149,6 +164,14 @@ pub(super) fn plan(
         check(code, inst, words).map_err(|what| Malformed {
             record: i,
             kind: inst.kind,
+            what,
+        })?;
+    }
+    for (&step, &record) in calls.iter().zip(&call_records) {
+        let s = &code.steps[step as usize];
+        check_disjoint(code, s).map_err(|what| Malformed {
+            record,
+            kind: s.kind,
             what,
         })?;
     }
@@ -168,6 +191,9 @@ pub(super) fn plan(
         functions: functions(&segments),
         unrolled: ordered.iter().filter(|i| matches!(i, Item::Rec(_))).count(),
         items: ordered,
+        calls,
+        first_flag,
+        first_call,
     })
 }
 
@@ -181,6 +207,46 @@ impl Plan {
     pub fn flags(&self) -> u32 {
         self.segments().count() as u32
     }
+
+    /// The index after its last flag.
+    pub fn end_flag(&self) -> u32 {
+        self.first_flag + self.flags()
+    }
+
+    /// The index after its last run call.
+    pub fn end_call(&self) -> u32 {
+        self.first_call + self.calls.len() as u32
+    }
+}
+
+/// An error if a word run step `s` reads is one of the words it writes: its loop
+/// reads its operands while it writes its destination (the interpreter's split of
+/// storage would panic on such a step; the compiled engine's call must never see
+/// one).
+fn check_disjoint(code: &Code, s: &Step) -> Result<(), String> {
+    let Mode::Run { strides } = s.mode else {
+        return Ok(());
+    };
+    let r = &code.recs[s.start as usize];
+    let dst = u64::from(r.d)..u64::from(r.d) + u64::from(s.n);
+    let fields = [r.a, r.b, r.c].into_iter().zip(s.kind.offsets());
+    for (i, (off, is_offset)) in fields.enumerate() {
+        let consecutive = strides >> i & 1 == 1;
+        let words = match (s.kind, consecutive) {
+            (Kind::Slice2, true) => s.n + 1,
+            (Kind::Slice2, false) => 2,
+            (_, true) => s.n,
+            (_, false) => 1,
+        };
+        let read = u64::from(off)..u64::from(off) + u64::from(words);
+        if is_offset && read.start < dst.end && dst.start < read.end {
+            return Err(format!(
+                "run operand {i} (words {off}+{words}) overlaps its destination (words {}+{})",
+                r.d, s.n
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An error if step `s` points past the records (or, mixed, past the tags);
