@@ -10,7 +10,7 @@ use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
-use crate::jit::{CodeCache, CompileStats, Compiled, Source};
+use crate::jit::{CodeCache, CompileStats, Compiled, Edge, Source};
 use crate::state;
 use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
@@ -231,12 +231,12 @@ fn jit_source(
     Source {
         code: prog.code.clone(),
         words: prog.init.len(),
-        copies: state::direct_copies(&prog.domains),
-        shadowed: prog
-            .domains
-            .iter()
-            .map(|d| state::shadowed(d, &prog.mems))
-            .collect(),
+        edge: Edge {
+            domains: prog.domains.clone(),
+            mems: prog.mems.clone(),
+            shadow_words: prog.shadow_len,
+            mem_words: prog.mem_init.len(),
+        },
         inputs,
         hidden: hidden_words(prog, ports, named),
     }
@@ -707,35 +707,12 @@ impl Simulator {
         }
 
         let fired = self.clocks.rise(t);
-        let p = &self.prog;
-        for d in fired.iter() {
-            state::sample_regs(&p.domains[d], &self.vals, &mut self.shadow);
-        }
-        for d in fired.iter() {
-            state::sample_reads(
-                &p.domains[d],
-                &p.mems,
-                &self.vals,
-                &self.mem,
-                &mut self.shadow,
-            );
-        }
-        for d in fired.iter() {
-            state::apply_writes(&p.domains[d], &p.mems, &self.vals, &mut self.mem);
-        }
-        for d in fired.iter() {
-            let (dom, vals) = (&p.domains[d], &mut self.vals);
-            match self.jit.ready_mut() {
-                Some(c) => {
-                    c.commit(vals, d);
-                    state::commit_shadow(dom, &p.mems, &self.shadow, vals, |i| {
-                        c.shadow_changed(d, i)
-                    });
-                }
-                None => {
-                    state::commit_copies(&dom.copies, vals);
-                    state::commit_shadow(dom, &p.mems, &self.shadow, vals, |_| {});
-                }
+        let (vals, mem, shadow) = (&mut self.vals, &mut self.mem, &mut self.shadow);
+        match self.jit.ready_mut() {
+            Some(c) => c.edge(fired, vals, mem, shadow),
+            None => {
+                let state = (self.prog.domains.as_slice(), self.prog.mems.as_slice());
+                state::edge(state, fired, vals, mem, shadow)
             }
         }
         for d in fired.iter() {

@@ -9,17 +9,12 @@
 //! compiler lays such registers and their next values out side by side so that
 //! this is a few `memcpy`s of whole runs of registers.
 
+use crate::clock::Fired;
 use crate::instr::Span;
-
-/// Every domain's direct register copies, in domain order (what the compiled
-/// engine turns into its commit functions).
-pub(crate) fn direct_copies(domains: &[DomainState]) -> Vec<Vec<DirectCopy>> {
-    domains.iter().map(|d| d.copies.clone()).collect()
-}
 
 /// What [`commit_shadow`] commits for `dom`, in order: every shadowed register,
 /// then every read port's data, each as (storage offset, shadow offset, words).
-fn shadow_entries<'a>(
+pub(crate) fn shadow_entries<'a>(
     dom: &'a DomainState,
     mems: &'a [MemLayout],
 ) -> impl Iterator<Item = (u32, u32, u32)> + 'a {
@@ -28,18 +23,11 @@ fn shadow_entries<'a>(
     regs.chain(reads)
 }
 
-/// The words [`commit_shadow`] writes for `dom`, in its order.
-pub(crate) fn shadowed(dom: &DomainState, mems: &[MemLayout]) -> Vec<Span> {
-    shadow_entries(dom, mems)
-        .map(|(off, _, words)| Span { off, words })
-        .collect()
-}
-
 /// "No net" marker for optional storage offsets.
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// One register, compiled: `shadow <= reset ? reset_value : enable ? next : q`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct RegSample {
     /// Storage of the register's output.
     pub q: u32,
@@ -60,7 +48,7 @@ pub(crate) struct RegSample {
 }
 
 /// Where a memory's words live in memory storage.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct MemLayout {
     /// Hierarchical name.
     pub name: String,
@@ -75,7 +63,7 @@ pub(crate) struct MemLayout {
 }
 
 /// A synchronous read port, compiled.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct ReadPort {
     /// Index into the memory layouts.
     pub mem: u32,
@@ -92,7 +80,7 @@ pub(crate) struct ReadPort {
 }
 
 /// A write port, compiled.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct WritePort {
     /// Index into the memory layouts.
     pub mem: u32,
@@ -167,14 +155,41 @@ pub(crate) fn merge_copies(copies: &[DirectCopy]) -> Vec<DirectCopy> {
 }
 
 /// The state elements clocked by one top-level domain.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(crate) struct DomainState {
     /// Registers sampled into the shadow buffer.
     pub regs: Vec<RegSample>,
     /// Registers committed directly from their next values, in order.
     pub copies: Vec<DirectCopy>,
+    /// Synchronous read ports.
     pub reads: Vec<ReadPort>,
+    /// Write ports.
     pub writes: Vec<WritePort>,
+}
+
+/// The clock edge of the domains `fired` on the interpreter: every register and
+/// read port of theirs samples, then their memory writes apply, then everything
+/// commits (see the module docs). The compiled engine has this as native code.
+pub(crate) fn edge(
+    (domains, mems): (&[DomainState], &[MemLayout]),
+    fired: Fired,
+    vals: &mut [u64],
+    mem: &mut [u64],
+    shadow: &mut [u64],
+) {
+    for d in fired.iter() {
+        sample_regs(&domains[d], vals, shadow);
+    }
+    for d in fired.iter() {
+        sample_reads(&domains[d], mems, vals, mem, shadow);
+    }
+    for d in fired.iter() {
+        apply_writes(&domains[d], mems, vals, mem);
+    }
+    for d in fired.iter() {
+        commit_copies(&domains[d].copies, vals);
+        commit_shadow(&domains[d], mems, shadow, vals);
+    }
 }
 
 /// An address held at `off`, saturated to `u64::MAX` if wider than 64 bits.
@@ -333,27 +348,16 @@ pub(crate) fn commit_copies(copies: &[DirectCopy], vals: &mut [u64]) {
 }
 
 /// Second phase, second half (after [`commit_copies`]): the sampled values
-/// become the shadowed registers' and read ports' outputs; `changed(i)` is called
-/// for each entry `i` (in the order of [`shadowed`]) whose value changed.
+/// become the shadowed registers' and read ports' outputs.
 #[inline]
 pub(crate) fn commit_shadow(
     dom: &DomainState,
     mems: &[MemLayout],
     shadow: &[u64],
     vals: &mut [u64],
-    mut changed: impl FnMut(usize),
 ) {
-    for (i, (dst, src, words)) in shadow_entries(dom, mems).enumerate() {
+    for (dst, src, words) in shadow_entries(dom, mems) {
         let (d, s, n) = (dst as usize, src as usize, words as usize);
-        // One pass that compares and copies (these spans are a few words: a loop
-        // beats calling `memcmp` and `memmove`).
-        let mut diff = 0;
-        for (v, &w) in vals[d..d + n].iter_mut().zip(&shadow[s..s + n]) {
-            diff |= *v ^ w;
-            *v = w;
-        }
-        if diff != 0 {
-            changed(i);
-        }
+        vals[d..d + n].copy_from_slice(&shadow[s..s + n]);
     }
 }

@@ -16,7 +16,7 @@
 use super::plan::Plan;
 use crate::exec::Code;
 use crate::instr::Span;
-use crate::state::{DirectCopy, NONE};
+use crate::state::{DomainState, NONE};
 
 /// For every storage word, the partitions and register copies that read it (as
 /// flag indices: sorted, each once): a [`Fanout`] with one entry per word.
@@ -28,12 +28,12 @@ impl Readers {
     /// domain's, in order, their flags after the plans') over `words` storage
     /// words (words outside storage, which the plan and the commit check reject,
     /// are left out).
-    pub fn new(code: &Code, plans: &[Plan], copies: &[Vec<DirectCopy>], words: usize) -> Readers {
+    pub fn new(code: &Code, plans: &[Plan], domains: &[DomainState], words: usize) -> Readers {
         let mut last = vec![u32::MAX; words];
         let mut count = vec![0u32; words + 1];
         let visit = |f: &mut dyn FnMut(u32, u32)| {
             each_read(code, plans, &mut *f);
-            each_copy_read(flags(plans), copies, f);
+            each_copy_read(flags(plans), domains, f);
         };
         visit(&mut |s, w| {
             if let Some(l) = last.get_mut(w as usize).filter(|l| **l != s) {
@@ -96,10 +96,11 @@ fn each_read(code: &Code, plans: &[Plan], f: &mut dyn FnMut(u32, u32)) {
     }
 }
 
-/// Calls `f(flag, word)` for every word a copy of `copies` reads (next value,
-/// enable, reset), its flag counted from `first`.
-fn each_copy_read(first: usize, copies: &[Vec<DirectCopy>], mut f: impl FnMut(u32, u32)) {
-    for (k, c) in copies.iter().flatten().enumerate() {
+/// Calls `f(flag, word)` for every word a copy of the `domains` reads (next
+/// value, enable, reset), its flag counted from `first`.
+fn each_copy_read(first: usize, domains: &[DomainState], mut f: impl FnMut(u32, u32)) {
+    let copies = domains.iter().flat_map(|d| &d.copies);
+    for (k, c) in copies.enumerate() {
         let flag = (first + k) as u32;
         let next = if c.broadcast { 1 } else { c.len };
         (c.src..c.src.saturating_add(next)).for_each(|w| f(flag, w));
@@ -159,7 +160,11 @@ mod tests {
         assert_eq!(flags(&plans), 1, "the chain is one partition");
         // A register copy `w4 <= w3`.
         let copy = super::super::tests::plain_copy(4, 3, 1);
-        let r = Readers::new(&code, &plans, &[vec![copy]], 5);
+        let domain = DomainState {
+            copies: vec![copy],
+            ..DomainState::default()
+        };
+        let r = Readers::new(&code, &plans, &[domain], 5);
         assert_eq!((r.of(0), r.of(1), r.of(2)), (&[0][..], &[0][..], &[0][..]));
         assert_eq!(r.of(3), [1], "the copy's flag follows the partitions'");
         assert!(r.of(4).is_empty() && r.of(99).is_empty());

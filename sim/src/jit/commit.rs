@@ -12,8 +12,9 @@
 //! broadcast's reset always does) and then sets their flags.
 
 use super::activity::Fanout;
-use super::emit::{enter_if_flagged, PARAMS};
-use crate::state::{DirectCopy, NONE};
+use super::edge::EDGE_PARAMS;
+use super::emit::enter_if_flagged;
+use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -55,9 +56,9 @@ pub(super) const MAX_UNROLLED: u32 = 8;
 
 /// Checks that every word the copies of every domain read or write lies within
 /// storage of `words` words.
-pub(super) fn check(commits: &[Vec<DirectCopy>], words: usize) -> Result<(), MalformedCommit> {
-    for (domain, copies) in commits.iter().enumerate() {
-        for (copy, c) in copies.iter().enumerate() {
+pub(super) fn check(domains: &[DomainState], words: usize) -> Result<(), MalformedCommit> {
+    for (domain, dom) in domains.iter().enumerate() {
+        for (copy, c) in dom.copies.iter().enumerate() {
             check_copy(c, words).map_err(|what| MalformedCommit { domain, copy, what })?;
         }
     }
@@ -96,14 +97,15 @@ pub(super) struct Copies<'a> {
     pub wake: &'a Fanout,
 }
 
-/// Emits the body of one domain's commit function into `b`, whose entry block is
-/// current and has the function's parameters (the storage base and the flags are
-/// used); `moves` is the imported [`move_words`].
+/// Emits the copies of one domain's commit function into `b`, whose entry block is
+/// current and has the edge function's parameters (the storage base and the flags
+/// are used); `moves` is the imported [`move_words`]. The caller continues in the
+/// current block and returns.
 pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let entry = b.current_block().expect("the entry block is current");
     let params = b.block_params(entry);
-    debug_assert_eq!(params.len(), PARAMS);
-    let (vals, flags) = (params[0], params[4]);
+    debug_assert_eq!(params.len(), EDGE_PARAMS);
+    let (vals, flags) = (params[0], params[3]);
     for (i, c) in domain.copies.iter().enumerate() {
         let wake = domain.wake.get(i);
         let next = enter_if_flagged(b, flags, domain.first_flag + i as u32);
@@ -120,7 +122,43 @@ pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
         b.switch_to_block(next);
         b.seal_block(next);
     }
-    b.ins().return_(&[]);
+}
+
+/// The address of word `off` from `base`, with the byte offset a load or store
+/// adds.
+fn address(b: &mut FunctionBuilder, base: Value, off: u32) -> (Value, i32) {
+    let bytes = u64::from(off) * 8;
+    match i32::try_from(bytes) {
+        Ok(at) => (base, at),
+        Err(_) => (b.ins().iadd_imm(base, bytes as i64), 0),
+    }
+}
+
+/// Loads word `off` from `base`.
+pub(super) fn load(b: &mut FunctionBuilder, base: Value, off: u32) -> Value {
+    let (base, at) = address(b, base, off);
+    b.ins().load(I64, MemFlags::trusted(), base, at)
+}
+
+/// Stores `v` to word `off` from `base`.
+pub(super) fn store(b: &mut FunctionBuilder, base: Value, off: u32, v: Value) {
+    let (base, at) = address(b, base, off);
+    b.ins().store(MemFlags::trusted(), v, base, at);
+}
+
+/// Sets the flags `steps` (of the flags at `flags`) if `changed` is nonzero.
+pub(super) fn wake(b: &mut FunctionBuilder, changed: Value, flags: Value, steps: &[u32]) {
+    let (mark, done) = (b.create_block(), b.create_block());
+    b.ins().brif(changed, mark, &[], done, &[]);
+    b.switch_to_block(mark);
+    b.seal_block(mark);
+    let one = b.ins().iconst(I64, 1);
+    for &s in steps {
+        b.ins().istore8(MemFlags::trusted(), one, flags, s as i32);
+    }
+    b.ins().jump(done, &[]);
+    b.switch_to_block(done);
+    b.seal_block(done);
 }
 
 struct Copy<'a, 'b> {
@@ -132,24 +170,12 @@ struct Copy<'a, 'b> {
 }
 
 impl Copy<'_, '_> {
-    /// The address of word `off` from `base`, with the byte offset the load or
-    /// store adds.
-    fn address(&mut self, base: Value, off: u32) -> (Value, i32) {
-        let bytes = u64::from(off) * 8;
-        match i32::try_from(bytes) {
-            Ok(at) => (base, at),
-            Err(_) => (self.b.ins().iadd_imm(base, bytes as i64), 0),
-        }
-    }
-
     fn load(&mut self, base: Value, off: u32) -> Value {
-        let (base, at) = self.address(base, off);
-        self.b.ins().load(I64, MemFlags::trusted(), base, at)
+        load(self.b, base, off)
     }
 
     fn store(&mut self, base: Value, off: u32, v: Value) {
-        let (base, at) = self.address(base, off);
-        self.b.ins().store(MemFlags::trusted(), v, base, at);
+        store(self.b, base, off, v)
     }
 
     /// Bit 0 of word `off` equals `level`.
@@ -209,19 +235,7 @@ impl Copy<'_, '_> {
 
     /// Sets the flags of `steps` if `changed` is nonzero.
     fn wake(&mut self, changed: Value, flags: Value, steps: &[u32]) {
-        let (mark, done) = (self.b.create_block(), self.b.create_block());
-        self.b.ins().brif(changed, mark, &[], done, &[]);
-        self.b.switch_to_block(mark);
-        self.b.seal_block(mark);
-        let one = self.b.ins().iconst(I64, 1);
-        for &s in steps {
-            self.b
-                .ins()
-                .istore8(MemFlags::trusted(), one, flags, s as i32);
-        }
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
+        wake(self.b, changed, flags, steps)
     }
 
     /// `acc | (old ^ new)`, or `old ^ new` for the first word.

@@ -10,7 +10,7 @@
 //! [`Image::load`], so every test of the compiled engine runs the loader a cached
 //! engine runs.
 
-use super::{Function, JitError};
+use super::{EdgeFunction, Function, JitError};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::function::FunctionParameters;
 use cranelift_codegen::ir::{ExternalName, UserExternalName};
@@ -60,9 +60,17 @@ struct Patch {
     addend: i64,
 }
 
-/// The groups of functions of an image: the output part's settle, the rest's,
-/// and the register commits (one per clock domain).
-pub(super) const GROUPS: usize = 3;
+/// The settle's groups of functions of an image: the output part's, the rest's
+/// (each a list of [`Function`]s).
+pub(super) const PARTS: usize = 2;
+
+/// The clock edge's groups of functions of an image, after the settle's: the
+/// commits, the samples and the memory writes, each one [`EdgeFunction`] per
+/// clock domain (see [`edge`](super::edge)).
+pub(super) const EDGE_GROUPS: usize = 3;
+
+/// Every group of functions of an image.
+pub(super) const GROUPS: usize = PARTS + EDGE_GROUPS;
 
 /// Machine code of the compiled engine, not yet in executable memory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,7 +86,7 @@ pub(crate) struct Image {
 const ALIGN: usize = 64;
 
 /// The first bytes of a stored image.
-const MAGIC: &[u8; 8] = b"WSIMAGE1";
+const MAGIC: &[u8; 8] = b"WSIMAGE2";
 
 impl Image {
     /// Appends the function `name`, compiled into `compiled` from a function with
@@ -149,20 +157,33 @@ impl Image {
         }
         wasmtime_internal_jit_icache_coherence::pipeline_flush_mt()
             .map_err(|e| JitError::Memory(e.to_string()))?;
-        let functions = self.entries.clone().map(|entries| {
-            entries
-                .into_iter()
-                .map(|at| {
-                    // SAFETY: `at` is where a function of the signature of
-                    // `Function` begins in the code just placed at `base` (see
-                    // `push` and `parse`).
-                    unsafe { std::mem::transmute::<*const u8, Function>(base.add(at as usize)) }
+        let address = |at: u32| {
+            // SAFETY: `at` is where a function begins in the code just placed at
+            // `base` (see `push` and `parse`).
+            unsafe { base.add(at as usize) }
+        };
+        let settle = std::array::from_fn(|g| {
+            (self.entries[g].iter())
+                .map(|&at| {
+                    // SAFETY: a function of a settle group has the signature of
+                    // `Function` (see `Definer`).
+                    unsafe { std::mem::transmute::<*const u8, Function>(address(at)) }
+                })
+                .collect()
+        });
+        let edge = std::array::from_fn(|g| {
+            (self.entries[PARTS + g].iter())
+                .map(|&at| {
+                    // SAFETY: a function of an edge group has the signature of
+                    // `EdgeFunction` (see `Definer`).
+                    unsafe { std::mem::transmute::<*const u8, EdgeFunction>(address(at)) }
                 })
                 .collect()
         });
         Ok(Executable {
             _memory: Memory { _mapping: alloc },
-            functions,
+            settle,
+            edge,
         })
     }
 
@@ -259,8 +280,10 @@ impl<'a> Reader<'a> {
 pub(super) struct Executable {
     /// The mapping the functions are in, unmapped on drop.
     _memory: Memory,
-    /// Per group, its functions.
-    pub functions: [Vec<Function>; GROUPS],
+    /// Per settle part, its functions.
+    pub settle: [Vec<Function>; PARTS],
+    /// Per edge group, one function per clock domain.
+    pub edge: [Vec<EdgeFunction>; EDGE_GROUPS],
 }
 
 /// A mapping of code, unmapped on drop.
@@ -280,7 +303,7 @@ mod tests {
     fn sample() -> Image {
         Image {
             code: (0..100).collect(),
-            entries: [vec![0], vec![64], vec![]],
+            entries: [vec![0], vec![64], vec![], vec![], vec![]],
             patches: vec![Patch {
                 at: 10,
                 callback: Callback::Move,

@@ -10,7 +10,9 @@
 //! (directly, through a table of their calls);
 //! wide data movement and bitwise logic is written inline word by word ([`wide`]),
 //! other wide operations call back into the interpreter's word-slice routines. Each
-//! clock domain's direct register commits are one more function ([`commit`]). A
+//! clock domain's clock edge is three more functions: its shadowed registers and
+//! read ports sampling, its memory writes, and its register commits ([`edge`],
+//! [`commit`]). A
 //! step runs only when a word it reads changed since it last ran ([`activity`]).
 //! The interpreter ([`exec`](crate::exec)) stays the reference.
 //!
@@ -24,18 +26,24 @@
 //!   `words` words, and that every wide operation index exists. A program that
 //!   fails the check is a [`JitError`], never code.
 //! - [`commit::check`] does the same for every word a register commit reads or
-//!   writes (register, next value, enable, reset and reset value spans).
+//!   writes (register, next value, enable, reset and reset value spans), and
+//!   [`edge::check`] for every word a clock edge reads or writes: a shadowed
+//!   register's and a memory port's storage spans, their shadow spans within the
+//!   shadow buffer, and every word of every memory a port names within memory
+//!   storage. A memory word is addressed only at an address the code compared with
+//!   the memory's depth first.
 //! - The flags are one byte per step of the program and per register copy, owned
 //!   by [`Compiled`]; the code addresses them only as `flags + i` for the index
 //!   of a step or copy of that program (its own, or a reader of a word, from
 //!   [`activity::Readers`]), and as the word of eight bytes at `flags + i` when
 //!   `i` to `i + 7` are the indices of eight consecutive steps.
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
-//!   offsets (a commit's [`commit::move_words`] moves only checked spans), and
-//!   [`Compiled::run`] and [`Compiled::commit`] call it only with `base` and `len`
-//!   taken from a live `&mut [u64]` of exactly `words` words (checked) and the
-//!   flags from `&mut self`, which they do not touch until the code returns — the
-//!   code has the only access.
+//!   offsets (an edge's [`commit::move_words`] moves only checked spans), and
+//!   [`Compiled::run`] and [`Compiled::edge`] call it only with `base` and `len`
+//!   taken from a live `&mut [u64]` of exactly `words` words (checked), the shadow
+//!   buffer and memory storage from live `&mut [u64]`s of the lengths the edge was
+//!   checked against (checked), and the flags from `&mut self`, which they do not
+//!   touch until the code returns — the code has the only access.
 //! - The code is Cranelift's output for those functions, placed by
 //!   [`image::Image::load`] in a fresh mapping made executable only after every
 //!   callback address is written; the functions are called only through the
@@ -64,6 +72,7 @@
 mod activity;
 mod cache;
 mod commit;
+mod edge;
 mod emit;
 mod image;
 mod partition;
@@ -74,19 +83,22 @@ mod wide;
 pub use cache::CodeCache;
 
 pub use commit::MalformedCommit;
+pub(crate) use edge::Edge;
+pub use edge::MalformedEdge;
 pub use plan::Malformed;
 
+use crate::clock::Fired;
 use crate::demand::Part;
 use crate::exec::Code;
 use crate::instr::Span;
 use crate::kernels;
-use crate::state::DirectCopy;
+use crate::state;
 use crate::vector::RunCall;
 use crate::wide_exec::run_wide;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{
-    types::I64, AbiParam, ExtFuncData, ExternalName, FuncRef, Function as ClifFunction, Signature,
-    UserFuncName,
+    types::I64, AbiParam, ExtFuncData, ExternalName, FuncRef, Function as ClifFunction,
+    InstBuilder, Signature, UserFuncName,
 };
 use cranelift_codegen::isa::{CallConv, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -106,6 +118,10 @@ pub enum JitError {
     /// A register commit addresses storage it does not have (a simulator bug).
     #[error("malformed register commits: {0}")]
     MalformedCommit(#[from] MalformedCommit),
+    /// A clock edge addresses storage, shadow or memory words it does not have (a
+    /// simulator bug).
+    #[error("malformed clock edge: {0}")]
+    MalformedEdge(#[from] MalformedEdge),
     /// Cranelift rejected a function (a simulator bug).
     #[error("code generation failed: {0}")]
     Codegen(String),
@@ -118,6 +134,10 @@ pub enum JitError {
 /// step flags, run calls)`.
 type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u8, *const RunCall);
 
+/// One emitted function of a clock edge (see [`edge`]): `(storage base, memory
+/// base, shadow base, step flags)`.
+type EdgeFunction = unsafe extern "C" fn(*mut u64, *mut u64, *mut u64, *mut u8);
+
 /// What the compiled engine is built from.
 #[derive(Clone, Debug, Default, Hash)]
 pub(crate) struct Source {
@@ -125,12 +145,8 @@ pub(crate) struct Source {
     pub code: Code,
     /// Storage words.
     pub words: usize,
-    /// Per clock domain, its direct register copies.
-    pub copies: Vec<Vec<DirectCopy>>,
-    /// Per clock domain, the words its shadowed registers and read ports commit,
-    /// in the order [`state::commit_shadow`](crate::state::commit_shadow) visits
-    /// them.
-    pub shadowed: Vec<Vec<Span>>,
+    /// What a clock edge does.
+    pub edge: Edge,
     /// The words the test bench writes (ports, clocks, resets), by the index
     /// [`Compiled::input_changed`] takes.
     pub inputs: Vec<Span>,
@@ -174,8 +190,6 @@ pub(crate) struct Compiled {
     executable: image::Executable,
     /// One flag per step: set when a word the step reads changed since it ran.
     flags: Vec<u8>,
-    /// Per clock domain, the flags each shadowed commit sets when it changes.
-    shadow_wake: Vec<activity::Fanout>,
     /// The flags each input sets when the test bench changes it.
     input_wake: activity::Fanout,
     /// The program the callbacks read (owned, so it outlives every call).
@@ -183,6 +197,8 @@ pub(crate) struct Compiled {
     /// The run calls the emitted code makes, by index (see [`plan::Item::Run`]).
     runs: Box<[RunCall]>,
     words: usize,
+    /// Words of the shadow buffer and of memory storage an edge needs.
+    edge_words: (usize, usize),
     stats: CompileStats,
 }
 
@@ -211,9 +227,11 @@ impl Prepared {
         let outputs = plan::plan(&source.code, source.words, Part::Outputs, None)?;
         let rest = plan::plan(&source.code, source.words, Part::Rest, Some(&outputs))?;
         let plans = [outputs, rest];
-        commit::check(&source.copies, source.words)?;
+        commit::check(&source.edge.domains, source.words)?;
+        edge::check(&source.edge, source.words)?;
         // The program is checked: its words can be walked.
-        let readers = activity::Readers::new(&source.code, &plans, &source.copies, source.words);
+        let readers =
+            activity::Readers::new(&source.code, &plans, &source.edge.domains, source.words);
         let unstored = unstored::Unstored::new(&source, &plans, &readers);
         Ok(Prepared {
             source,
@@ -242,10 +260,10 @@ impl Prepared {
             )?;
         }
         let partitions = activity::flags(&self.plans);
-        emit_commits(
+        emit_edges(
             &mut def,
             &mut image,
-            &self.source.copies,
+            &self.source.edge,
             (&self.readers, partitions),
         )?;
         Ok(image)
@@ -260,10 +278,13 @@ impl Prepared {
             readers,
             ..
         } = self;
+        let domains = source.edge.domains.len();
         let expected = [
             plans[0].functions.len(),
             plans[1].functions.len(),
-            source.copies.len(),
+            domains,
+            domains,
+            domains,
         ];
         let found: [usize; image::GROUPS] = std::array::from_fn(|g| image.functions(g));
         if found != expected {
@@ -280,21 +301,18 @@ impl Prepared {
             time: started.elapsed(),
             cached,
         };
-        let shadow_wake = source
-            .shadowed
-            .iter()
-            .map(|spans| activity::Fanout::of_spans(&readers, spans.iter().copied()))
-            .collect();
-        let copies = source.copies.iter().map(Vec::len).sum::<usize>();
+        let copies = (source.edge.domains.iter())
+            .map(|d| d.copies.len())
+            .sum::<usize>();
         let runs = run_calls(&source.code, &plans)?;
         Ok(Compiled {
             executable,
             flags: vec![1; activity::flags(&plans) + copies],
-            shadow_wake,
             input_wake: activity::Fanout::of_spans(&readers, source.inputs),
             code: Box::new(source.code),
             runs,
             words: source.words,
+            edge_words: (source.edge.shadow_words, source.edge.mem_words),
             stats,
         })
     }
@@ -369,7 +387,7 @@ impl Compiled {
         let len = vals.len() as u64;
         let base = vals.as_mut_ptr();
         let flags = self.flags.as_mut_ptr();
-        for f in &self.executable.functions[part as usize] {
+        for f in &self.executable.settle[part as usize] {
             // SAFETY: see the module's safety argument; `base` and `len` come from
             // `vals`, of the length the program was checked against, `flags` has
             // a byte for every step, and neither is used until the calls return.
@@ -377,35 +395,33 @@ impl Compiled {
         }
     }
 
-    /// Commits the direct registers of `domain` whose flag is set (what
-    /// [`state::commit_copies`](crate::state::commit_copies) does for all) and
-    /// flags the readers of every register that changed.
-    pub fn commit(&mut self, vals: &mut [u64], domain: usize) {
+    /// The clock edge of the domains `fired` (what [`state::edge`](crate::state::edge)
+    /// does): every fired domain samples its shadowed registers and read ports,
+    /// then applies its memory writes, then commits (the direct registers whose
+    /// flag is set, then the shadow buffer), flagging the readers of every
+    /// register and read port that changed.
+    pub fn edge(&mut self, fired: Fired, vals: &mut [u64], mem: &mut [u64], shadow: &mut [u64]) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
-        let base = vals.as_mut_ptr();
-        let flags = self.flags.as_mut_ptr();
-        let commit = self.executable.functions[COMMITS][domain];
-        // SAFETY: as for `run`; a commit function reads and writes only the words
-        // `commit::check` found within storage of `words` words, and flags of
-        // its own copies and of readers.
-        unsafe {
-            commit(
-                base,
-                vals.len() as u64,
-                0,
-                &*self.code,
-                flags,
-                self.runs.as_ptr(),
-            )
-        };
-    }
-
-    /// Flags the readers of shadowed commit `entry` of `domain` (see
-    /// [`Source::shadowed`]), whose value changed.
-    pub fn shadow_changed(&mut self, domain: usize, entry: usize) {
-        if let Some(wake) = self.shadow_wake.get(domain) {
-            for &s in wake.get(entry) {
-                self.flags[s as usize] = 1;
+        assert_eq!(
+            (shadow.len(), mem.len()),
+            self.edge_words,
+            "shadow and memory words of the compiled program"
+        );
+        let args = (
+            vals.as_mut_ptr(),
+            mem.as_mut_ptr(),
+            shadow.as_mut_ptr(),
+            self.flags.as_mut_ptr(),
+        );
+        for group in [EdgeGroup::Sample, EdgeGroup::Write, EdgeGroup::Commit] {
+            let functions = &self.executable.edge[group as usize];
+            for d in fired.iter() {
+                // SAFETY: as for `run`; an edge function reads and writes only the
+                // words `commit::check` and `edge::check` found within storage, the
+                // shadow buffer and memory storage (a memory word only at an
+                // address below the memory's depth, compared first), of the
+                // lengths asserted above, and flags of copies and of readers.
+                unsafe { functions[d](args.0, args.1, args.2, args.3) };
             }
         }
     }
@@ -435,8 +451,17 @@ impl Compiled {
     }
 }
 
-/// The image group of the register commits (after the two parts').
-const COMMITS: usize = 2;
+/// The edge functions of a clock domain, by their group after the settle's (see
+/// [`image::EDGE_GROUPS`]).
+#[derive(Clone, Copy, Debug)]
+enum EdgeGroup {
+    /// Its direct register copies, then the commit of its shadow buffer.
+    Commit,
+    /// Its shadowed registers and read ports sampling.
+    Sample,
+    /// Its memory writes.
+    Write,
+}
 
 /// The host's code generator, set up for the compiled engine: code that is not
 /// position-independent (see [`image`]), unoptimized by Cranelift.
@@ -466,25 +491,35 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
         .map_err(|e| JitError::Host(e.to_string()))
 }
 
-/// Emits and compiles the compiled engine's native functions, all of the one
-/// signature of [`Function`], into an [`Image`].
+/// Emits and compiles the compiled engine's native functions into an [`Image`]:
+/// a settle group's of the signature of [`Function`], an edge group's of that of
+/// [`EdgeFunction`].
 struct Definer<'a> {
     isa: &'a dyn TargetIsa,
-    sig: Signature,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
 }
 
 impl<'a> Definer<'a> {
     fn new(isa: &'a dyn TargetIsa) -> Definer<'a> {
-        let mut sig = Signature::new(isa.default_call_conv());
-        sig.params.extend([AbiParam::new(I64); emit::PARAMS]);
         Definer {
             isa,
-            sig,
             ctx: cranelift_codegen::Context::new(),
             fctx: FunctionBuilderContext::new(),
         }
+    }
+
+    /// The signature of the functions of `group`: `PARAMS` or `EDGE_PARAMS` words.
+    fn signature(&self, group: usize) -> Signature {
+        let mut sig = Signature::new(self.isa.default_call_conv());
+        let params = if group < image::PARTS {
+            emit::PARAMS
+        } else {
+            edge::EDGE_PARAMS
+        };
+        sig.params
+            .extend(std::iter::repeat_n(AbiParam::new(I64), params));
+        sig
     }
 
     /// Compiles the function `name` (number `number` of `group`) into `image`;
@@ -497,11 +532,10 @@ impl<'a> Definer<'a> {
         (group, number): (usize, u32),
         emit: impl FnOnce(&mut FunctionBuilder, CallConv),
     ) -> Result<(), JitError> {
-        let call_conv = self.sig.call_conv;
-        self.ctx.func = ClifFunction::with_name_signature(
-            UserFuncName::user(group as u32, number),
-            self.sig.clone(),
-        );
+        let sig = self.signature(group);
+        let call_conv = sig.call_conv;
+        self.ctx.func =
+            ClifFunction::with_name_signature(UserFuncName::user(group as u32, number), sig);
         {
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
             let entry = b.create_block();
@@ -573,39 +607,52 @@ fn emit_all(
     Ok(())
 }
 
-/// Emits and compiles one commit function per domain into `image`, each waking the
-/// `readers` of the registers it changes; the copies' flags follow the
-/// `partitions`'.
-fn emit_commits(
+/// Emits and compiles the edge functions of every domain of `edge` into `image`:
+/// its commit (waking the `readers` of the registers it changes; the copies'
+/// flags follow the `partitions`'), its sample and its writes.
+fn emit_edges(
     def: &mut Definer,
     image: &mut Image,
-    commits: &[Vec<DirectCopy>],
+    edge: &Edge,
     (readers, partitions): (&activity::Readers, usize),
 ) -> Result<(), JitError> {
+    let group = |g: EdgeGroup| image::PARTS + g as usize;
     let mut first = 0;
-    for (d, copies) in commits.iter().enumerate() {
-        let wake = activity::Fanout::of_spans(
-            readers,
-            copies.iter().map(|c| Span {
-                off: c.dst,
-                words: c.len,
-            }),
-        );
-        def.define(
-            image,
-            &format!("commit{d}"),
-            (COMMITS, d as u32),
-            |b, call_conv| {
-                let moves = import(b, call_conv, Callback::Move, (3, 1));
-                let domain = commit::Copies {
-                    copies,
-                    first_flag: (partitions + first) as u32,
-                    wake: &wake,
-                };
-                commit::body(b, &domain, moves)
-            },
-        )?;
-        first += copies.len();
+    for (d, dom) in edge.domains.iter().enumerate() {
+        let state = (dom, edge.mems.as_slice());
+        let copied = dom.copies.iter().map(|c| Span {
+            off: c.dst,
+            words: c.len,
+        });
+        let wake = activity::Fanout::of_spans(readers, copied);
+        let shadowed =
+            state::shadow_entries(dom, &edge.mems).map(|(off, _, words)| Span { off, words });
+        let shadow_wake = activity::Fanout::of_spans(readers, shadowed);
+        let at = (group(EdgeGroup::Commit), d as u32);
+        def.define(image, &format!("commit{d}"), at, |b, call_conv| {
+            let entry = b.current_block().expect("the entry block is current");
+            let params = b.block_params(entry).to_vec();
+            let moves = import(b, call_conv, Callback::Move, (3, 1));
+            let domain = commit::Copies {
+                copies: &dom.copies,
+                first_flag: (partitions + first) as u32,
+                wake: &wake,
+            };
+            commit::body(b, &domain, moves);
+            edge::commit_shadow(b, state, &params, &shadow_wake);
+            b.ins().return_(&[]);
+        })?;
+        let at = (group(EdgeGroup::Sample), d as u32);
+        def.define(image, &format!("sample{d}"), at, |b, call_conv| {
+            let moves = import(b, call_conv, Callback::Move, (3, 1));
+            edge::sample_body(b, state, moves);
+        })?;
+        let at = (group(EdgeGroup::Write), d as u32);
+        def.define(image, &format!("write{d}"), at, |b, call_conv| {
+            let moves = import(b, call_conv, Callback::Move, (3, 1));
+            edge::write_body(b, state, moves);
+        })?;
+        first += dom.copies.len();
     }
     Ok(())
 }
@@ -614,7 +661,28 @@ fn emit_commits(
 mod tests {
     use super::*;
     use crate::instr::{Kind, Mode, Rec, Step, Tag};
+    use crate::state::{DirectCopy, DomainState};
     use rand::{Rng, SeedableRng};
+
+    /// Clock domains with the direct register `copies` (one list per domain) and
+    /// no other state.
+    fn edge_of(copies: &[Vec<DirectCopy>]) -> Edge {
+        let domain = |c: &Vec<DirectCopy>| DomainState {
+            copies: c.clone(),
+            ..DomainState::default()
+        };
+        Edge {
+            domains: copies.iter().map(domain).collect(),
+            ..Edge::default()
+        }
+    }
+
+    impl Compiled {
+        /// The clock edge of domain `d` alone, which has no shadowed state.
+        fn commit(&mut self, vals: &mut [u64], d: usize) {
+            self.edge([d].into_iter().collect(), vals, &mut [], &mut []);
+        }
+    }
 
     /// The compiled engine of `code` and the direct register `copies` over `words`
     /// storage words, without input words.
@@ -622,7 +690,7 @@ mod tests {
         Compiled::new(Source {
             code,
             words,
-            copies: copies.to_vec(),
+            edge: edge_of(copies),
             ..Source::default()
         })
     }
@@ -862,7 +930,7 @@ mod tests {
         let source = |code: Code, copies: Vec<Vec<DirectCopy>>, hidden: Vec<Span>| Source {
             code,
             words: 5,
-            copies,
+            edge: edge_of(&copies),
             hidden,
             ..Source::default()
         };
@@ -969,7 +1037,7 @@ mod tests {
         let mut compiled = Compiled::new(Source {
             code: program(Kind::Or, Mode::Gather, vec![rec], 1),
             words: 4,
-            copies: vec![vec![plain_copy(2, 1, 1), plain_copy(3, 0, 1)]],
+            edge: edge_of(&[vec![plain_copy(2, 1, 1), plain_copy(3, 0, 1)]]),
             inputs: vec![Span { off: 0, words: 1 }],
             ..Source::default()
         })
@@ -1119,5 +1187,61 @@ mod tests {
             err.contains("commit 0 of domain 0 register words 1+2"),
             "{err}"
         );
+        // A shadowed register past the shadow buffer, a write port past memory.
+        let reg = crate::state::RegSample {
+            q: 0,
+            next: 1,
+            enable: crate::state::NONE,
+            reset: crate::state::NONE,
+            reset_level: 1,
+            reset_value: crate::state::NONE,
+            shadow: 5,
+            words: 1,
+        };
+        let mem = crate::state::MemLayout {
+            name: "m".into(),
+            base: 4,
+            depth: 4,
+            words: 1,
+            width: 8,
+        };
+        let write = crate::state::WritePort {
+            mem: 0,
+            addr: 0,
+            addr_words: 1,
+            enable: 1,
+            data: 2,
+        };
+        let bad_edges = [
+            (
+                DomainState {
+                    regs: vec![reg],
+                    ..DomainState::default()
+                },
+                "register 0 of domain 0 addresses shadow words 5+1, outside 2 words",
+            ),
+            (
+                DomainState {
+                    writes: vec![write],
+                    ..DomainState::default()
+                },
+                "write port 0 of domain 0 names memory 0, whose words end at 8, outside 6 words",
+            ),
+        ];
+        for (domain, what) in bad_edges {
+            let err = Compiled::new(Source {
+                words: 3,
+                edge: Edge {
+                    domains: vec![domain],
+                    mems: vec![mem.clone()],
+                    shadow_words: 2,
+                    mem_words: 6,
+                },
+                ..Source::default()
+            })
+            .expect_err("malformed")
+            .to_string();
+            assert!(err.contains(what), "`{err}` should name {what}");
+        }
     }
 }
