@@ -89,15 +89,17 @@ pub fn tree_sum(format: FpFormat, ftz: bool, operands: &[Option<u64>]) -> u64 {
     if level.is_empty() {
         return negative_zero(format);
     }
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [x, y] => add(format, ftz, *x, *y),
-                [x] => *x,
-                _ => unreachable!("chunks(2)"),
-            })
-            .collect();
+    // Each level in place: pair `i` (words 2i and 2i + 1, an odd last word
+    // carried) becomes word `i`, which no later pair of the level reads.
+    let mut len = level.len();
+    while len > 1 {
+        for i in 0..len / 2 {
+            level[i] = add(format, ftz, level[2 * i], level[2 * i + 1]);
+        }
+        if len % 2 == 1 {
+            level[len / 2] = level[len - 1];
+        }
+        len = len.div_ceil(2);
     }
     level[0]
 }

@@ -22,13 +22,14 @@ struct Beat {
     frame: usize,
 }
 
-/// Little-endian words of `bytes`, `bits` wide.
-fn words(bytes: &[u8], bits: usize) -> Vec<u64> {
-    let mut w = vec![0u64; bits.div_ceil(64)];
-    for (i, &b) in bytes.iter().enumerate() {
-        w[i / 8] |= u64::from(b) << (8 * (i % 8));
+/// Fills `w` with the little-endian words of `bytes` (zero past them).
+fn fill_words(w: &mut [u64], bytes: &[u8]) {
+    w.fill(0);
+    for (word, chunk) in w.iter_mut().zip(bytes.chunks(8)) {
+        let mut le = [0u8; 8];
+        le[..chunk.len()].copy_from_slice(chunk);
+        *word = u64::from_le_bytes(le);
     }
-    w
 }
 
 /// How a frame's beats are laid out on the bus.
@@ -44,34 +45,56 @@ pub enum Shape {
     EmptyBeatBefore(usize),
 }
 
-/// The beats of `frame` (index `index`) on a `width`-bit bus, NetFPGA tuser, laid
-/// out as `shape` says.
-fn beats_of(frame: &InFrame, index: usize, width: usize, shape: Shape) -> Vec<Beat> {
+/// A frame given to the driver whose beats are not queued yet.
+#[derive(Clone, Debug)]
+struct Pending {
+    frame: InFrame,
+    index: usize,
+    shape: Shape,
+    beats: usize,
+}
+
+/// The beats of `frame` on a bus of `per` bytes laid out as `shape` says, and
+/// where its empty beat goes, if any.
+fn layout(frame: &InFrame, per: usize, shape: Shape) -> (usize, Option<usize>) {
+    let chunks = frame.bytes.len().div_ceil(per).max(1);
+    let empty_before = match shape {
+        Shape::EmptyBeatBefore(n) if n > 0 && n < chunks => Some(n),
+        _ => None,
+    };
+    (chunks + usize::from(empty_before.is_some()), empty_before)
+}
+
+/// Queues the beats of `p`'s frame on a `width`-bit bus, NetFPGA tuser, on
+/// `beats`, reusing the buffers of `spare` beats (taken beats come back there, so
+/// a long run allocates none per beat).
+fn queue_beats((beats, spare): (&mut VecDeque<Beat>, &mut Vec<Beat>), p: &Pending, width: usize) {
+    let (frame, shape) = (&p.frame, p.shape);
     let per = width / 8;
     let user = u64::from(frame.bytes.len() as u16) | u64::from(frame.src) << 16;
-    let mut chunks: Vec<&[u8]> = frame.bytes.chunks(per).collect();
-    if chunks.is_empty() {
-        chunks.push(&[]);
-    }
-    if let Shape::EmptyBeatBefore(n) = shape {
-        if n > 0 && n < chunks.len() {
-            chunks.insert(n, &[]);
+    let (n, empty_before) = layout(frame, per, shape);
+    let mut bytes = frame.bytes.chunks(per);
+    for k in 0..n {
+        let chunk = match empty_before {
+            Some(e) if k == e => &[][..],
+            _ => bytes.next().unwrap_or(&[]),
+        };
+        let mut b = spare.pop().unwrap_or_else(|| Beat {
+            data: vec![0; width.div_ceil(64)],
+            keep: vec![0; per.div_ceil(64)],
+            user: vec![0; 2],
+            last: false,
+            frame: 0,
+        });
+        fill_words(&mut b.data, chunk);
+        for (w, keep) in b.keep.iter_mut().enumerate() {
+            *keep = keep_word(chunk.len(), w);
         }
+        b.user.copy_from_slice(&[user, 0]);
+        b.last = shape != Shape::Unterminated && k + 1 == n;
+        b.frame = p.index;
+        beats.push_back(b);
     }
-    let n = chunks.len();
-    chunks
-        .into_iter()
-        .enumerate()
-        .map(|(k, chunk)| Beat {
-            data: words(chunk, width),
-            keep: (0..per.div_ceil(64))
-                .map(|w| keep_word(chunk.len(), w))
-                .collect(),
-            user: vec![user, 0],
-            last: shape != Shape::Unterminated && k + 1 == n,
-            frame: index,
-        })
-        .collect()
 }
 
 /// Word `w` of a `tkeep` with the low `bytes` bits set.
@@ -122,6 +145,12 @@ pub struct Observed {
 pub struct StreamDriver {
     width: usize,
     beats: VecDeque<Beat>,
+    /// Taken beats, whose buffers the next frames reuse.
+    spare: Vec<Beat>,
+    /// Frames whose beats are queued when the ones before them are taken.
+    pending: VecDeque<Pending>,
+    /// Their beats.
+    pending_beats: usize,
     pushed_beats: usize,
     frames: usize,
     next_in: usize,
@@ -165,6 +194,9 @@ impl StreamDriver {
         StreamDriver {
             width: width as usize,
             beats: VecDeque::new(),
+            spare: Vec::new(),
+            pending: VecDeque::new(),
+            pending_beats: 0,
             pushed_beats: 0,
             frames: 0,
             next_in: 0,
@@ -189,9 +221,15 @@ impl StreamDriver {
     /// Queues `frame` (the next frame index), laid out as `shape` says, behind the
     /// frames given so far.
     pub fn push_frame(&mut self, frame: &InFrame, shape: Shape) {
-        let beats = beats_of(frame, self.frames, self.width, shape);
-        self.pushed_beats += beats.len();
-        self.beats.extend(beats);
+        let (beats, _) = layout(frame, self.width / 8, shape);
+        self.pushed_beats += beats;
+        self.pending_beats += beats;
+        self.pending.push_back(Pending {
+            frame: frame.clone(),
+            index: self.frames,
+            shape,
+            beats,
+        });
         self.frames += 1;
         self.first_accepted.push(None);
         self.last_accepted.push(None);
@@ -199,7 +237,7 @@ impl StreamDriver {
 
     /// Input beats not yet taken.
     pub fn queued_beats(&self) -> usize {
-        self.beats.len()
+        self.beats.len() + self.pending_beats
     }
 
     /// Input beats in all.
@@ -228,7 +266,18 @@ impl StreamDriver {
 
     /// True once every input beat was accepted.
     pub fn input_done(&self) -> bool {
-        self.beats.is_empty()
+        self.beats.is_empty() && self.pending.is_empty()
+    }
+
+    /// Queues the next pending frame's beats once every queued beat is taken.
+    fn refill(&mut self) {
+        if !self.beats.is_empty() {
+            return;
+        }
+        if let Some(p) = self.pending.pop_front() {
+            self.pending_beats -= p.beats;
+            queue_beats((&mut self.beats, &mut self.spare), &p, self.width);
+        }
     }
 
     /// One cycle. `edge` is true if the clock rose since the last call (then the
@@ -251,6 +300,7 @@ impl StreamDriver {
         if edge {
             self.edge(cycle.saturating_sub(1));
         }
+        self.refill();
         let (input, output) = (p.input, p.output);
         let offer = !self.beats.is_empty() && (self.driving || rng.gen_bool(p_valid));
         self.driving = offer;
@@ -303,6 +353,7 @@ impl StreamDriver {
                 if ends {
                     self.last_accepted[b.frame] = Some(took);
                 }
+                self.spare.push(b);
             }
             self.next_in += 1;
             self.stall_run = 0;
@@ -331,9 +382,15 @@ impl StreamDriver {
             first_cycle: cycle,
             last_cycle: cycle,
         });
-        for i in 0..per {
-            if snap.keep[i / 64] >> (i % 64) & 1 == 1 {
-                frame.bytes.push((snap.data[i / 8] >> (8 * (i % 8))) as u8);
+        for (k, word) in snap.data.iter().enumerate().take(per.div_ceil(8)) {
+            let keep = (snap.keep[k / 8] >> (8 * (k % 8))) as u8;
+            let bytes = word.to_le_bytes();
+            let valid = (per - 8 * k).min(8);
+            if keep == u8::MAX && valid == 8 {
+                frame.bytes.extend_from_slice(&bytes);
+            } else {
+                let kept = (0..valid).filter(|i| keep >> i & 1 == 1);
+                frame.bytes.extend(kept.map(|i| bytes[i]));
             }
         }
         frame.last_cycle = cycle;
