@@ -302,9 +302,10 @@ mod shapes {
     }
 }
 
-/// Declares each shape's kernels for one target: the interpreter's (a safe
-/// function calling the loop, `$step_attr` on an inner one) and the compiled
-/// engine's (`unsafe extern "C"`, `$call_attr` on it).
+/// Declares each shape's kernels for one target, `$attr` being its
+/// `target_feature` (none for the baseline): the interpreter's (a safe function
+/// calling an inner one that carries the attribute) and the compiled engine's
+/// (`unsafe extern "C"`, carrying the attribute itself).
 macro_rules! target_kernels {
     ($(#[$attr:meta])?) => {
         use super::*;

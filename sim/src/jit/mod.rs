@@ -222,7 +222,7 @@ struct Prepared {
 
 impl Prepared {
     /// Plans both parts of `source` (see [`demand`](crate::demand)) and checks its
-    /// commits.
+    /// commits and its clock edge.
     fn new(source: Source) -> Result<Prepared, JitError> {
         let outputs = plan::plan(&source.code, source.words, Part::Outputs, None)?;
         let rest = plan::plan(&source.code, source.words, Part::Rest, Some(&outputs))?;
