@@ -93,6 +93,52 @@ fn loops(kind: Kind, mode: Mode) -> Loops {
     }
 }
 
+/// A run's template record of `kind` for tests: random parameters within the
+/// kind's contract, its operands at words 0, 100 and 200, its destination 300.
+#[cfg(test)]
+pub(crate) fn test_run_template(kind: Kind, rng: &mut impl rand::Rng) -> crate::instr::Rec {
+    let mut t = crate::instr::Rec {
+        d: 300,
+        ..crate::instr::Rec::random_params(kind, rng)
+    };
+    let fields = [&mut t.a, &mut t.b, &mut t.c].into_iter();
+    for (field, (is_offset, base)) in fields.zip(kind.offsets().into_iter().zip([0, 100, 200])) {
+        if is_offset {
+            *field = base;
+        }
+    }
+    t
+}
+
+/// 400 words of random storage for a run test over the template `t` of `kind`
+/// (see [`test_run_template`]): values that fit shift amounts and operands alike,
+/// and operands within the kind's width where it has one.
+#[cfg(test)]
+pub(crate) fn test_run_storage(
+    kind: Kind,
+    t: &crate::instr::Rec,
+    rng: &mut impl rand::Rng,
+) -> Vec<u64> {
+    let mut vals: Vec<u64> = (0..400)
+        .map(|_| match rng.gen_range(0..4) {
+            0 => rng.gen_range(0..70),
+            _ => rng.gen::<u64>() & t.k.max(1),
+        })
+        .collect();
+    let width = match kind {
+        Kind::LtS | Kind::LeS => Some(64 - t.c),
+        Kind::Lz | Kind::SraV => Some(t.c),
+        _ => None,
+    };
+    if let Some(w) = width {
+        // A variable shift's amount (at 100) is not an operand of its width.
+        let operands = if kind == Kind::SraV { 100 } else { 200 };
+        let m = crate::wide::last_mask(w);
+        vals.iter_mut().take(operands).for_each(|v| *v &= m);
+    }
+    vals
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,17 +153,8 @@ mod tests {
             for strides in 0..8u8 {
                 let offs = kind.offsets();
                 let n = rng.gen_range(1..40u32);
-                let t = Rec::random_params(kind, &mut rng);
                 // Operands at 0, 100, 200 (stride 0 or 1), destinations from 300.
-                let base = [0u32, 100, 200];
-                let mut t = Rec { d: 300, ..t };
-                let mut fields = [t.a, t.b, t.c];
-                for (i, f) in fields.iter_mut().enumerate() {
-                    if offs[i] {
-                        *f = base[i];
-                    }
-                }
-                [t.a, t.b, t.c] = fields;
+                let t = test_run_template(kind, &mut rng);
                 let recs: Vec<Rec> = (0..n)
                     .map(|j| {
                         let mut r = Rec { d: 300 + j, ..t };
@@ -134,26 +171,7 @@ mod tests {
                         r
                     })
                     .collect();
-                // Values that fit the width of shift amounts and operands alike.
-                let mut vals: Vec<u64> = (0..400)
-                    .map(|_| match rng.gen_range(0..4) {
-                        0 => rng.gen_range(0..70),
-                        _ => rng.gen::<u64>() & t.k.max(1),
-                    })
-                    .collect();
-                // Operands of these kinds have no bits above their width.
-                let width = match kind {
-                    Kind::LtS | Kind::LeS => Some(64 - t.c),
-                    Kind::Lz | Kind::SraV => Some(t.c),
-                    _ => None,
-                };
-                if let Some(w) = width {
-                    let m = crate::wide::last_mask(w);
-                    vals.iter_mut().take(100).for_each(|v| *v &= m);
-                    if kind != Kind::SraV {
-                        vals.iter_mut().take(200).for_each(|v| *v &= m);
-                    }
-                }
+                let vals = test_run_storage(kind, &t, &mut rng);
                 let run = Code::new(
                     (
                         vec![Step {

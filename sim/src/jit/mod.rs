@@ -837,36 +837,9 @@ mod tests {
             for strides in 0..8u8 {
                 let n = rng.gen_range(plan::MIN_RUN_CALL..40);
                 // Operands from words 0, 100 and 200, results from 300.
-                let mut t = Rec {
-                    d: 300,
-                    ..Rec::random_params(kind, &mut rng)
-                };
-                for (field, (is_offset, base)) in [&mut t.a, &mut t.b, &mut t.c]
-                    .into_iter()
-                    .zip(kind.offsets().into_iter().zip([0, 100, 200]))
-                {
-                    if is_offset {
-                        *field = base;
-                    }
-                }
+                let t = kernels::test_run_template(kind, &mut rng);
                 let code = program(kind, Mode::Run { strides }, vec![t], n);
-                let mut vals: Vec<u64> = (0..400)
-                    .map(|_| match rng.gen_range(0..4) {
-                        0 => rng.gen_range(0..70),
-                        _ => rng.gen::<u64>() & t.k.max(1),
-                    })
-                    .collect();
-                // Operands of these kinds have no bits above their width.
-                let width = match kind {
-                    Kind::LtS | Kind::LeS => Some(64 - t.c),
-                    Kind::Lz | Kind::SraV => Some(t.c),
-                    _ => None,
-                };
-                if let Some(w) = width {
-                    let m = crate::wide::last_mask(w);
-                    let operands = if kind == Kind::SraV { 100 } else { 200 };
-                    vals.iter_mut().take(operands).for_each(|v| *v &= m);
-                }
+                let vals = kernels::test_run_storage(kind, &t, &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
                 crate::exec::run_all(&code, &mut want, 1);
                 let mut compiled = compile(code, &[], got.len()).expect("compiles");
