@@ -134,6 +134,27 @@ fn address(b: &mut FunctionBuilder, base: Value, off: u32) -> (Value, i32) {
     }
 }
 
+/// The address of word `off` from `base`, as a value.
+pub(super) fn word_at(b: &mut FunctionBuilder, base: Value, off: u32) -> Value {
+    b.ins().iadd_imm(base, i64::from(off) * 8)
+}
+
+/// Whether bit 0 of word `off` from `vals` equals `level`.
+pub(super) fn bit_is(b: &mut FunctionBuilder, vals: Value, off: u32, level: u64) -> Value {
+    let w = load(b, vals, off);
+    let bit = b.ins().band_imm(w, 1);
+    b.ins().icmp_imm(IntCC::Equal, bit, level as i64)
+}
+
+/// `acc | (old ^ new)`, or `old ^ new` without `acc`: nonzero once a word changed.
+pub(super) fn diff(b: &mut FunctionBuilder, acc: Option<Value>, old: Value, new: Value) -> Value {
+    let d = b.ins().bxor(old, new);
+    match acc {
+        Some(a) => b.ins().bor(a, d),
+        None => d,
+    }
+}
+
 /// Loads word `off` from `base`.
 pub(super) fn load(b: &mut FunctionBuilder, base: Value, off: u32) -> Value {
     let (base, at) = address(b, base, off);
@@ -180,9 +201,7 @@ impl Copy<'_, '_> {
 
     /// Bit 0 of word `off` equals `level`.
     fn bit_is(&mut self, off: u32, level: u64) -> Value {
-        let w = self.load(self.vals, off);
-        let bit = self.b.ins().band_imm(w, 1);
-        self.b.ins().icmp_imm(IntCC::Equal, bit, level as i64)
+        bit_is(self.b, self.vals, off, level)
     }
 
     /// The copy; when tracked, a value that is nonzero if a word changed.
@@ -240,16 +259,12 @@ impl Copy<'_, '_> {
 
     /// `acc | (old ^ new)`, or `old ^ new` for the first word.
     fn diff(&mut self, acc: Option<Value>, old: Value, new: Value) -> Option<Value> {
-        let d = self.b.ins().bxor(old, new);
-        Some(match acc {
-            Some(a) => self.b.ins().bor(a, d),
-            None => d,
-        })
+        Some(diff(self.b, acc, old, new))
     }
 
     /// The address of word `off` as a value.
     fn address_of(&mut self, off: u32) -> Value {
-        self.b.ins().iadd_imm(self.vals, i64::from(off) * 8)
+        word_at(self.b, self.vals, off)
     }
 
     /// The register loads its next value if `enabled` (or always, without an

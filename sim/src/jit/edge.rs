@@ -160,14 +160,12 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     /// The address of word `off` from `base`.
     fn at(&mut self, base: Value, off: u32) -> Value {
-        self.b.ins().iadd_imm(base, i64::from(off) * 8)
+        commit::word_at(self.b, base, off)
     }
 
     /// Bit 0 of storage word `off` equals `level`.
     fn bit_is(&mut self, off: u32, level: u64) -> Value {
-        let w = commit::load(self.b, self.vals, off);
-        let bit = self.b.ins().band_imm(w, 1);
-        self.b.ins().icmp_imm(IntCC::Equal, bit, level as i64)
+        commit::bit_is(self.b, self.vals, off, level)
     }
 
     /// Copies `n` words from address `from` to address `to` (different buffers).
@@ -349,11 +347,7 @@ pub(super) fn commit_shadow(
             let v = commit::load(b, shadow, src + k);
             if !readers.is_empty() {
                 let old = commit::load(b, vals, dst + k);
-                let d = b.ins().bxor(old, v);
-                changed = Some(match changed {
-                    Some(c) => b.ins().bor(c, d),
-                    None => d,
-                });
+                changed = Some(commit::diff(b, changed, old, v));
             }
             commit::store(b, vals, dst + k, v);
         }
