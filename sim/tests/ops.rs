@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use hdl::{Module, ModuleBuilder, Signal};
 use rand::Rng;
-use sim::{PortHandle, Simulator};
+use sim::{Backend, PortHandle, Simulator};
 use std::cmp::Ordering;
 
 #[derive(Clone, Copy, Debug)]
@@ -223,10 +223,12 @@ fn random_vector(rng: &mut impl Rng, s: Shape) -> Vector {
     } else {
         random_bv(rng, s.w)
     };
-    let amtw = if rng.gen() {
-        from_u128(rng.gen_range(0..s.w as u128 + 3), WIDE_AMOUNT)
-    } else {
-        random_bv(rng, WIDE_AMOUNT)
+    // In range, a 1 above the first word with a low word in range (shifts
+    // everything out), or anything.
+    let amtw = match rng.gen_range(0..4) {
+        0 | 1 => from_u128(rng.gen_range(0..s.w as u128 + 3), WIDE_AMOUNT),
+        2 => from_u128(1 << 64 | rng.gen_range(0..s.w as u128), WIDE_AMOUNT),
+        _ => random_bv(rng, WIDE_AMOUNT),
     };
     Vector {
         a,
@@ -380,17 +382,30 @@ fn model_u128(spec: Spec, s: Shape, v: &Vector) -> Option<(u128, usize)> {
     Some(r)
 }
 
-/// Runs `vectors` random vectors through one module of shape `s`; returns checks done.
+/// Runs `vectors` random vectors through one module of shape `s` on each engine (the
+/// compiled one and the interpreter, each from the first cycle); returns checks done.
 fn run_shape(rng: &mut impl Rng, s: Shape, vectors: usize) -> usize {
     let specs = specs(rng, s);
     let module = build(s, &specs);
-    let mut sim = Simulator::new(&module).expect("compiles");
+    let vectors: Vec<Vector> = (0..vectors).map(|_| random_vector(rng, s)).collect();
+    [Backend::Compiled, Backend::Interpreted]
+        .into_iter()
+        .map(|backend| {
+            let sim = Simulator::with_backend(&module, backend).expect("compiles");
+            check_engine(sim, s, &specs, &vectors)
+        })
+        .sum()
+}
+
+/// Checks every output of `sim` (a module of shape `s` with outputs `specs`) on every
+/// vector against the models; returns checks done.
+fn check_engine(mut sim: Simulator, s: Shape, specs: &[Spec], vectors: &[Vector]) -> usize {
+    let engine = sim.backend().name();
     let outs: Vec<PortHandle> = (0..specs.len())
         .map(|k| sim.port_handle(&format!("y{k}")).expect("port"))
         .collect();
     let mut checks = 0;
-    for n in 0..vectors {
-        let v = random_vector(rng, s);
+    for (n, v) in vectors.iter().enumerate() {
         sim.set("a", &to_bits(&v.a)).unwrap();
         sim.set("b", &to_bits(&v.b)).unwrap();
         sim.set("c", &to_bits(&v.c)).unwrap();
@@ -399,10 +414,10 @@ fn run_shape(rng: &mut impl Rng, s: Shape, vectors: usize) -> usize {
         sim.set("amtw", &to_bits(&v.amtw)).unwrap();
         for (k, spec) in specs.iter().enumerate() {
             let got = from_bits(&sim.get_handle(outs[k]).unwrap());
-            let want = model(*spec, s, &v);
+            let want = model(*spec, s, v);
             let context = || {
                 format!(
-                    "{spec:?} shape {s:?} vector {n}: a={} b={} c={} s={} amt={} amtw={}",
+                    "{spec:?} on the {engine} engine, shape {s:?} vector {n}: a={} b={} c={} s={} amt={} amtw={}",
                     hex(&v.a),
                     hex(&v.b),
                     hex(&v.c),
@@ -419,7 +434,7 @@ fn run_shape(rng: &mut impl Rng, s: Shape, vectors: usize) -> usize {
                 hex(&got),
                 hex(&want)
             );
-            if let Some((value, width)) = model_u128(*spec, s, &v) {
+            if let Some((value, width)) = model_u128(*spec, s, v) {
                 assert_eq!(got.len(), width, "u128 width of {}", context());
                 assert_eq!(to_u128_sat(&got), value, "u128 model: {}", context());
                 checks += 1;

@@ -6,14 +6,16 @@
 //! [`move_words`] past [`MAX_UNROLLED`] words or when the source partly overlaps the
 //! register); a broadcast run selects word by word and branches on its reset.
 //!
-//! A copy runs only when its flag is set (see [`activity`](super::activity)). When
+//! A copy runs only when its flag is set (see [`activity`](super::activity));
+//! eight consecutive flags are tested at once, as one word, before their own
+//! tests, as the settle's are. When
 //! steps or copies read the register, the copy notes whether any word changed (an
 //! unrolled copy compares; a moved one counts as changed unless it was disabled; a
 //! broadcast's reset always does) and then sets their flags.
 
 use super::activity::Fanout;
 use super::edge::EDGE_PARAMS;
-use super::emit::enter_if_flagged;
+use super::emit::{enter_if_flagged, FLAGS_PER_TEST};
 use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
@@ -106,21 +108,37 @@ pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let params = b.block_params(entry);
     debug_assert_eq!(params.len(), EDGE_PARAMS);
     let (vals, flags) = (params[0], params[3]);
-    for (i, c) in domain.copies.iter().enumerate() {
-        let wake = domain.wake.get(i);
-        let next = enter_if_flagged(b, flags, domain.first_flag + i as u32);
-        let mut copy = Copy {
-            b: &mut *b,
-            vals,
-            moves,
-            track: !wake.is_empty(),
-        };
-        if let Some(changed) = copy.emit(c) {
-            copy.wake(changed, flags, wake);
+    for (k, chunk) in domain.copies.chunks(FLAGS_PER_TEST).enumerate() {
+        let first = k * FLAGS_PER_TEST;
+        let after = b.create_block();
+        if chunk.len() == FLAGS_PER_TEST {
+            let at = (domain.first_flag + first as u32) as i32;
+            let any = b.ins().load(I64, MemFlags::new().with_notrap(), flags, at);
+            let body = b.create_block();
+            b.ins().brif(any, body, &[], after, &[]);
+            b.switch_to_block(body);
+            b.seal_block(body);
         }
-        b.ins().jump(next, &[]);
-        b.switch_to_block(next);
-        b.seal_block(next);
+        for (j, c) in chunk.iter().enumerate() {
+            let i = first + j;
+            let wake = domain.wake.get(i);
+            let next = enter_if_flagged(b, flags, domain.first_flag + i as u32);
+            let mut copy = Copy {
+                b: &mut *b,
+                vals,
+                moves,
+                track: !wake.is_empty(),
+            };
+            if let Some(changed) = copy.emit(c) {
+                copy.wake(changed, flags, wake);
+            }
+            b.ins().jump(next, &[]);
+            b.switch_to_block(next);
+            b.seal_block(next);
+        }
+        b.ins().jump(after, &[]);
+        b.switch_to_block(after);
+        b.seal_block(after);
     }
 }
 

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 const MAX_PENDING: usize = 4;
 
 /// Consecutive flags tested at once (as one 64-bit word) before their own tests.
-const FLAGS_PER_TEST: usize = 8;
+pub(super) const FLAGS_PER_TEST: usize = 8;
 
 /// The function's parameters, in order: storage base, storage length, dirty
 /// sources, the program (for the callbacks), the activity flags, the run calls.
@@ -355,6 +355,30 @@ impl<'a, 'b> Emitter<'a, 'b> {
             0 => v,
             s => self.b.ins().ushr_imm(v, s as i64),
         }
+    }
+
+    /// Word `k` (a value computed at run time) of the first `len` words of
+    /// `span`, read from storage; 0 when `k >= len`. The address is clamped into
+    /// those words before the load, so any `k` reads within `span`.
+    pub(super) fn word_at_run_time(&mut self, span: Span, len: u32, k: Value) -> Value {
+        if len == 0 {
+            return self.konst(0);
+        }
+        let last = self.konst(u64::from(len - 1));
+        let at = self.b.ins().umin(k, last);
+        let bytes = self.b.ins().ishl_imm(at, 3);
+        let base = self.b.ins().iadd(self.vals, bytes);
+        let (base, off) = match i32::try_from(u64::from(span.off) * 8) {
+            Ok(off) => (base, off),
+            Err(_) => (self.b.ins().iadd_imm(base, i64::from(span.off) * 8), 0),
+        };
+        let w = self.b.ins().load(I64, MemFlags::trusted(), base, off);
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThan, k, i64::from(len));
+        let zero = self.konst(0);
+        self.b.ins().select(inside, w, zero)
     }
 
     /// `v | k`, left out when `k` is 0.

@@ -8,8 +8,9 @@
 //! [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays linear in the
 //! design. Long runs of identical instances call the interpreter's vector loops
 //! (directly, through a table of their calls);
-//! wide data movement and bitwise logic is written inline word by word ([`wide`]),
-//! other wide operations call back into the interpreter's word-slice routines. Each
+//! wide data movement, bitwise logic and logical shifts are written inline word
+//! by word ([`wide`]), other wide operations call back into the interpreter's
+//! word-slice routines. Each
 //! clock domain's clock edge is three more functions: its shadowed registers and
 //! read ports sampling, its memory writes, and its register commits ([`edge`],
 //! [`commit`]). A
@@ -36,9 +37,13 @@
 //!   by [`Compiled`]; the code addresses them only as `flags + i` for the index
 //!   of a step or copy of that program (its own, or a reader of a word, from
 //!   [`activity::Readers`]), and as the word of eight bytes at `flags + i` when
-//!   `i` to `i + 7` are the indices of eight consecutive steps.
+//!   `i` to `i + 7` are the indices of eight consecutive steps or of eight
+//!   consecutive copies of one domain.
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
-//!   offsets (an edge's [`commit::move_words`] moves only checked spans), and
+//!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
+//!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
+//!   and clamped below the length of the checked operand span before the load
+//!   (see [`emit::Emitter::word_at_run_time`]), and
 //!   [`Compiled::run`] and [`Compiled::edge`] call it only with `base` and `len`
 //!   taken from a live `&mut [u64]` of exactly `words` words (checked), the shadow
 //!   buffer and memory storage from live `&mut [u64]`s of the lengths the edge was

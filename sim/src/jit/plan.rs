@@ -60,6 +60,20 @@ impl Item {
         }
     }
 
+    /// Whether the emitter writes the item as code that takes every word it reads
+    /// from the values in hand or storage alike (true), or reads some from
+    /// storage only (a callback, a run, a wide operation that indexes its operand
+    /// at run time): those words must be stored.
+    pub fn reads_in_hand(&self, code: &Code) -> bool {
+        match *self {
+            Item::Rec(inst) if inst.kind == Kind::Wide => {
+                let op = &code.wide[inst.rec.a as usize];
+                super::wide::inlines(op) && !super::wide::reads_storage(op)
+            }
+            _ => self.inline(code),
+        }
+    }
+
     /// Calls `f(word, is_write)` for every word the item reads or writes.
     pub fn each_word(&self, code: &Code, mut f: impl FnMut(u32, bool)) {
         match *self {

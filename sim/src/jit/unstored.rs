@@ -1,5 +1,6 @@
 //! Words the emitted code keeps in hand without storing them. A result that only
-//! later records of its own partition read, through code rather than a callback,
+//! later records of its own partition read, through code that takes the value in
+//! hand rather than a callback or a load at a run-time index,
 //! and that nothing outside the settle code looks at (no port, no named net,
 //! nothing a clock edge samples: the simulator lists the other words as
 //! [`Source::hidden`](super::Source::hidden)) is read only by records that run in
@@ -37,6 +38,7 @@ impl Unstored {
             for s in plan.segments() {
                 for item in &plan.items[s.items.clone()] {
                     let inline = item.inline(&source.code);
+                    let in_hand = item.reads_in_hand(&source.code);
                     item.each_word(&source.code, |w, write| {
                         let w = w as usize;
                         if write {
@@ -44,7 +46,7 @@ impl Unstored {
                                 NONE if inline => s.flag,
                                 _ => MANY,
                             };
-                        } else if !inline {
+                        } else if !in_hand {
                             candidate[w] = false;
                         }
                     });

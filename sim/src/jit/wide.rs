@@ -1,18 +1,25 @@
 //! Wide operations the compiled engine writes inline, word by word: the data
 //! movement and bitwise logic that dominates wide datapaths (complements,
 //! bitwise operations, multiplexers, slices, concatenations, zero extensions,
-//! equality, or-reduction). Every other wide operation (arithmetic, shifts,
-//! ordered comparisons, sign extension, …) goes through the callback.
+//! equality, or-reduction, logical shifts). Every other wide operation
+//! (arithmetic, arithmetic shifts, ordered comparisons, sign extension, …) goes
+//! through the callback.
+//!
+//! A logical shift by a net (Lightning's streamers shift 512-bit words by a
+//! sample count) reads its operand from storage at word indices computed at run
+//! time, each clamped into the operand's span before the load and its word
+//! replaced by 0 past it; the operand's words are therefore always stored
+//! ([`reads_storage`]).
 //!
 //! Each follows its routine in [`wide`](crate::wide) exactly: operands are
 //! zero-extended (a word past an operand's span reads 0) and the destination's top
 //! word is masked where the routine masks it.
 
 use super::emit::Emitter;
-use crate::instr::{Span, WideOp};
+use crate::instr::{Amount, Span, WideOp};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
-use hdl::ir::{BitOp, CmpOp, ReduceOp};
+use hdl::ir::{BitOp, CmpOp, ReduceOp, ShiftOp};
 
 /// Whether the compiled engine writes `op` inline (one of the operations above)
 /// rather than calling back.
@@ -33,6 +40,23 @@ pub(super) fn inlines(op: &WideOp) -> bool {
                 op: ReduceOp::Or,
                 ..
             }
+            | WideOp::Shift {
+                op: ShiftOp::Left | ShiftOp::RightLogical,
+                ..
+            }
+    )
+}
+
+/// Whether the inline form of `op` reads its operand's words from storage, at an
+/// index known only at run time (a shift by a net), rather than from values in
+/// hand: those words must be stored (see [`Unstored`](super::unstored::Unstored)).
+pub(super) fn reads_storage(op: &WideOp) -> bool {
+    matches!(
+        op,
+        WideOp::Shift {
+            amount: Amount::Net(_),
+            ..
+        }
     )
 }
 
@@ -137,8 +161,147 @@ impl Emitter<'_, '_> {
                 let v = self.flag(IntCC::NotEqual, any, zero);
                 self.write(dst, v);
             }
+            WideOp::Shift {
+                op,
+                dst,
+                src,
+                width,
+                amount,
+                mask,
+            } => self.shift(op, dst, src, width, amount, mask),
             _ => unreachable!("{op:?} has no inline form (see `inlines`)"),
         }
+    }
+
+    /// A logical shift of the `width`-bit `src` into `dst` (see `wide::shift`):
+    /// by a constant, word by word from the values in hand; by a net, from
+    /// storage at indices computed at run time. An amount of `width` or more
+    /// gives 0.
+    fn shift(&mut self, op: ShiftOp, dst: Span, src: Span, width: u32, amount: Amount, mask: u64) {
+        let left = op == ShiftOp::Left;
+        // Right shifts read the source zero-extended to the destination's words.
+        let len = if left {
+            src.words
+        } else {
+            src.words.min(dst.words)
+        };
+        let words = match amount {
+            Amount::Const(n) if n >= u64::from(width) => {
+                (0..dst.words).map(|_| self.konst(0)).collect()
+            }
+            Amount::Const(n) => {
+                let (q, s) = ((n / 64) as i64, n % 64);
+                (0..i64::from(dst.words))
+                    .map(|i| {
+                        let mut at = |k: i64| match u32::try_from(k) {
+                            Ok(k) if k < len => self.read(src.off + k),
+                            _ => self.konst(0),
+                        };
+                        let (near, far) = if left {
+                            (at(i - q), at(i - q - 1))
+                        } else {
+                            (at(i + q), at(i + q + 1))
+                        };
+                        self.join(left, near, far, None, s)
+                    })
+                    .collect()
+            }
+            Amount::Net(a) => self.shift_by_net(left, dst, src, len, width, a),
+        };
+        self.store_words(dst, words, mask);
+    }
+
+    /// The words of a logical shift by the value of net `a` (see [`shift`]).
+    fn shift_by_net(
+        &mut self,
+        left: bool,
+        dst: Span,
+        src: Span,
+        len: u32,
+        width: u32,
+        a: Span,
+    ) -> Vec<Value> {
+        // As `wide::read_amount`: a 1 above the amount's first word shifts
+        // everything out, and so does any amount of `width` or more: both become
+        // one that moves every index past the source.
+        let mut high = self.konst(0);
+        for i in 1..a.words {
+            let w = self.read(a.off + i);
+            high = self.b.ins().bor(high, w);
+        }
+        let n = self.word_of(a, 0);
+        let out = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, n, i64::from(width));
+        let out_high = self.b.ins().icmp_imm(IntCC::NotEqual, high, 0);
+        let out = self.b.ins().bor(out, out_high);
+        let past = self.konst(64 * (u64::from(dst.words) + u64::from(len) + 2));
+        let n = self.b.ins().select(out, past, n);
+        let q = self.b.ins().ushr_imm(n, 6);
+        let s = self.b.ins().band_imm(n, 63);
+        let back = self.konst(63);
+        let back = self.b.ins().isub(back, s);
+        // Word `i` of the result takes source words `i ∓ q` and `i ∓ q ∓ 1`
+        // (wrapping below 0 to a large index, which reads 0).
+        let source = |e: &mut Self, j: i64| {
+            let k = if left {
+                let j = e.konst(j as u64);
+                e.b.ins().isub(j, q)
+            } else {
+                e.b.ins().iadd_imm(q, j)
+            };
+            e.word_at_run_time(src, len, k)
+        };
+        // The word next to word `i`'s own is word `i + 1`'s own for a right shift
+        // and word `i - 1`'s for a left one: each source word is loaded once.
+        let mut words = Vec::with_capacity(dst.words as usize);
+        if left {
+            let mut far = source(self, -1);
+            for i in 0..i64::from(dst.words) {
+                let near = source(self, i);
+                words.push(self.join(left, near, far, Some((s, back)), 0));
+                far = near;
+            }
+        } else {
+            let mut near = source(self, 0);
+            for i in 0..i64::from(dst.words) {
+                let far = source(self, i + 1);
+                words.push(self.join(left, near, far, Some((s, back)), 0));
+                near = far;
+            }
+        }
+        words
+    }
+
+    /// One word of a shift by `s` bits within the word: `near` (the source word
+    /// that lands on it) moved by `s`, with the bits that cross over from `far`
+    /// (the next lower word for a left shift, the next higher for a right one).
+    /// `by_net` has `s` and `63 - s` as values; otherwise `s` is the constant
+    /// `constant`. By a value the crossing bits move in two steps (1, then
+    /// `63 - s`), so that `s = 0` brings none.
+    fn join(
+        &mut self,
+        left: bool,
+        near: Value,
+        far: Value,
+        by_net: Option<(Value, Value)>,
+        constant: u64,
+    ) -> Value {
+        let (near, far) = match (by_net, left) {
+            (Some((s, back)), true) => {
+                let far = self.b.ins().ushr_imm(far, 1);
+                (self.b.ins().ishl(near, s), self.b.ins().ushr(far, back))
+            }
+            (Some((s, back)), false) => {
+                let far = self.b.ins().ishl_imm(far, 1);
+                (self.b.ins().ushr(near, s), self.b.ins().ishl(far, back))
+            }
+            (None, _) if constant == 0 => return near,
+            (None, true) => (self.shl(near, constant), self.shr(far, 64 - constant)),
+            (None, false) => (self.shr(near, constant), self.shl(far, 64 - constant)),
+        };
+        self.b.ins().bor(near, far)
     }
 
     /// `dst = 0`, then every part ORed in at its bit position (see `wide::insert`).
