@@ -14,6 +14,7 @@
 //! the register itself changes only by its own commit.)
 
 use super::plan::Plan;
+use super::remat::Remat;
 use crate::exec::Code;
 use crate::instr::Span;
 use crate::state::{DomainState, NONE};
@@ -28,11 +29,17 @@ impl Readers {
     /// domain's, in order, their flags after the plans') over `words` storage
     /// words (words outside storage, which the plan and the commit check reject,
     /// are left out).
-    pub fn new(code: &Code, plans: &[Plan], domains: &[DomainState], words: usize) -> Readers {
+    pub fn new(
+        code: &Code,
+        plans: &[Plan],
+        domains: &[DomainState],
+        words: usize,
+        remat: &Remat,
+    ) -> Readers {
         let mut last = vec![u32::MAX; words];
         let mut count = vec![0u32; words + 1];
         let visit = |f: &mut dyn FnMut(u32, u32)| {
-            each_read(code, plans, &mut *f);
+            each_read(code, plans, remat, &mut *f);
             each_copy_read(flags(plans), domains, f);
         };
         visit(&mut |s, w| {
@@ -81,16 +88,13 @@ pub(super) fn flags(plans: &[Plan]) -> usize {
     plans.iter().map(|p| p.flags() as usize).sum()
 }
 
-/// Calls `f(flag, word)` for every word every partition of `plans` reads.
-fn each_read(code: &Code, plans: &[Plan], f: &mut dyn FnMut(u32, u32)) {
+/// Calls `f(flag, word)` for every word every partition of `plans` reads (a field
+/// the code recomputes as its source word, see [`Remat`]).
+fn each_read(code: &Code, plans: &[Plan], remat: &Remat, f: &mut dyn FnMut(u32, u32)) {
     for plan in plans {
         for s in plan.segments() {
             for item in &plan.items[s.items.clone()] {
-                item.each_word(code, |w, write| {
-                    if !write {
-                        f(s.flag, w)
-                    }
-                });
+                remat.each_read(code, item, |w| f(s.flag, w));
             }
         }
     }
@@ -164,7 +168,7 @@ mod tests {
             copies: vec![copy],
             ..DomainState::default()
         };
-        let r = Readers::new(&code, &plans, &[domain], 5);
+        let r = Readers::new(&code, &plans, &[domain], 5, &Remat::default());
         assert_eq!((r.of(0), r.of(1), r.of(2)), (&[0][..], &[0][..], &[0][..]));
         assert_eq!(r.of(3), [1], "the copy's flag follows the partitions'");
         assert!(r.of(4).is_empty() && r.of(99).is_empty());

@@ -19,6 +19,7 @@
 
 use super::activity::Readers;
 use super::plan::{Inst, Item, Segment};
+use super::remat::Remat;
 use super::unstored::Unstored;
 use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
@@ -57,6 +58,8 @@ pub(super) struct Words<'a> {
     pub readers: &'a Readers,
     /// Whether the code may leave it unstored.
     pub unstored: &'a Unstored,
+    /// Whether the code recomputes it where it is read.
+    pub remat: &'a Remat,
 }
 
 /// Continues in a new block that runs only when flag `flag` (of the flags at
@@ -90,6 +93,7 @@ pub(super) struct Emitter<'a, 'b> {
     calls: Callbacks,
     readers: &'a Readers,
     unstored: &'a Unstored,
+    remat: &'a Remat,
     /// The flag of the partition being emitted.
     flag: u32,
     /// Words whose current value is in hand, by offset.
@@ -123,6 +127,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             calls,
             readers: words.readers,
             unstored: words.unstored,
+            remat: words.remat,
             flag: 0,
             known: HashMap::new(),
             changed: Vec::new(),
@@ -197,6 +202,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let next = enter_if_flagged(self.b, self.flags, s.flag);
         for item in items {
             match item {
+                Item::Rec(_) if self.remat.skips(item) => {}
                 Item::Rec(inst) => self.record(inst),
                 Item::Run { dst, call, .. } => {
                     self.call_run(*call, *dst);
@@ -229,6 +235,12 @@ impl<'a, 'b> Emitter<'a, 'b> {
     /// The current value of word `off`.
     pub(super) fn read(&mut self, off: u32) -> Value {
         if let Some(&v) = self.known.get(&off) {
+            return v;
+        }
+        if let Some(i) = self.remat.get(off) {
+            let x = self.read(i.rec.a);
+            let v = self.unary(i.kind, x, &i.rec);
+            self.known.insert(off, v);
             return v;
         }
         let (base, at) = self.address(off);

@@ -4,7 +4,8 @@
 //! segment of records behind one test of the dirty sources (the tests on the hot
 //! path, the segments out of line, see [`emit`]), words already in hand
 //! reused instead of reloaded, intermediates nothing else reads left unstored
-//! ([`unstored`])), cut into functions of at most
+//! ([`unstored`]), bit fields recomputed by the partitions that read them rather
+//! than stored ([`remat`])), cut into functions of at most
 //! [`plan::MAX_ITEMS_PER_FUNCTION`] records so compile time stays linear in the
 //! design. Long runs of identical instances call the interpreter's vector loops
 //! (directly, through a table of their calls);
@@ -82,6 +83,7 @@ mod emit;
 mod image;
 mod partition;
 mod plan;
+mod remat;
 mod unstored;
 mod wide;
 
@@ -109,6 +111,7 @@ use cranelift_codegen::isa::{CallConv, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use image::{Callback, Image};
+use remat::Remat;
 use std::time::{Duration, Instant};
 
 /// Why the compiled engine could not be built.
@@ -223,6 +226,7 @@ struct Prepared {
     plans: [plan::Plan; 2],
     readers: activity::Readers,
     unstored: unstored::Unstored,
+    remat: Remat,
 }
 
 impl Prepared {
@@ -235,14 +239,24 @@ impl Prepared {
         commit::check(&source.edge.domains, source.words)?;
         edge::check(&source.edge, source.words)?;
         // The program is checked: its words can be walked.
-        let readers =
-            activity::Readers::new(&source.code, &plans, &source.edge.domains, source.words);
-        let unstored = unstored::Unstored::new(&source, &plans, &readers);
+        let readers = |remat: &Remat| {
+            activity::Readers::new(
+                &source.code,
+                &plans,
+                &source.edge.domains,
+                source.words,
+                remat,
+            )
+        };
+        let remat = Remat::new(&source, &plans, &readers(&Remat::default()));
+        let readers = readers(&remat);
+        let unstored = unstored::Unstored::new(&source, &plans, &readers, &remat);
         Ok(Prepared {
             source,
             plans,
             readers,
             unstored,
+            remat,
         })
     }
 
@@ -255,6 +269,7 @@ impl Prepared {
             let words = emit::Words {
                 readers: &self.readers,
                 unstored: &self.unstored,
+                remat: &self.remat,
             };
             emit_all(
                 &mut def,
@@ -853,6 +868,70 @@ mod tests {
                 assert_eq!(got, want, "{kind:?} strides {strides:03b} n {n}: {t:?}");
             }
         }
+    }
+
+    /// A hidden field that another partition reads is recomputed there from its
+    /// source, never stored, and its reader wakes when the source changes; a field
+    /// that is not hidden is stored.
+    #[test]
+    fn fields_read_by_other_partitions_are_recomputed_there() {
+        // w1 = (w0 >> 8) & 0xff (feeding an output: its own partition), then
+        // w2 = w1 | w1; w0 is input 0.
+        let field = Rec {
+            d: 1,
+            b: 8,
+            k: 0xff,
+            ..Rec::default()
+        };
+        let or = Rec {
+            d: 2,
+            a: 1,
+            b: 1,
+            ..Rec::default()
+        };
+        let step = |kind, start| Step {
+            kind,
+            mode: Mode::Gather,
+            start,
+            n: 1,
+            mask: 1,
+        };
+        let tag = |kind| Tag { kind, mask: 1 };
+        let code = || {
+            let mut code = Code::new(
+                (
+                    vec![step(Kind::Field, 0), step(Kind::Or, 1)],
+                    vec![field, or],
+                    vec![tag(Kind::Field), tag(Kind::Or)],
+                ),
+                Vec::new(),
+                Vec::new(),
+            );
+            code.outputs = vec![true, false];
+            code
+        };
+        let engine = |hidden: Vec<Span>| {
+            Compiled::new(Source {
+                code: code(),
+                words: 3,
+                inputs: vec![Span { off: 0, words: 1 }],
+                hidden,
+                ..Source::default()
+            })
+            .expect("compiles")
+        };
+        let mut compiled = engine(vec![Span { off: 1, words: 1 }]);
+        let mut vals = vec![0xab00, 0, 0];
+        compiled.run_all(&mut vals, u64::MAX);
+        assert_eq!(vals, [0xab00, 0, 0xab], "the reader computes the field");
+        vals[0] = 0xcd00;
+        compiled.input_changed(0);
+        compiled.run_all(&mut vals, 1);
+        assert_eq!(vals, [0xcd00, 0, 0xcd], "a change of its source wakes it");
+        let mut stored = engine(Vec::new());
+        let mut vals = vec![0xab00, 0, 0];
+        stored.run_all(&mut vals, u64::MAX);
+        assert_eq!(vals, [0xab00, 0xab, 0xab], "a field not hidden is stored");
     }
 
     /// A step runs at the first settle, then only when an input it reads changed

@@ -15,6 +15,7 @@
 
 use super::activity::Readers;
 use super::plan::Plan;
+use super::remat::Remat;
 use super::Source;
 
 /// For every storage word, whether the emitted code may leave it unstored.
@@ -25,7 +26,7 @@ impl Unstored {
     /// The words of `source` (planned as `plans`, read as `readers` says) that
     /// are hidden, written by code (not a callback) in one partition and read
     /// only there, by code.
-    pub fn new(source: &Source, plans: &[Plan], readers: &Readers) -> Unstored {
+    pub fn new(source: &Source, plans: &[Plan], readers: &Readers, remat: &Remat) -> Unstored {
         const NONE: u32 = u32::MAX;
         const MANY: u32 = u32::MAX - 1;
         let mut candidate = vec![false; source.words];
@@ -37,6 +38,9 @@ impl Unstored {
         for plan in plans {
             for s in plan.segments() {
                 for item in &plan.items[s.items.clone()] {
+                    if remat.skips(item) {
+                        continue;
+                    }
                     let inline = item.inline(&source.code);
                     let in_hand = item.reads_in_hand(&source.code);
                     item.each_word(&source.code, |w, write| {
