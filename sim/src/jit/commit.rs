@@ -15,7 +15,7 @@
 
 use super::activity::Fanout;
 use super::edge::EDGE_PARAMS;
-use super::emit::{enter_if_flagged, FLAGS_PER_TEST};
+use super::emit::{continue_if_any_flagged, enter_if_flagged, FLAGS_PER_TEST};
 use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
@@ -112,12 +112,7 @@ pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
         let first = k * FLAGS_PER_TEST;
         let after = b.create_block();
         if chunk.len() == FLAGS_PER_TEST {
-            let at = (domain.first_flag + first as u32) as i32;
-            let any = b.ins().load(I64, MemFlags::new().with_notrap(), flags, at);
-            let body = b.create_block();
-            b.ins().brif(any, body, &[], after, &[]);
-            b.switch_to_block(body);
-            b.seal_block(body);
+            continue_if_any_flagged(b, flags, domain.first_flag + first as u32, after);
         }
         for (j, c) in chunk.iter().enumerate() {
             let i = first + j;

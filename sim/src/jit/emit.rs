@@ -80,6 +80,31 @@ pub(super) fn enter_if_flagged(b: &mut FunctionBuilder, flags: Value, flag: u32)
     next
 }
 
+/// Continues in a new block when `cond` is nonzero; otherwise the code jumps to
+/// `skip`, which the caller switches to and seals after the skipped code.
+fn continue_if(b: &mut FunctionBuilder, cond: Value, skip: Block) {
+    let body = b.create_block();
+    b.ins().brif(cond, body, &[], skip, &[]);
+    b.switch_to_block(body);
+    b.seal_block(body);
+}
+
+/// Continues in a new block only when one of the [`FLAGS_PER_TEST`] flags from
+/// `first` (of the flags at `flags`) is set, read as one word; otherwise the code
+/// jumps to `skip`, as for [`continue_if`]. Exact when only code between here
+/// and `skip` sets those flags.
+pub(super) fn continue_if_any_flagged(
+    b: &mut FunctionBuilder,
+    flags: Value,
+    first: u32,
+    skip: Block,
+) {
+    let any = b
+        .ins()
+        .load(I64, MemFlags::new().with_notrap(), flags, first as i32);
+    continue_if(b, any, skip);
+}
+
 /// Emits the body of one function.
 pub(super) struct Emitter<'a, 'b> {
     pub(super) b: &'a mut FunctionBuilder<'b>,
@@ -170,12 +195,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let whole = segments.len() == FLAGS_PER_TEST;
         let after = self.b.create_block();
         if whole {
-            let at = segments[0].flag as i32;
-            let any = self
-                .b
-                .ins()
-                .load(I64, MemFlags::new().with_notrap(), self.flags, at);
-            self.continue_if(any, after);
+            continue_if_any_flagged(self.b, self.flags, segments[0].flag, after);
         }
         for s in segments {
             self.segment(s, &items[s.items.clone()]);
@@ -185,13 +205,9 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.seal_block(after);
     }
 
-    /// Continues in a new block when `cond` is nonzero; otherwise the code jumps to
-    /// `skip`, which the caller switches to and seals after the skipped code.
+    /// See [`continue_if`].
     fn continue_if(&mut self, cond: Value, skip: Block) {
-        let body = self.b.create_block();
-        self.b.ins().brif(cond, body, &[], skip, &[]);
-        self.b.switch_to_block(body);
-        self.b.seal_block(body);
+        continue_if(self.b, cond, skip);
     }
 
     /// One segment: skipped unless its partition's flag is set; a run clears the

@@ -35,14 +35,10 @@ impl Remat {
         const NONE: u8 = 0;
         const ONE: u8 = 1;
         const OTHER: u8 = 2;
-        let mut candidate = vec![false; source.words];
-        for s in &source.hidden {
-            let words = s.off as usize..s.off.saturating_add(s.words) as usize;
-            (candidate.get_mut(words).into_iter().flatten()).for_each(|c| *c = true);
-        }
+        let mut candidate = super::unstored::hidden(source);
         let mut writers = vec![NONE; source.words];
+        // Every field move by the word it writes, with its partition's flag.
         let mut fields = FxHashMap::default();
-        let mut home = FxHashMap::default();
         for plan in plans {
             for s in plan.segments() {
                 for item in &plan.items[s.items.clone()] {
@@ -56,22 +52,21 @@ impl Remat {
                         }
                     });
                     if let Some(i) = field(item).filter(|i| i.rec.a != i.rec.d) {
-                        fields.insert(i.rec.d, i);
-                        home.insert(i.rec.d, s.flag);
+                        fields.insert(i.rec.d, (i, s.flag));
                     }
                 }
             }
         }
         let partitions = super::activity::flags(plans) as u32;
-        fields.retain(|&w, _| {
+        let recomputed = fields.into_iter().filter(|&(w, (_, home))| {
             let i = w as usize;
             let readers = readers.of(w);
             candidate[i]
                 && writers[i] == ONE
                 && readers.iter().all(|&f| f < partitions)
-                && readers.iter().any(|&f| f != home[&w])
+                && readers.iter().any(|&f| f != home)
         });
-        Remat(fields)
+        Remat(recomputed.map(|(w, (i, _))| (w, i)).collect())
     }
 
     /// The field move that word `w` holds, if the code recomputes it.

@@ -25,15 +25,12 @@ pub(super) struct Unstored(Vec<bool>);
 impl Unstored {
     /// The words of `source` (planned as `plans`, read as `readers` says) that
     /// are hidden, written by code (not a callback) in one partition and read
-    /// only there, by code.
+    /// only there, by code that takes them in hand (a field the code recomputes,
+    /// see [`Remat`], counts as a read of its source).
     pub fn new(source: &Source, plans: &[Plan], readers: &Readers, remat: &Remat) -> Unstored {
         const NONE: u32 = u32::MAX;
         const MANY: u32 = u32::MAX - 1;
-        let mut candidate = vec![false; source.words];
-        for s in &source.hidden {
-            let words = s.off as usize..s.off.saturating_add(s.words) as usize;
-            (candidate.get_mut(words).into_iter().flatten()).for_each(|c| *c = true);
-        }
+        let mut candidate = hidden(source);
         let mut writer = vec![NONE; source.words];
         for plan in plans {
             for s in plan.segments() {
@@ -67,4 +64,14 @@ impl Unstored {
     pub fn has(&self, w: u32) -> bool {
         self.0.get(w as usize).copied().unwrap_or(false)
     }
+}
+
+/// For every storage word of `source`, whether it is [`Source::hidden`].
+pub(super) fn hidden(source: &Source) -> Vec<bool> {
+    let mut hidden = vec![false; source.words];
+    for s in &source.hidden {
+        let words = s.off as usize..s.off.saturating_add(s.words) as usize;
+        (hidden.get_mut(words).into_iter().flatten()).for_each(|c| *c = true);
+    }
+    hidden
 }
