@@ -54,6 +54,12 @@ impl Fired {
         })
     }
 
+    /// The domains in both sets.
+    #[inline]
+    pub fn intersection(self, other: Fired) -> Fired {
+        Fired(self.0 & other.0)
+    }
+
     /// The set with domain `d` added (`d < MAX_DOMAINS`).
     #[inline]
     fn with(self, d: usize) -> Fired {
@@ -163,6 +169,19 @@ impl Clocks {
             .min()
     }
 
+    /// The falling edge at `tf` (from [`next_fall_until`](Self::next_fall_until)):
+    /// returns every domain whose clock falls then, and marks its clock low.
+    pub fn fall(&mut self, tf: u64) -> Fired {
+        let mut fell = Fired::default();
+        for (d, c) in self.clocks.iter_mut().enumerate() {
+            if c.next_fall == Some(tf) {
+                c.next_fall = None;
+                fell = fell.with(d);
+            }
+        }
+        fell
+    }
+
     /// Advances to time `t`, a rising edge: returns every domain rising at `t`, counts
     /// its cycle and schedules its fall and next rise.
     pub fn rise(&mut self, t: u64) -> Fired {
@@ -222,6 +241,26 @@ mod tests {
         assert!(some.contains(63) && !some.contains(1) && !some.contains(64));
         assert!(Fired::default().is_empty() && !some.is_empty());
         assert_eq!(format!("{some:?}"), "{0, 3, 63}");
+    }
+
+    #[test]
+    fn falling_edges_come_half_a_period_after_each_rise() {
+        let mut c = Clocks::new(3);
+        c.set_period(0, 4000);
+        c.set_period(1, 3000);
+        c.set_period(2, 4000);
+        assert_eq!(c.rise(3000), [1].into_iter().collect());
+        assert_eq!(c.rise(4000), [0, 2].into_iter().collect());
+        // Falls due: clock 1 at 4500, clocks 0 and 2 at 6000; the next rise is 6000.
+        assert_eq!(c.next_fall_until(6000), Some(4500));
+        assert_eq!(c.fall(4500), [1].into_iter().collect());
+        assert_eq!(c.next_fall_until(6000), Some(6000));
+        assert_eq!(c.fall(6000), [0, 2].into_iter().collect());
+        assert_eq!(c.next_fall_until(6000), None);
+        assert!(c.fall(6000).is_empty(), "a clock falls once per rise");
+        let both: Fired = [0, 2].into_iter().collect();
+        let one: Fired = [2, 5].into_iter().collect();
+        assert_eq!(both.intersection(one), [2].into_iter().collect());
     }
 
     #[test]

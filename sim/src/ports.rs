@@ -8,9 +8,9 @@
 
 use crate::error::SimError;
 use crate::instr::Span;
-use crate::sim::Simulator;
+use crate::sim::{PortInfo, Simulator};
 use crate::wide::{last_mask, words};
-use hdl::ir::{Direction, PortKind};
+use hdl::ir::Direction;
 use hdl::Bits;
 
 /// A pre-resolved top-level port, from [`Simulator::port_handle`].
@@ -20,18 +20,45 @@ pub struct PortHandle {
     index: u32,
 }
 
+/// Whether `value` (little-endian words) fits `width` bits.
+#[inline]
+fn fits(width: u32, value: &[u64]) -> bool {
+    let n = words(width);
+    !(value.iter().skip(n).any(|w| *w != 0)
+        || value.get(n - 1).is_some_and(|w| w & !last_mask(width) != 0))
+}
+
 /// Checks `value` (little-endian words) fits `width` bits.
 fn check_fits(name: &str, width: u32, value: &[u64]) -> Result<(), SimError> {
-    let n = words(width);
-    let high_set = value.iter().skip(n).any(|w| *w != 0)
-        || value.get(n - 1).is_some_and(|w| w & !last_mask(width) != 0);
-    if high_set {
+    if !fits(width, value) {
         return Err(SimError::ValueTooWide {
             name: name.to_string(),
             width,
         });
     }
     Ok(())
+}
+
+/// Why port `p` cannot be set: it is an output or a clock (out of line, so the
+/// setters' common path stays short).
+#[cold]
+#[inline(never)]
+fn not_settable(p: &PortInfo) -> SimError {
+    if p.direction != Direction::Input {
+        SimError::NotAnInput(p.name.clone())
+    } else {
+        SimError::SetClock(p.name.clone())
+    }
+}
+
+/// A value with a 1 at or above port `p`'s width (out of line).
+#[cold]
+#[inline(never)]
+fn too_wide(p: &PortInfo) -> SimError {
+    SimError::ValueTooWide {
+        name: p.name.clone(),
+        width: p.width,
+    }
 }
 
 fn to_u64(name: &str, width: u32, value: &[u64]) -> Result<u64, SimError> {
@@ -65,31 +92,21 @@ impl Simulator {
     #[inline]
     fn write_port(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
         let p = &self.ports[i];
-        if p.direction != Direction::Input {
-            return Err(SimError::NotAnInput(p.name.clone()));
+        if !p.settable {
+            return Err(not_settable(p));
         }
-        if p.kind == PortKind::Clock {
-            return Err(SimError::SetClock(p.name.clone()));
-        }
-        let Span { off, words } = p.span;
-        if words == 1 {
-            // Fast path: a port of at most 64 bits.
+        let (Span { off, words }, width, cone) = (p.span, p.width, p.cone);
+        let changed = if words == 1 && value.len() <= 1 {
+            // Fast path: a port of at most 64 bits, one word given.
             let v = value.first().copied().unwrap_or(0);
-            if v & !last_mask(p.width) != 0 || value.iter().skip(1).any(|w| *w != 0) {
-                return Err(SimError::ValueTooWide {
-                    name: p.name.clone(),
-                    width: p.width,
-                });
+            if v & p.above != 0 {
+                return Err(too_wide(p));
             }
-            let cone = p.cone;
-            let old = std::mem::replace(&mut self.vals[off as usize], v);
-            if old != v {
-                self.touch(cone);
-                self.changed(i);
-            }
+            std::mem::replace(&mut self.vals[off as usize], v) != v
         } else {
-            check_fits(&p.name, p.width, value)?;
-            let cone = p.cone;
+            if !fits(width, value) {
+                return Err(too_wide(p));
+            }
             let dst = &mut self.vals[off as usize..(off + words) as usize];
             let mut changed = false;
             for (k, d) in dst.iter_mut().enumerate() {
@@ -97,10 +114,11 @@ impl Simulator {
                 changed |= *d != v;
                 *d = v;
             }
-            if changed {
-                self.touch(cone);
-                self.changed(i);
-            }
+            changed
+        };
+        if changed {
+            self.touch(cone);
+            self.changed(i);
         }
         Ok(())
     }

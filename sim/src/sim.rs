@@ -14,6 +14,7 @@ use crate::jit::{CodeCache, CompileStats, Compiled, Edge, Source};
 use crate::state;
 use crate::tier::Jit;
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
+use crate::wide::last_mask;
 use hdl::ir::{Direction, PortKind, ResetPolarity};
 use hdl::Module;
 use std::io::Write;
@@ -36,6 +37,10 @@ pub struct PortInfo {
     pub(crate) span: Span,
     /// The sources bit of the port (what setting it makes dirty).
     pub(crate) cone: u64,
+    /// Whether a test bench may set it: an input other than a clock.
+    pub(crate) settable: bool,
+    /// The bits of its top storage word above its width (a value there does not fit).
+    pub(crate) above: u64,
 }
 
 /// A named net (port, register, wire; of any instance) for `peek` and tracing.
@@ -345,6 +350,8 @@ impl Simulator {
                 kind: p.kind,
                 span: span(p.net),
                 cone: prog.cones[p.net.0 as usize],
+                settable: p.direction == Direction::Input && p.kind != PortKind::Clock,
+                above: !last_mask(flat.nets[p.net.0 as usize].width),
             })
             .collect();
         let port_index = ports
@@ -688,19 +695,8 @@ impl Simulator {
         self.trace(|tr, vals| tr.dump(vals, now));
         // Falling edges up to t (those exactly at t are written with the rising edge).
         while let Some(tf) = self.clocks.next_fall_until(t) {
-            let (mut cones, mut fell) = (0, 0u64);
-            for (i, (c, d)) in self.clocks.clocks.iter_mut().zip(&self.domains).enumerate() {
-                if c.next_fall == Some(tf) {
-                    c.next_fall = None;
-                    self.vals[d.clock.off as usize] = 0;
-                    cones |= d.cone;
-                    fell |= 1 << i;
-                }
-            }
-            self.touch(cones);
-            for d in (0..self.domains.len()).filter(|d| fell >> d & 1 == 1) {
-                self.changed(self.ports.len() + 2 * d);
-            }
+            let fell = self.clocks.fall(tf);
+            self.drive_clocks(fell, 0);
             if tf < t {
                 self.trace(|tr, vals| tr.dump_clocks(vals, tf));
             }
@@ -715,15 +711,23 @@ impl Simulator {
                 state::edge(state, fired, vals, mem, shadow)
             }
         }
-        for d in fired.iter() {
-            self.vals[self.domains[d].clock.off as usize] = 1;
-            self.touch(self.domains[d].cone);
-            self.changed(self.ports.len() + 2 * d);
-        }
+        self.drive_clocks(fired, 1);
         self.fired = fired;
         if self.tracer.is_some() {
             self.settle();
             self.trace(|tr, vals| tr.dump(vals, t));
+        }
+    }
+
+    /// Sets the clock ports of `domains` to `level` and marks what reads them
+    /// (after a rising edge: the domains' state, which the edge updated).
+    #[inline(always)]
+    fn drive_clocks(&mut self, domains: Fired, level: u64) {
+        for d in domains.iter() {
+            let (clock, cone) = (self.domains[d].clock.off, self.domains[d].cone);
+            self.vals[clock as usize] = level;
+            self.touch(cone);
+            self.changed(self.ports.len() + 2 * d);
         }
     }
 

@@ -5,9 +5,13 @@
 //! the interpreter ready while the compiled engine builds in the background, and
 //! when the compiled engine is ready; Verilator: cold build into an empty cache, then
 //! a cached load) and steady-state cycles per second (native: on the compiled
-//! engine), with the ratios to Verilator.
+//! engine), with the ratios to Verilator. Each engine runs once per round, the
+//! rounds one after the other, and the table gives each rate's median and range
+//! and the median and range of the rounds' ratios (a round's two runs follow each
+//! other, so their ratio moves less with the machine's load than either rate).
 //!
-//! `cargo run --release -p testbench --example bench [-- --cycles N]`
+//! `cargo run --release -p testbench --example bench [-- --cycles N] [--repeat R]`
+//! (defaults 200000 cycles, 3 rounds)
 
 use hdl::blocks::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use hdl::blocks::{counter, fifo, skid};
@@ -127,19 +131,37 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
-fn main() {
-    let cycles: usize = std::env::args()
-        .skip_while(|a| a != "--cycles")
+/// The value of `--name N` on the command line, or `default`.
+fn arg(name: &str, default: usize) -> usize {
+    std::env::args()
+        .skip_while(|a| a != name)
         .nth(1)
         .and_then(|n| n.parse().ok())
-        .unwrap_or(200_000);
+        .unwrap_or(default)
+}
+
+/// The median of `xs` (not empty) and its range, as `median (low–high)`.
+fn median_range(xs: &[f64], show: impl Fn(f64) -> String) -> String {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let median = show(v[v.len() / 2]);
+    match v.len() {
+        1 => median,
+        n => format!("{median} ({}–{})", show(v[0]), show(v[n - 1])),
+    }
+}
+
+fn main() {
+    let cycles = arg("--cycles", 200_000);
+    let rounds = arg("--repeat", 3).max(1);
     let cold_cache = std::env::temp_dir().join(format!("wirespeed-bench-{}", std::process::id()));
     let cold_opts = BuildOptions {
         cache_dir: Some(cold_cache.clone()),
         ..BuildOptions::default()
     };
     println!(
-        "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait"
+        "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait; \
+         {rounds} rounds, each engine once per round: medians (range)"
     );
     println!("Verilator flags: {}\n", cold_opts.describe());
     println!("| design | native first cycle / compiled engine ready | Verilator first cycle (cold / cached) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
@@ -166,21 +188,31 @@ fn main() {
             .expect("the native simulator compiles it");
 
         let stim = stimulus(&native);
-        let n = run(&mut native, &stim, cycles);
-        let i = run(&mut interpreted, &stim, cycles);
-        let v = run(&mut verilator, &stim, cycles);
+        let mut rates = [vec![], vec![], vec![]];
+        for _ in 0..rounds {
+            rates[0].push(run(&mut native, &stim, cycles));
+            rates[1].push(run(&mut interpreted, &stim, cycles));
+            rates[2].push(run(&mut verilator, &stim, cycles));
+        }
+        let ratios = |engine: usize| -> Vec<f64> {
+            (rates[engine].iter().zip(&rates[2]))
+                .map(|(e, v)| e / v)
+                .collect()
+        };
+        let rate = |x: f64| format!("{x:.0}");
+        let ratio = |x: f64| format!("{x:.2}");
         println!(
-            "| {} | {} / {} | {:.1} s / {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
+            "| {} | {} / {} | {:.1} s / {} | {} | {} | {} | {} | {} |",
             case.name,
             ms(native_first),
             ms(native_compiled),
             cold.as_secs_f64(),
             ms(cached),
-            n,
-            i,
-            v,
-            n / v,
-            i / v
+            median_range(&rates[0], rate),
+            median_range(&rates[1], rate),
+            median_range(&rates[2], rate),
+            median_range(&ratios(0), ratio),
+            median_range(&ratios(1), ratio),
         );
     }
     let _ = std::fs::remove_dir_all(&cold_cache);

@@ -139,9 +139,10 @@ impl Fanout {
     }
 
     /// The flags entry `i` sets.
+    #[inline]
     pub fn get(&self, i: usize) -> &[u32] {
-        match (self.starts.get(i), self.starts.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.flags[a as usize..b as usize],
+        match self.starts.get(i..i + 2) {
+            Some(&[a, b]) => &self.flags[a as usize..b as usize],
             _ => &[],
         }
     }

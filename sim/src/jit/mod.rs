@@ -99,7 +99,7 @@ use crate::demand::Part;
 use crate::exec::Code;
 use crate::instr::Span;
 use crate::kernels;
-use crate::state;
+use crate::state::{self, DomainState};
 use crate::vector::RunCall;
 use crate::wide_exec::run_wide;
 use cranelift_codegen::control::ControlPlane;
@@ -207,6 +207,10 @@ pub(crate) struct Compiled {
     words: usize,
     /// Words of the shadow buffer and of memory storage an edge needs.
     edge_words: (usize, usize),
+    /// Per [`EdgeGroup`], the domains whose function of that group does anything
+    /// (a domain without memories has nothing to write, one without shadowed
+    /// state nothing to sample): the others are not called.
+    edge_work: [Fired; image::EDGE_GROUPS],
     stats: CompileStats,
 }
 
@@ -333,6 +337,7 @@ impl Prepared {
             runs,
             words: source.words,
             edge_words: (source.edge.shadow_words, source.edge.mem_words),
+            edge_work: edge_work(&source.edge),
             stats,
         })
     }
@@ -435,7 +440,7 @@ impl Compiled {
         );
         for group in [EdgeGroup::Sample, EdgeGroup::Write, EdgeGroup::Commit] {
             let functions = &self.executable.edge[group as usize];
-            for d in fired.iter() {
+            for d in fired.intersection(self.edge_work[group as usize]).iter() {
                 // SAFETY: as for `run`; an edge function reads and writes only the
                 // words `commit::check` and `edge::check` found within storage, the
                 // shadow buffer and memory storage (a memory word only at an
@@ -469,6 +474,25 @@ impl Compiled {
             self.run(vals, dirty, part);
         }
     }
+}
+
+/// The domains of `edge` whose function of each [`EdgeGroup`] has work to do.
+fn edge_work(edge: &Edge) -> [Fired; image::EDGE_GROUPS] {
+    let domains = |has: fn(&DomainState) -> bool| -> Fired {
+        let with = edge.domains.iter().enumerate().filter(|(_, d)| has(d));
+        with.map(|(i, _)| i).collect()
+    };
+    let mut work = [Fired::default(); image::EDGE_GROUPS];
+    work[EdgeGroup::Sample as usize] = domains(samples);
+    work[EdgeGroup::Write as usize] = domains(|d| !d.writes.is_empty());
+    work[EdgeGroup::Commit as usize] = domains(|d| !d.copies.is_empty() || samples(d));
+    work
+}
+
+/// Whether domain `d` samples anything into the shadow buffer at its edge
+/// (shadowed registers, read ports), which its commit then takes.
+fn samples(d: &DomainState) -> bool {
+    !d.regs.is_empty() || !d.reads.is_empty()
 }
 
 /// The edge functions of a clock domain, by their group after the settle's (see

@@ -195,21 +195,27 @@ pub(crate) fn copy_words(
     words: &[u64],
     out: &mut [u64],
 ) -> Result<(), DutError> {
-    let Some(dst) = out.get_mut(..words.len()) else {
-        let name = ports
-            .get(port)
-            .map_or_else(|| format!("#{port}"), |p| p.name.clone());
-        return Err(DutError::BadValue {
-            port: name,
-            reason: format!(
-                "a buffer of {} words is too short for {} words",
-                out.len(),
-                words.len()
-            ),
-        });
-    };
-    dst.copy_from_slice(words);
-    Ok(())
+    match out.get_mut(..words.len()) {
+        Some(dst) => {
+            dst.copy_from_slice(words);
+            Ok(())
+        }
+        None => Err(short_buffer(ports, port, out.len(), words.len())),
+    }
+}
+
+/// The error of a buffer of `len` words given for a port of `words` words (out
+/// of line, so that reads stay short).
+#[cold]
+#[inline(never)]
+fn short_buffer(ports: &[DutPort], port: usize, len: usize, words: usize) -> DutError {
+    let name = ports
+        .get(port)
+        .map_or_else(|| format!("#{port}"), |p| p.name.clone());
+    DutError::BadValue {
+        port: name,
+        reason: format!("a buffer of {len} words is too short for {words} words"),
+    }
 }
 
 /// The ports of `module` as a `Dut` sees them.

@@ -134,11 +134,8 @@ impl VerilatorDut {
             return;
         };
         while let Some(tf) = self.clocks.next_fall_until(t) {
-            for d in 0..self.domain_ports.len() {
-                if self.clocks.clocks[d].next_fall == Some(tf) {
-                    self.clocks.clocks[d].next_fall = None;
-                    self.set_clock(d, 0);
-                }
+            for d in self.clocks.fall(tf).iter() {
+                self.set_clock(d, 0);
             }
             // One eval per falling edge; it also settles inputs set since the last one.
             self.eval();
