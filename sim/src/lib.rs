@@ -59,7 +59,10 @@
 //! [`Simulator::set_clock_period`]) and phase `φ` (0 unless set with
 //! [`Simulator::set_clock_phase`]). Time starts at 0 with every clock low; clock `d`
 //! rises at `φ + k·P` for `k = 1, 2, …` and falls `P / 2` later. Time advances from one
-//! rising edge (of any clock) to the next.
+//! rising edge (of any clock) to the next, so logic reading a clock sees it low only
+//! before its first rise and when another domain's edge comes between its fall and
+//! its next rise; a VCD trace shows every fall. (With one clock and no trace a step
+//! therefore does not drive the fall at all.)
 //!
 //! **Coincident edges are atomic.** When the rising edges of several domains fall on
 //! the same picosecond, they are processed as *one* update: every register and read port
