@@ -1,28 +1,14 @@
 //! Hierarchy: a module instantiated twice, domains bound through instances, reset
 //! polarity inversion (parent active-low, child active-high), hierarchical names.
 
+mod common;
+
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use sim::Simulator;
 
-/// Active-high counter: `count += inc` when `en`; `ahead` = `count + inc` (combinational).
-fn counter() -> Module {
-    let mut m = ModuleBuilder::new("counter");
-    let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
-    let en = m.input("en", 1);
-    let inc = m.input("inc", 8);
-    let count = m.reg(clk, "value", 8);
-    let next = m.add_wrap(count, inc);
-    m.set_next(count, next);
-    m.set_enable(count, en);
-    m.output("count", count);
-    let ahead = m.add_wrap(count, inc);
-    m.output("ahead", ahead);
-    m.finish().unwrap()
-}
-
 /// Active-low parent with two counters.
 fn pair() -> Module {
-    let child = counter();
+    let child = common::enabled_counter();
     let mut m = ModuleBuilder::new("pair");
     let sys = m.domain("sys", "aclk", Some("aresetn"), ResetPolarity::ActiveLow);
     let en0 = m.input("en0", 1);

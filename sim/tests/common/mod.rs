@@ -175,3 +175,19 @@ pub fn leading_zeros(a: &Bv) -> usize {
 pub fn bits_for(n: usize) -> usize {
     (usize::BITS - n.leading_zeros()).max(1) as usize
 }
+
+/// Active-high counter: `count += inc` when `en`; `ahead` = `count + inc` (combinational).
+pub fn enabled_counter() -> hdl::Module {
+    let mut m = hdl::ModuleBuilder::new("counter");
+    let clk = m.domain("clk", "clk", Some("rst"), hdl::ResetPolarity::ActiveHigh);
+    let en = m.input("en", 1);
+    let inc = m.input("inc", 8);
+    let count = m.reg(clk, "value", 8);
+    let next = m.add_wrap(count, inc);
+    m.set_next(count, next);
+    m.set_enable(count, en);
+    m.output("count", count);
+    let ahead = m.add_wrap(count, inc);
+    m.output("ahead", ahead);
+    m.finish().unwrap()
+}
