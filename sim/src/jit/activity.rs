@@ -1,11 +1,14 @@
 //! Activity: the compiled engine runs a partition (see
 //! [`partition`](super::partition)) only when a word it reads changed since it
-//! last ran, as ESSENT does. Every partition has a flag byte. A partition that
-//! runs clears its own flag; a word it writes that differs from the word's old
-//! value sets the flags of the partitions that read it (later ones: they run in
-//! dependency order). A register commit that changes a register sets the flags of
-//! its readers, and so does a test bench's write that changes an input (a port, a
-//! clock, a reset).
+//! last ran, as ESSENT does. Every partition has a flag: a 64-bit *dirty word*,
+//! set while it is nonzero. A partition that runs clears its own flag; a word it
+//! writes that differs from the word's old value sets the flags of the
+//! partitions that read it (later ones: they run in dependency order) by or-ing
+//! the difference (old XOR new, nonzero exactly when the word changed) into their
+//! dirty words, one read-modify-write instruction each, without first turning the
+//! difference into a bit. A register commit that changes a register sets the
+//! flags of its readers the same way, and a test bench's write that changes an
+//! input (a port, a clock, a reset) sets its readers' to 1.
 //!
 //! Direct register copies have flags too, after the partitions' (flag
 //! `partitions + k` for copy `k`, counting through the domains in order): a copy

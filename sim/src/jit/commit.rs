@@ -7,15 +7,15 @@
 //! register); a broadcast run selects word by word and branches on its reset.
 //!
 //! A copy runs only when its flag is set (see [`activity`](super::activity));
-//! eight consecutive flags are tested at once, as one word, before their own
-//! tests, as the settle's are. When
+//! eight consecutive flags are tested at once, their dirty words or-ed, before
+//! their own tests, as the settle's are. When
 //! steps or copies read the register, the copy notes whether any word changed (an
 //! unrolled copy compares; a moved one counts as changed unless it was disabled; a
 //! broadcast's reset always does) and then sets their flags.
 
 use super::activity::Fanout;
 use super::edge::EDGE_PARAMS;
-use super::emit::{continue_if_any_flagged, enter_if_flagged, FLAGS_PER_TEST};
+use super::emit::{continue_if_any_flagged, enter_if_flagged, flag_at, FLAGS_PER_TEST};
 use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
@@ -180,19 +180,15 @@ pub(super) fn store(b: &mut FunctionBuilder, base: Value, off: u32, v: Value) {
     b.ins().store(MemFlags::trusted(), v, base, at);
 }
 
-/// Sets the flags `steps` (of the flags at `flags`) if `changed` is nonzero.
+/// Sets the flags `steps` (of the dirty words at `flags`) if `changed` is nonzero:
+/// or-s `changed` into each (no branch, no comparison).
 pub(super) fn wake(b: &mut FunctionBuilder, changed: Value, flags: Value, steps: &[u32]) {
-    let (mark, done) = (b.create_block(), b.create_block());
-    b.ins().brif(changed, mark, &[], done, &[]);
-    b.switch_to_block(mark);
-    b.seal_block(mark);
-    let one = b.ins().iconst(I64, 1);
     for &s in steps {
-        b.ins().istore8(MemFlags::trusted(), one, flags, s as i32);
+        let at = flag_at(s);
+        let f = b.ins().load(I64, MemFlags::trusted(), flags, at);
+        let v = b.ins().bor(f, changed);
+        b.ins().store(MemFlags::trusted(), v, flags, at);
     }
-    b.ins().jump(done, &[]);
-    b.switch_to_block(done);
-    b.seal_block(done);
 }
 
 struct Copy<'a, 'b> {

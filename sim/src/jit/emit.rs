@@ -5,16 +5,16 @@
 //! blocks), so a cycle in which most partitions sleep fetches a few cache lines
 //! of tests rather than a line per partition: the code a cycle runs is larger
 //! than the first-level instruction cache, and fetching it is much of its cost.
-//! Eight consecutive flags are also tested at once, as one word, before their own
-//! tests. A word written or read earlier in the same
+//! Eight consecutive flags are also tested at once, their dirty words or-ed,
+//! before their own tests. A word written or read earlier in the same
 //! segment is taken from the value already in hand (a register, or a spill the
 //! allocator chose) instead of being loaded again; every result is still stored,
 //! so storage is exact after every segment and ports, traces and register commits
 //! read it as they always have. A result that other partitions read is compared
 //! with the word's old value; the differences of the words with the same readers
-//! are or-ed together in a register over the whole segment, and at its end each
-//! nonzero difference sets its readers' flags, one load and store per flag (see
-//! [`activity`](super::activity)). Wide operations call back into the word-slice
+//! are or-ed together in a register over the whole segment, and at its end the
+//! difference is or-ed into each reader's dirty word, one read-modify-write
+//! instruction per flag (see [`activity`](super::activity)). Wide operations call back into the word-slice
 //! routines.
 
 use super::activity::Readers;
@@ -25,7 +25,7 @@ use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use crate::vector::RunCall;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I64, I8};
+use cranelift_codegen::ir::types::{I64, I64X2, I8};
 use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlags, SigRef, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
@@ -34,7 +34,8 @@ use std::collections::HashMap;
 /// (each holds a register); a new one past it sets the oldest set's flags first.
 const MAX_PENDING: usize = 4;
 
-/// Consecutive flags tested at once (as one 64-bit word) before their own tests.
+/// Consecutive flags tested at once (their dirty words or-ed) before their own
+/// tests.
 pub(super) const FLAGS_PER_TEST: usize = 8;
 
 /// The function's parameters, in order: storage base, storage length, dirty
@@ -62,6 +63,11 @@ pub(super) struct Words<'a> {
     pub remat: &'a Remat,
 }
 
+/// The byte offset of flag `flag`'s dirty word from the first dirty word.
+pub(super) fn flag_at(flag: u32) -> i32 {
+    i32::try_from(u64::from(flag) * 8).expect("the plan bounds the dirty words")
+}
+
 /// Continues in a new block that runs only when flag `flag` (of the flags at
 /// `flags`) is set, and clears it there; returns the block that follows, which
 /// the caller jumps to, switches to and seals when done. The new block is cold:
@@ -69,13 +75,13 @@ pub(super) struct Words<'a> {
 /// next to each other in the code.
 pub(super) fn enter_if_flagged(b: &mut FunctionBuilder, flags: Value, flag: u32) -> Block {
     let (body, next) = (b.create_block(), b.create_block());
-    let at = flag as i32;
-    let set = b.ins().uload8(I64, MemFlags::trusted(), flags, at);
+    let at = flag_at(flag);
+    let set = b.ins().load(I64, MemFlags::trusted(), flags, at);
     b.ins().brif(set, body, &[], next, &[]);
     b.set_cold_block(body);
     b.switch_to_block(body);
     b.seal_block(body);
-    let zero = b.ins().iconst(I8, 0);
+    let zero = b.ins().iconst(I64, 0);
     b.ins().store(MemFlags::trusted(), zero, flags, at);
     next
 }
@@ -90,18 +96,23 @@ fn continue_if(b: &mut FunctionBuilder, cond: Value, skip: Block) {
 }
 
 /// Continues in a new block only when one of the [`FLAGS_PER_TEST`] flags from
-/// `first` (of the flags at `flags`) is set, read as one word; otherwise the code
-/// jumps to `skip`, as for [`continue_if`]. Exact when only code between here
-/// and `skip` sets those flags.
+/// `first` (of the dirty words at `flags`) is set, their words or-ed; otherwise
+/// the code jumps to `skip`, as for [`continue_if`]. Exact when only code between
+/// here and `skip` sets those flags.
 pub(super) fn continue_if_any_flagged(
     b: &mut FunctionBuilder,
     flags: Value,
     first: u32,
     skip: Block,
 ) {
-    let any = b
-        .ins()
-        .load(I64, MemFlags::new().with_notrap(), flags, first as i32);
+    // Two dirty words per vector load (not necessarily 16-byte aligned).
+    let pair = MemFlags::new().with_notrap();
+    let mut any = b.ins().load(I64X2, pair, flags, flag_at(first));
+    for k in (2..FLAGS_PER_TEST as u32).step_by(2) {
+        let f = b.ins().load(I64X2, pair, flags, flag_at(first + k));
+        any = b.ins().bor(any, f);
+    }
+    let any = b.ins().vany_true(any);
     continue_if(b, any, skip);
 }
 
@@ -188,7 +199,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// Segments of consecutive flags; [`FLAGS_PER_TEST`] of them are skipped at
-    /// once while all their flags are clear (one load of their flags as a word).
+    /// once while all their flags are clear (their dirty words or-ed).
     /// Exact: a segment's flag is set only by a segment that runs, so while none of
     /// these runs none of their flags can become set.
     fn chunk(&mut self, segments: &[Segment], items: &[Item]) {
@@ -308,28 +319,28 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// Sets the flags of the readers of `changed`, but the current partition's:
-    /// each set of readers gets one comparison of its or-ed differences, each flag
-    /// one load, OR and store of those comparisons.
+    /// each reader's dirty word gets the differences of its sets or-ed into it
+    /// (a load, OR and store of the same word, which Cranelift emits as one `or`
+    /// to memory).
     fn set_flags(&mut self, changed: impl IntoIterator<Item = (&'a [u32], Value)>) {
-        let mut bits: Vec<(u32, Value)> = Vec::new();
-        for (readers, changed) in changed {
-            let ne = self.b.ins().icmp_imm(IntCC::NotEqual, changed, 0);
-            bits.extend(
+        let mut diffs: Vec<(u32, Value)> = Vec::new();
+        for (readers, diff) in changed {
+            diffs.extend(
                 readers
                     .iter()
                     .filter(|&&s| s != self.flag)
-                    .map(|&s| (s, ne)),
+                    .map(|&s| (s, diff)),
             );
         }
-        bits.sort_by_key(|&(s, _)| s);
-        for flag in bits.chunk_by(|a, b| a.0 == b.0) {
-            let at = flag[0].0 as i32;
-            let mut bit = flag[0].1;
-            for &(_, ne) in &flag[1..] {
-                bit = self.b.ins().bor(bit, ne);
+        diffs.sort_by_key(|&(s, _)| s);
+        for flag in diffs.chunk_by(|a, b| a.0 == b.0) {
+            let at = flag_at(flag[0].0);
+            let mut diff = flag[0].1;
+            for &(_, d) in &flag[1..] {
+                diff = self.b.ins().bor(diff, d);
             }
-            let f = self.b.ins().load(I8, MemFlags::trusted(), self.flags, at);
-            let v = self.b.ins().bor(f, bit);
+            let f = self.b.ins().load(I64, MemFlags::trusted(), self.flags, at);
+            let v = self.b.ins().bor(f, diff);
             self.b.ins().store(MemFlags::trusted(), v, self.flags, at);
         }
     }
@@ -345,11 +356,11 @@ impl<'a, 'b> Emitter<'a, 'b> {
         wake.dedup();
         wake.retain(|&s| s != self.flag);
         if !wake.is_empty() {
-            let one = self.b.ins().iconst(I8, 1);
+            let one = self.b.ins().iconst(I64, 1);
             for &s in &wake {
                 self.b
                     .ins()
-                    .store(MemFlags::trusted(), one, self.flags, s as i32);
+                    .store(MemFlags::trusted(), one, self.flags, flag_at(s));
             }
         }
         wake.clear();
@@ -579,7 +590,9 @@ impl<'a, 'b> Emitter<'a, 'b> {
     fn ternary(&mut self, kind: Kind, x: Value, y: Value, z: Value, r: &Rec) -> Value {
         match kind {
             Kind::Mux => {
-                let s = self.b.ins().band_imm(x, 1);
+                // Bit 0 tested in the low byte: a shorter encoding than the word's.
+                let s = self.b.ins().ireduce(I8, x);
+                let s = self.b.ins().band_imm(s, 1);
                 self.b.ins().select(s, y, z)
             }
             Kind::Cat3 => {

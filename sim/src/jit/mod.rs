@@ -34,12 +34,10 @@
 //!   shadow buffer, and every word of every memory a port names within memory
 //!   storage. A memory word is addressed only at an address the code compared with
 //!   the memory's depth first.
-//! - The flags are one byte per step of the program and per register copy, owned
-//!   by [`Compiled`]; the code addresses them only as `flags + i` for the index
-//!   of a step or copy of that program (its own, or a reader of a word, from
-//!   [`activity::Readers`]), and as the word of eight bytes at `flags + i` when
-//!   `i` to `i + 7` are the indices of eight consecutive steps or of eight
-//!   consecutive copies of one domain.
+//! - The flags are one 64-bit dirty word per step of the program and per register
+//!   copy, owned by [`Compiled`]; the code addresses them only as `flags + 8·i`
+//!   for the index `i` of a step or copy of that program (its own, or a reader
+//!   of a word, from [`activity::Readers`]).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
@@ -139,12 +137,12 @@ pub enum JitError {
 }
 
 /// One emitted function: `(storage base, storage length, dirty sources, program,
-/// step flags, run calls)`.
-type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u8, *const RunCall);
+/// steps' dirty words, run calls)`.
+type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u64, *const RunCall);
 
 /// One emitted function of a clock edge (see [`edge`]): `(storage base, memory
-/// base, shadow base, step flags)`.
-type EdgeFunction = unsafe extern "C" fn(*mut u64, *mut u64, *mut u64, *mut u8);
+/// base, shadow base, steps' dirty words)`.
+type EdgeFunction = unsafe extern "C" fn(*mut u64, *mut u64, *mut u64, *mut u64);
 
 /// What the compiled engine is built from.
 #[derive(Clone, Debug, Default, Hash)]
@@ -196,8 +194,9 @@ pub struct CompileStats {
 pub(crate) struct Compiled {
     /// The code, in executable memory while this lives.
     executable: image::Executable,
-    /// One flag per step: set when a word the step reads changed since it ran.
-    flags: Vec<u8>,
+    /// One dirty word per step and per register copy: nonzero when a word it reads
+    /// changed since it ran (see [`activity`]).
+    flags: Vec<u64>,
     /// The flags each input sets when the test bench changes it.
     input_wake: activity::Fanout,
     /// The program the callbacks read (owned, so it outlives every call).
@@ -415,7 +414,7 @@ impl Compiled {
         for f in &self.executable.settle[part as usize] {
             // SAFETY: see the module's safety argument; `base` and `len` come from
             // `vals`, of the length the program was checked against, `flags` has
-            // a byte for every step, and neither is used until the calls return.
+            // a word for every step, and neither is used until the calls return.
             unsafe { f(base, len, dirty, &*self.code, flags, self.runs.as_ptr()) };
         }
     }
