@@ -37,7 +37,9 @@
 //! - The flags are one 64-bit dirty word per step of the program and per register
 //!   copy, owned by [`Compiled`]; the code addresses them only as `flags + 8·i`
 //!   for the index `i` of a step or copy of that program (its own, or a reader
-//!   of a word, from [`activity::Readers`]).
+//!   of a word, from [`activity::Readers`]), and as the 16 bytes at `flags + 8·i`
+//!   when `i` and `i + 1` are among eight consecutive steps, or eight
+//!   consecutive copies of one domain, tested together.
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
