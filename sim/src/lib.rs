@@ -123,7 +123,7 @@ mod wide_exec;
 pub use clock::{Fired, DEFAULT_PERIOD_PS, MAX_DOMAINS};
 pub use error::SimError;
 pub use flatten::{flatten, FlatDesign};
-pub use jit::{CodeCache, CompileStats, JitError, Malformed, MalformedCommit};
+pub use jit::{CodeCache, CompileStats, JitError, Malformed, MalformedCommit, MAX_FLAGS};
 pub use levelize::levelize;
 pub use ports::PortHandle;
 pub use sim::{Backend, DomainHandle, DomainRef, PortInfo, Simulator};

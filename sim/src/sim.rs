@@ -465,7 +465,9 @@ impl Simulator {
 
     /// Waits until the compiled engine being built in the background (see
     /// [`new`](Self::new)) is ready and switches to it; at once if there is none.
-    /// A failed build (a simulator bug) is an error, and the interpreter goes on.
+    /// A failed build (a simulator bug, or a design past the compiled engine's
+    /// limits, such as [`MAX_FLAGS`](crate::MAX_FLAGS)) is an error, and the
+    /// interpreter goes on.
     pub fn finish_compile(&mut self) -> Result<(), SimError> {
         self.jit.wait()?;
         if self.jit.ready().is_some() {

@@ -21,8 +21,8 @@ pub(crate) enum Jit {
     Building(JoinHandle<Result<Compiled, JitError>>),
     /// Built: it runs every settle.
     Ready(Box<Compiled>),
-    /// The background build failed (a simulator bug): the interpreter runs, and
-    /// [`Jit::wait`] reports the error.
+    /// The background build failed (a simulator bug, or a design past the compiled
+    /// engine's limits): the interpreter runs, and [`Jit::wait`] reports the error.
     Failed(JitError),
 }
 

@@ -14,8 +14,8 @@
 //! with the word's old value; the differences of the words with the same readers
 //! are or-ed together in a register over the whole segment, and at its end the
 //! difference is or-ed into each reader's dirty word, one read-modify-write
-//! instruction per flag (see [`activity`](super::activity)). Wide operations call back into the word-slice
-//! routines.
+//! instruction per flag (see [`activity`](super::activity)). Wide operations call
+//! back into the word-slice routines.
 
 use super::activity::Readers;
 use super::plan::{Inst, Item, Segment};
@@ -65,7 +65,7 @@ pub(super) struct Words<'a> {
 
 /// The byte offset of flag `flag`'s dirty word from the first dirty word.
 pub(super) fn flag_at(flag: u32) -> i32 {
-    i32::try_from(u64::from(flag) * 8).expect("the plan bounds the dirty words")
+    i32::try_from(u64::from(flag) * 8).expect("flags are bounded by MAX_FLAGS when prepared")
 }
 
 /// Continues in a new block that runs only when flag `flag` (of the flags at

@@ -136,7 +136,17 @@ pub enum JitError {
     /// The operating system refused executable memory for the code.
     #[error("placing the compiled code in memory failed: {0}")]
     Memory(String),
+    /// The design has more partitions and register copies than the code can
+    /// address flags for (at most [`MAX_FLAGS`]); the interpreter runs it.
+    #[error(
+        "the design needs {0} activity flags; the compiled engine addresses at most {MAX_FLAGS}"
+    )]
+    TooManyFlags(usize),
 }
+
+/// The most activity flags (partitions and register copies) an engine can have:
+/// the emitted code addresses a flag's 64-bit dirty word at a 32-bit byte offset.
+pub const MAX_FLAGS: usize = i32::MAX as usize / 8;
 
 /// One emitted function: `(storage base, storage length, dirty sources, program,
 /// steps' dirty words, run calls)`.
@@ -243,6 +253,7 @@ impl Prepared {
         let plans = [outputs, rest];
         commit::check(&source.edge.domains, source.words)?;
         edge::check(&source.edge, source.words)?;
+        check_flags(flag_count(&plans, &source.edge.domains))?;
         // The program is checked: its words can be walked.
         let readers = |remat: &Remat| {
             activity::Readers::new(
@@ -326,13 +337,10 @@ impl Prepared {
             time: started.elapsed(),
             cached,
         };
-        let copies = (source.edge.domains.iter())
-            .map(|d| d.copies.len())
-            .sum::<usize>();
         let runs = run_calls(&source.code, &plans)?;
         Ok(Compiled {
             executable,
-            flags: vec![1; activity::flags(&plans) + copies],
+            flags: vec![1; flag_count(&plans, &source.edge.domains)],
             input_wake: activity::Fanout::of_spans(&readers, source.inputs),
             code: Box::new(source.code),
             runs,
@@ -506,6 +514,20 @@ enum EdgeGroup {
     Sample,
     /// Its memory writes.
     Write,
+}
+
+/// An error unless the emitted code can address `flags` activity flags.
+fn check_flags(flags: usize) -> Result<(), JitError> {
+    if flags > MAX_FLAGS {
+        return Err(JitError::TooManyFlags(flags));
+    }
+    Ok(())
+}
+
+/// The activity flags of `plans` and of the register copies of `domains`: one per
+/// partition, then one per copy.
+fn flag_count(plans: &[plan::Plan], domains: &[DomainState]) -> usize {
+    activity::flags(plans) + domains.iter().map(|d| d.copies.len()).sum::<usize>()
 }
 
 /// The host's code generator, set up for the compiled engine: code that is not
@@ -708,6 +730,16 @@ mod tests {
     use crate::instr::{Kind, Mode, Rec, Step, Tag};
     use crate::state::{DirectCopy, DomainState};
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn every_flag_up_to_the_bound_is_addressable_and_one_more_is_an_error() {
+        assert!(check_flags(MAX_FLAGS).is_ok());
+        // The last flag's byte offset fits the code's 32-bit displacement.
+        assert!(emit::flag_at(u32::try_from(MAX_FLAGS - 1).unwrap()) > 0);
+        let err = check_flags(MAX_FLAGS + 1).unwrap_err();
+        assert!(matches!(err, JitError::TooManyFlags(n) if n == MAX_FLAGS + 1));
+        assert!(err.to_string().contains(&(MAX_FLAGS + 1).to_string()));
+    }
 
     /// Clock domains with the direct register `copies` (one list per domain) and
     /// no other state.
