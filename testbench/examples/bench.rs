@@ -22,6 +22,7 @@ use rand::SeedableRng;
 use sim::Backend;
 use std::time::{Duration, Instant};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::engine::Spread;
 use testbench::rng::random_words;
 use testbench::verilator::BuildOptions;
 
@@ -140,14 +141,13 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The median of `xs` (not empty) and its range, as `median (low–high)`.
+/// The median of `xs` (at least one round) and, over several, its range, as
+/// `median (low–high)`.
 fn median_range(xs: &[f64], show: impl Fn(f64) -> String) -> String {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let median = show(v[v.len() / 2]);
-    match v.len() {
-        1 => median,
-        n => format!("{median} ({}–{})", show(v[0]), show(v[n - 1])),
+    let s = Spread::of(xs).expect("at least one round");
+    match xs.len() {
+        1 => show(s.median),
+        _ => format!("{} ({}–{})", show(s.median), show(s.min), show(s.max)),
     }
 }
 
