@@ -123,7 +123,9 @@ mod wide_exec;
 pub use clock::{Fired, DEFAULT_PERIOD_PS, MAX_DOMAINS};
 pub use error::SimError;
 pub use flatten::{flatten, FlatDesign};
-pub use jit::{CodeCache, CompileStats, JitError, Malformed, MalformedCommit, MAX_FLAGS};
+pub use jit::{
+    CodeCache, CompileStats, JitError, Malformed, MalformedCommit, MAX_FLAGS, TUNE_AFTER,
+};
 pub use levelize::levelize;
 pub use ports::PortHandle;
 pub use sim::{Backend, DomainHandle, DomainRef, PortInfo, Simulator};

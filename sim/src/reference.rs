@@ -458,9 +458,13 @@ fn compare(sim: &mut Simulator, r: &Reference<'_>, seed: u64, when: &str) {
     }
 }
 
-fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) {
+/// Runs design `seed` for `cycles` cycles on `backend` against the reference. The
+/// compiled engine is tuned from its profile a third of the way through; returns
+/// the tuned engine's partitions that run untested, and all its partitions.
+fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) -> Option<(usize, usize)> {
     let flat = design(seed, widths);
     let mut sim = Simulator::from_flat_with(&flat, backend).expect("compiles");
+    sim.set_tune_after(Some(cycles as u64 / 3));
     let mut r = Reference::new(&flat);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef);
     // Reset inputs start inactive.
@@ -510,6 +514,24 @@ fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) {
         let when = format!("{}, cycle {cycle} after the edge", backend.name());
         compare(&mut sim, &r, seed, &when);
     }
+    sim.tuned_stats().and_then(|(_, s)| s.tuned)
+}
+
+/// Runs designs `seeds` on both engines; asserts that the compiled engine was
+/// tuned on every design, with partitions that run untested and tested ones
+/// among them.
+fn run_designs(seeds: std::ops::Range<u64>, widths: Widths, cycles: usize) {
+    let (mut always, mut all) = (0, 0);
+    for seed in seeds {
+        run(seed, widths, cycles, Backend::Interpreted);
+        let tuned = run(seed, widths, cycles, Backend::Compiled);
+        let (a, n) = tuned.unwrap_or_else(|| panic!("seed {seed}: the engine was not tuned"));
+        (always, all) = (always + a, all + n);
+    }
+    assert!(
+        0 < always && always < all,
+        "{always} of {all} partitions run untested: both kinds must be exercised"
+    );
 }
 
 #[test]
@@ -518,11 +540,7 @@ fn random_designs_match_the_reference() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_u64);
-    for k in 0..300 {
-        for backend in [Backend::Interpreted, Backend::Compiled] {
-            run(base.wrapping_add(k), NARROW, 24, backend);
-        }
-    }
+    run_designs(base..base.wrapping_add(300), NARROW, 24);
 }
 
 /// Values up to 4096 bits (the compiled engine writes wide data movement inline
@@ -533,9 +551,5 @@ fn wide_random_designs_match_the_reference() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x3a1d_u64);
-    for k in 0..40 {
-        for backend in [Backend::Interpreted, Backend::Compiled] {
-            run(base.wrapping_add(k), WIDE, 100, backend);
-        }
-    }
+    run_designs(base..base.wrapping_add(40), WIDE, 100);
 }

@@ -10,9 +10,9 @@ use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
-use crate::jit::{CodeCache, CompileStats, Compiled, Edge, Source};
+use crate::jit::{CodeCache, CompileStats, Compiled, Edge, Source, Tuning, TUNE_AFTER};
 use crate::state;
-use crate::tier::Jit;
+use crate::tier::{Adopted, Jit};
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
 use crate::wide::last_mask;
 use hdl::ir::{Direction, PortKind, ResetPolarity};
@@ -196,6 +196,15 @@ pub struct Simulator {
     pub(crate) steps: u64,
     /// [`cycles`](Self::cycles) when the compiled engine took over.
     compiled_from: Option<u64>,
+    /// [`cycles`](Self::cycles) when the tuned engine took over.
+    tuned_from: Option<u64>,
+    /// How the engine came up: a tiered start tunes it in the background too.
+    start: Start,
+    /// Where compiled engines are kept, if anywhere.
+    cache: Option<CodeCache>,
+    /// Settles of the rest of the design after which the compiled engine is
+    /// tuned from its profile (see [`TUNE_AFTER`]); `u64::MAX`: never.
+    tune_after: u64,
     pub(crate) tracer: Option<Tracer>,
     pub(crate) trace_error: Option<std::io::Error>,
 }
@@ -395,7 +404,10 @@ impl Simulator {
         let source = || jit_source(&prog, &ports, &named, &domains);
         let jit = match start {
             Start::Interpreted => Jit::Off,
-            Start::Compiled => Jit::Ready(Box::new(Compiled::obtain(source(), cache)?)),
+            Start::Compiled => {
+                let compiled = Compiled::obtain(source(), Tuning::Profiling, cache)?;
+                Jit::Ready(Box::new(compiled))
+            }
             Start::Tiered => Jit::start(source(), cache),
         };
         let compiled_from = jit.ready().map(|_| 0);
@@ -424,6 +436,10 @@ impl Simulator {
             domains,
             steps: 0,
             compiled_from,
+            tuned_from: None,
+            start,
+            cache: cache.cloned(),
+            tune_after: TUNE_AFTER,
             tracer: None,
             trace_error: None,
             prog,
@@ -457,23 +473,42 @@ impl Simulator {
         }
     }
 
-    /// What the compiled engine built and how long it took (`None` while the
-    /// interpreter runs).
+    /// What the first compiled engine built and how long it took (`None` while
+    /// the interpreter runs).
     pub fn compile_stats(&self) -> Option<CompileStats> {
-        self.jit.ready().map(Compiled::stats)
+        self.jit.ready().map(Compiled::first_stats)
+    }
+
+    /// Once the compiled engine tuned from its profile runs (see
+    /// [`set_tune_after`](Self::set_tune_after)): the [`cycles`](Self::cycles)
+    /// from which it ran, and what it built ([`CompileStats::tuned`] says how many
+    /// partitions it runs untested) and how long that took.
+    pub fn tuned_stats(&self) -> Option<(u64, CompileStats)> {
+        Some((self.tuned_from?, self.jit.ready()?.stats()))
     }
 
     /// Waits until the compiled engine being built in the background (see
-    /// [`new`](Self::new)) is ready and switches to it; at once if there is none.
+    /// [`new`](Self::new)), or the one tuned from its profile (see
+    /// [`set_tune_after`](Self::set_tune_after)), is ready and switches to it; at
+    /// once if there is none.
     /// A failed build (a simulator bug, or a design past the compiled engine's
     /// limits, such as [`MAX_FLAGS`](crate::MAX_FLAGS)) is an error, and the
-    /// interpreter goes on.
+    /// interpreter goes on (after a failed tuned build: the first engine).
     pub fn finish_compile(&mut self) -> Result<(), SimError> {
         self.jit.wait()?;
         if self.jit.ready().is_some() {
             self.compiled_from.get_or_insert(self.cycles());
         }
+        self.note_tuned();
         Ok(())
+    }
+
+    /// Notes the cycle from which the tuned engine runs, if it has just taken over.
+    fn note_tuned(&mut self) {
+        let tuned = self.jit.ready().is_some_and(|c| c.stats().tuned.is_some());
+        if tuned && self.tuned_from.is_none() {
+            self.tuned_from = Some(self.cycles());
+        }
     }
 
     /// The [`cycles`](Self::cycles) the interpreter had run when the compiled engine
@@ -531,13 +566,43 @@ impl Simulator {
     }
 
     fn run_part(&mut self, dirty: u64, part: Part) {
-        if self.jit.adopt() {
-            self.compiled_from = Some(self.cycles());
+        match self.jit.adopt() {
+            Adopted::Nothing => {}
+            Adopted::First => self.compiled_from = Some(self.cycles()),
+            Adopted::Tuned => self.note_tuned(),
         }
         match self.jit.ready_mut() {
-            Some(c) => c.run(&mut self.vals, dirty, part),
+            Some(c) => {
+                c.run(&mut self.vals, dirty, part);
+                if c.tunable(self.tune_after) {
+                    self.tune();
+                }
+            }
             None => exec::run(&self.prog.code, &mut self.vals, dirty, part),
         }
+    }
+
+    /// Builds the compiled engine again, tuned from its profile (see
+    /// [`set_tune_after`](Self::set_tune_after)): in the background after a tiered
+    /// start, at once after a compiled one.
+    #[cold]
+    fn tune(&mut self) {
+        let source = jit_source(&self.prog, &self.ports, &self.named, &self.domains);
+        let background = self.start == Start::Tiered;
+        self.jit.tune(source, self.cache.as_ref(), background);
+        self.note_tuned();
+    }
+
+    /// Tunes the compiled engine from a profile of `settles` settles of the logic
+    /// (about as many cycles; [`TUNE_AFTER`] unless told otherwise), or never
+    /// (`None`): the engine first built tests every partition of the design
+    /// before running it and counts its runs, and is then built again with the
+    /// partitions that ran in at least half of the settles running at every
+    /// settle, untested. The results are the same either way; the tuned engine is
+    /// faster when much of the design changes in most cycles. Takes effect while
+    /// the first engine profiles (a tuned engine stays as it is).
+    pub fn set_tune_after(&mut self, settles: Option<u64>) {
+        self.tune_after = settles.unwrap_or(u64::MAX);
     }
 
     /// Current simulated time in picoseconds (the time of the last processed edge).

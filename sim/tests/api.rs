@@ -358,3 +358,52 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
         sorted(vec![fresh, tiny.dir().join(&entry[1])])
     );
 }
+
+#[test]
+fn a_tuned_engine_takes_over_after_its_profile_and_comes_from_the_cache_too() {
+    use sim::{Backend, CodeCache};
+    let m = module();
+    // A compiled start tunes as soon as the profile is complete, deterministically.
+    let mut tuned = Simulator::with_backend(&m, Backend::Compiled).unwrap();
+    tuned.set_tune_after(Some(5));
+    let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+    agree_after_reset(&mut tuned, &mut reference, 100);
+    let (cycle, stats) = tuned.tuned_stats().expect("tuned after 5 settles");
+    assert!((1..=8).contains(&cycle), "tuned from cycle {cycle}");
+    let (untested, partitions) = stats.tuned.expect("a tuned engine's stats say so");
+    assert!(untested <= partitions && partitions > 0, "{stats:?}");
+    assert!(
+        tuned.compile_stats().unwrap().tuned.is_none(),
+        "the first engine's"
+    );
+
+    // Tuning turned off: the first engine runs throughout.
+    let mut untuned = Simulator::with_backend(&m, Backend::Compiled).unwrap();
+    untuned.set_tune_after(None);
+    let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+    agree_after_reset(&mut untuned, &mut reference, 100);
+    assert_eq!(untuned.tuned_stats(), None);
+
+    // Through a cache: the tuned engine is stored beside the first, and a later
+    // simulator with the same profile loads both.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CodeCache::new(dir.path().join("engines"));
+    let run = || {
+        let mut s = Simulator::with_cache(&m, &cache).unwrap();
+        s.finish_compile().unwrap();
+        s.set_tune_after(Some(5));
+        let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+        agree_after_reset(&mut s, &mut reference, 20);
+        s.finish_compile().unwrap();
+        agree(&mut s, &mut reference, 20..60);
+        let (_, stats) = s.tuned_stats().expect("tuned after 5 settles");
+        (s.compile_stats().unwrap().cached, stats.cached)
+    };
+    assert_eq!(run(), (false, false));
+    assert_eq!(
+        files_in(cache.dir()).len(),
+        2,
+        "the first engine and the tuned one"
+    );
+    assert_eq!(run(), (true, true));
+}

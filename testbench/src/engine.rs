@@ -239,6 +239,22 @@ pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> 
                 c.build.as_secs_f64() * 1e3,
                 c.cycle
             );
+            if let Some(t) = c.tuned {
+                let how = if t.cached {
+                    "loaded from the code cache"
+                } else {
+                    "built alongside"
+                };
+                out += &format!(
+                    "\n    {:<12} tuned from its profile ({how} in {:.1} ms), running from \
+                     cycle {}: {} of {} partitions untested",
+                    "",
+                    t.build.as_secs_f64() * 1e3,
+                    t.cycle,
+                    t.untested,
+                    t.partitions
+                );
+            }
         }
     }
     if verilator.is_some() {
@@ -358,6 +374,7 @@ pub fn engine_only_report(cycles: u64, replays: &[Replayed]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dut::TunedStart;
 
     #[test]
     fn the_report_says_when_the_compiled_engine_took_over() {
@@ -371,6 +388,7 @@ mod tests {
                     cycle: 2865,
                     build: Duration::from_micros(28_700),
                     cached: false,
+                    tuned: None,
                 }),
             },
             EngineTime {
@@ -396,6 +414,7 @@ mod tests {
             cycle: 0,
             build: Duration::from_micros(1_300),
             cached: true,
+            tuned: None,
         };
         runs[0].compiled = Some(cached);
         has(
@@ -409,6 +428,23 @@ mod tests {
         has(
             &runs,
             "compiled engine built before the first cycle in 1.3 ms, running from cycle 0",
+        );
+        assert!(!has(&runs, "running from cycle 0").contains("tuned"));
+        let tuned = TunedStart {
+            cycle: 4100,
+            build: Duration::from_micros(10_700),
+            cached: false,
+            untested: 40,
+            partitions: 139,
+        };
+        runs[0].compiled = Some(CompiledStart {
+            tuned: Some(tuned),
+            ..cached
+        });
+        has(
+            &runs,
+            "tuned from its profile (built alongside in 10.7 ms), running from cycle 4100: \
+             40 of 139 partitions untested",
         );
     }
 
@@ -483,5 +519,15 @@ mod tests {
         tiered.simulator().finish_compile().unwrap();
         let start = tiered.compiled_start().expect("built and switched to");
         assert!(start.cycle <= 3, "{start:?}");
+        assert_eq!(start.tuned, None, "3 cycles are too few to tune");
+        // Past the profile's length, the tuned engine takes over (in the
+        // background: waited for here).
+        tiered.simulator().set_tune_after(Some(10));
+        tiered.step_cycles(20);
+        tiered.simulator().finish_compile().unwrap();
+        let tuned = tiered.compiled_start().and_then(|c| c.tuned);
+        let tuned = tuned.expect("tuned after 10 settles");
+        assert!((10..=23).contains(&tuned.cycle), "{tuned:?}");
+        assert!(tuned.untested <= tuned.partitions && tuned.partitions > 0);
     }
 }

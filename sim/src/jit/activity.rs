@@ -10,6 +10,11 @@
 //! flags of its readers the same way, and a test bench's write that changes an
 //! input (a port, a clock, a reset) sets its readers' to 1.
 //!
+//! A partition that a profile found running in most settles runs at every settle
+//! instead ([`Always`], see [`tune`](super::tune)): its flag is never tested or
+//! cleared, so no change sets it, and its writers compare a word with its old
+//! value only when some other reader is tested.
+//!
 //! Direct register copies have flags too, after the partitions' (flag
 //! `partitions + k` for copy `k`, counting through the domains in order): a copy
 //! whose next value, enable and reset are unchanged since it last ran would leave
@@ -18,6 +23,7 @@
 
 use super::plan::Plan;
 use super::remat::Remat;
+use super::tune::Always;
 use crate::exec::Code;
 use crate::instr::Span;
 use crate::state::{DomainState, NONE};
@@ -128,14 +134,20 @@ pub(super) struct Fanout {
 }
 
 impl Fanout {
-    /// The readers of each of `spans`, in order.
-    pub fn of_spans(readers: &Readers, spans: impl IntoIterator<Item = Span>) -> Fanout {
+    /// The readers of each of `spans` that a change wakes (all but the
+    /// partitions that run untested, see [`Always`]), in order.
+    pub fn of_spans(
+        readers: &Readers,
+        always: &Always,
+        spans: impl IntoIterator<Item = Span>,
+    ) -> Fanout {
         let mut f = Fanout {
             starts: vec![0],
             flags: Vec::new(),
         };
         for s in spans {
-            f.flags.extend(readers.of_span(s));
+            let woken = readers.of_span(s).into_iter().filter(|&r| always.wakes(r));
+            f.flags.extend(woken);
             f.starts.push(f.flags.len() as u32);
         }
         f
@@ -177,10 +189,17 @@ mod tests {
         assert_eq!(r.of(3), [1], "the copy's flag follows the partitions'");
         assert!(r.of(4).is_empty() && r.of(99).is_empty());
         assert_eq!(r.of_span(Span { off: 0, words: 4 }), [0, 1]);
-        let f = Fanout::of_spans(&r, [Span { off: 2, words: 2 }, Span { off: 4, words: 1 }]);
+        let f = Fanout::of_spans(
+            &r,
+            &Always::default(),
+            [Span { off: 2, words: 2 }, Span { off: 4, words: 1 }],
+        );
         assert_eq!(
             (f.get(0), f.get(1), f.get(2)),
             (&[0, 1][..], &[][..], &[][..])
         );
+        let untested = Always::from_flags(&[0]);
+        let f = Fanout::of_spans(&r, &untested, [Span { off: 2, words: 2 }]);
+        assert_eq!(f.get(0), [1], "a partition that always runs is not woken");
     }
 }

@@ -4,7 +4,8 @@
 //! An entry is one file, `<dir>/<key>.wsimage`, holding an [`Image`]. The key is a
 //! SHA-256 of everything the code depends on: the emitter (a fingerprint of this
 //! crate's sources, see `build.rs`), the host (target and every code-generation
-//! flag, CPU features included) and the [`Source`] (program, commits, inputs). A
+//! flag, CPU features included), the [`Source`] (program, commits, inputs) and the
+//! [`Tuning`] (a profiling build, or the partitions a tuned one runs untested). A
 //! file appears only by `rename` from a private temporary file, so readers see
 //! whole entries or none; a file that is not a whole image (see
 //! [`Image::from_bytes`]) is a miss and is replaced at the next store.
@@ -16,7 +17,7 @@
 //! stored is never removed, whatever the budget.
 
 use super::image::Image;
-use super::Source;
+use super::{Source, Tuning};
 use cranelift_codegen::isa::TargetIsa;
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
@@ -63,8 +64,9 @@ impl CodeCache {
         self.budget
     }
 
-    /// The entry of the compiled engine of `source` for `isa` (the host's).
-    pub(crate) fn entry(&self, source: &Source, isa: &dyn TargetIsa) -> Entry {
+    /// The entry of the compiled engine of `source` built for `tuning` and `isa`
+    /// (the host's).
+    pub(crate) fn entry(&self, source: &Source, tuning: &Tuning, isa: &dyn TargetIsa) -> Entry {
         let mut key = ShaWriter(Sha256::new());
         key.field(b"wirespeed compiled engine");
         key.field(env!("WS_SIM_SOURCE").as_bytes());
@@ -74,6 +76,7 @@ impl CodeCache {
             key.field(flag.to_string().as_bytes());
         }
         source.hash(&mut key);
+        tuning.hash(&mut key);
         let digest = key.0.finalize();
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         Entry {

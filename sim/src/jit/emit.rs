@@ -1,6 +1,7 @@
 //! Cranelift IR for one native function of the compiled engine: its segments (one
-//! per partition) in order, each behind one test of the partition's flag, each
-//! record as straight-line code. The tests lie next to each other on the hot
+//! per partition) in order, each behind one test of the partition's flag (but
+//! those a profile marked [`Always`], inline without one), each record as
+//! straight-line code. The tests lie next to each other on the hot
 //! path and the segments' bodies after them, out of line (Cranelift's cold
 //! blocks), so a cycle in which most partitions sleep fetches a few cache lines
 //! of tests rather than a line per partition: the code a cycle runs is larger
@@ -20,6 +21,7 @@
 use super::activity::Readers;
 use super::plan::{Inst, Item, Segment};
 use super::remat::Remat;
+use super::tune::Always;
 use super::unstored::Unstored;
 use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
@@ -61,6 +63,17 @@ pub(super) struct Words<'a> {
     pub unstored: &'a Unstored,
     /// Whether the code recomputes it where it is read.
     pub remat: &'a Remat,
+}
+
+/// How the emitter treats the partitions' activity (see [`tune`](super::tune)).
+#[derive(Clone, Copy)]
+pub(super) struct Activity<'a> {
+    /// The partitions that run at every settle, untested.
+    pub always: &'a Always,
+    /// While profiling: the index past the last flag, where the dirty words are
+    /// followed by one run count per partition (partition `p`'s at index
+    /// `counts + p`).
+    pub counts: Option<u32>,
 }
 
 /// The byte offset of flag `flag`'s dirty word from the first dirty word.
@@ -130,6 +143,7 @@ pub(super) struct Emitter<'a, 'b> {
     readers: &'a Readers,
     unstored: &'a Unstored,
     remat: &'a Remat,
+    activity: Activity<'a>,
     /// The flag of the partition being emitted.
     flag: u32,
     /// Words whose current value is in hand, by offset.
@@ -147,7 +161,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         b: &'a mut FunctionBuilder<'b>,
         code: &'a Code,
         calls: Callbacks,
-        words: Words<'a>,
+        (words, activity): (Words<'a>, Activity<'a>),
     ) -> Self {
         let entry = b.current_block().expect("the entry block is current");
         let p = b.block_params(entry).to_vec();
@@ -164,6 +178,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             readers: words.readers,
             unstored: words.unstored,
             remat: words.remat,
+            activity,
             flag: 0,
             known: HashMap::new(),
             changed: Vec::new(),
@@ -188,7 +203,15 @@ impl<'a, 'b> Emitter<'a, 'b> {
             let hit = self.b.ins().band_imm(self.dirty, mask as i64);
             self.continue_if(hit, next);
         }
-        for run in segments.chunk_by(|a, b| b.flag == a.flag + 1) {
+        let always = self.activity.always;
+        let alike = |a: &Segment, b: &Segment| always.has(a.flag) == always.has(b.flag);
+        for run in segments.chunk_by(|a, b| b.flag == a.flag + 1 && alike(a, b)) {
+            if always.has(run[0].flag) {
+                for s in run {
+                    self.segment(s, &items[s.items.clone()]);
+                }
+                continue;
+            }
             for chunk in run.chunks(FLAGS_PER_TEST) {
                 self.chunk(chunk, items);
             }
@@ -221,12 +244,20 @@ impl<'a, 'b> Emitter<'a, 'b> {
         continue_if(self.b, cond, skip);
     }
 
-    /// One segment: skipped unless its partition's flag is set; a run clears the
-    /// flag.
+    /// One segment: skipped unless its partition's flag is set (or it runs
+    /// untested, [`Always`]); a run clears the flag, and counts itself while
+    /// profiling.
     fn segment(&mut self, s: &Segment, items: &[Item]) {
         self.known.clear();
         self.flag = s.flag;
-        let next = enter_if_flagged(self.b, self.flags, s.flag);
+        let tested = !self.activity.always.has(s.flag);
+        let next = tested.then(|| enter_if_flagged(self.b, self.flags, s.flag));
+        if let Some(counts) = self.activity.counts {
+            let at = flag_at(counts + s.flag);
+            let n = self.b.ins().load(I64, MemFlags::trusted(), self.flags, at);
+            let n = self.b.ins().iadd_imm(n, 1);
+            self.b.ins().store(MemFlags::trusted(), n, self.flags, at);
+        }
         for item in items {
             match item {
                 Item::Rec(_) if self.remat.skips(item) => {}
@@ -244,10 +275,18 @@ impl<'a, 'b> Emitter<'a, 'b> {
             }
         }
         self.flush();
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(next);
-        self.b.seal_block(next);
+        if let Some(next) = next {
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(next);
+            self.b.seal_block(next);
+        }
         self.known.clear();
+    }
+
+    /// Whether a change of a word read by `reader` must set its flag: it is
+    /// another partition's (or a copy's), and tested.
+    fn wakes(&self, reader: u32) -> bool {
+        reader != self.flag && self.activity.always.wakes(reader)
     }
 
     /// The address of word `off`, with the byte offset the load or store adds.
@@ -286,7 +325,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
         let (base, at) = self.address(off);
         let readers = self.readers.of(off);
-        if readers.iter().any(|&s| s != self.flag) {
+        if readers.iter().any(|&s| self.wakes(s)) {
             let old = self.b.ins().load(I64, MemFlags::trusted(), base, at);
             let diff = self.b.ins().bxor(old, v);
             self.note_change(readers, diff);
@@ -318,7 +357,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.set_flags(changed);
     }
 
-    /// Sets the flags of the readers of `changed`, but the current partition's:
+    /// Sets the flags of the readers of `changed` that [`wakes`](Self::wakes):
     /// each reader's dirty word gets the differences of its sets or-ed into it
     /// (a load, OR and store of the same word, which Cranelift emits as one `or`
     /// to memory).
@@ -328,7 +367,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             diffs.extend(
                 readers
                     .iter()
-                    .filter(|&&s| s != self.flag)
+                    .filter(|&&s| self.wakes(s))
                     .map(|&s| (s, diff)),
             );
         }
@@ -345,7 +384,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
     }
 
-    /// Sets the flags of the readers of `words` (but the current partition's),
+    /// Sets the flags of the readers of `words` that [`wakes`](Self::wakes),
     /// which a callback wrote without comparing.
     fn wake_readers(&mut self, words: impl IntoIterator<Item = u32>) {
         let mut wake = std::mem::take(&mut self.wake);
@@ -354,7 +393,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
         wake.sort_unstable();
         wake.dedup();
-        wake.retain(|&s| s != self.flag);
+        wake.retain(|&s| self.wakes(s));
         if !wake.is_empty() {
             let one = self.b.ins().iconst(I64, 1);
             for &s in &wake {

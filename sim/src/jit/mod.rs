@@ -39,7 +39,10 @@
 //!   for the index `i` of a step or copy of that program (its own, or a reader
 //!   of a word, from [`activity::Readers`]), and as the 16 bytes at `flags + 8·i`
 //!   when `i` and `i + 1` are among eight consecutive steps, or eight
-//!   consecutive copies of one domain, tested together.
+//!   consecutive copies of one domain, tested together. A profiling build's
+//!   code also addresses `flags + 8·(n + p)` for the flag count `n` and a
+//!   partition `p`: the run counts, which [`Compiled`] allocates after the
+//!   flags for such a build (and [`Compiled::take_over`] copies only the flags).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
@@ -84,6 +87,7 @@ mod image;
 mod partition;
 mod plan;
 mod remat;
+mod tune;
 mod unstored;
 mod wide;
 
@@ -93,6 +97,8 @@ pub use commit::MalformedCommit;
 pub(crate) use edge::Edge;
 pub use edge::MalformedEdge;
 pub use plan::Malformed;
+pub(crate) use tune::Tuning;
+pub use tune::TUNE_AFTER;
 
 use crate::clock::Fired;
 use crate::demand::Part;
@@ -137,15 +143,19 @@ pub enum JitError {
     #[error("placing the compiled code in memory failed: {0}")]
     Memory(String),
     /// The design has more partitions and register copies than the code can
-    /// address flags for (at most [`MAX_FLAGS`]); the interpreter runs it.
+    /// address flags for (at most [`MAX_FLAGS`], with the profiling engine's run
+    /// counts, one per partition); the interpreter runs it.
     #[error(
-        "the design needs {0} activity flags; the compiled engine addresses at most {MAX_FLAGS}"
+        "the design needs {0} activity flags and run counts; the compiled engine \
+         addresses at most {MAX_FLAGS}"
     )]
     TooManyFlags(usize),
 }
 
-/// The most activity flags (partitions and register copies) an engine can have:
-/// the emitted code addresses a flag's 64-bit dirty word at a 32-bit byte offset.
+/// The most activity flags (partitions and register copies) an engine can have,
+/// with the profiling engine's run counts (one per partition) after them: the
+/// emitted code addresses a flag's 64-bit dirty word, or a count, at a 32-bit byte
+/// offset.
 pub const MAX_FLAGS: usize = i32::MAX as usize / 8;
 
 /// One emitted function: `(storage base, storage length, dirty sources, program,
@@ -200,6 +210,10 @@ pub struct CompileStats {
     pub time: Duration,
     /// Whether the code came from a [`CodeCache`] instead of Cranelift.
     pub cached: bool,
+    /// For an engine tuned from a profile (see [`TUNE_AFTER`]): the partitions
+    /// it runs at every settle untested, and all its partitions; `None` for the
+    /// first build, which tests every partition and counts their runs.
+    pub tuned: Option<(usize, usize)>,
 }
 
 /// The program as native code.
@@ -207,8 +221,15 @@ pub(crate) struct Compiled {
     /// The code, in executable memory while this lives.
     executable: image::Executable,
     /// One dirty word per step and per register copy: nonzero when a word it reads
-    /// changed since it ran (see [`activity`]).
+    /// changed since it ran (see [`activity`]); while profiling, followed by one
+    /// run count per partition (see [`tune`]).
     flags: Vec<u64>,
+    /// The dirty words (the rest of `flags` are run counts).
+    flag_words: usize,
+    /// The settles counted, while profiling.
+    profile: Option<tune::Profile>,
+    /// For a tuned engine: the stats of the first, profiling one.
+    first: Option<CompileStats>,
     /// The flags each input sets when the test bench changes it.
     input_wake: activity::Fanout,
     /// The program the callbacks read (owned, so it outlives every call).
@@ -238,6 +259,7 @@ impl std::fmt::Debug for Compiled {
 /// build and a load of the compiled engine start from.
 struct Prepared {
     source: Source,
+    tuning: Tuning,
     plans: [plan::Plan; 2],
     readers: activity::Readers,
     unstored: unstored::Unstored,
@@ -246,14 +268,14 @@ struct Prepared {
 
 impl Prepared {
     /// Plans both parts of `source` (see [`demand`](crate::demand)) and checks its
-    /// commits and its clock edge.
-    fn new(source: Source) -> Result<Prepared, JitError> {
+    /// commits and its clock edge, for a build of `tuning`.
+    fn new(source: Source, tuning: Tuning) -> Result<Prepared, JitError> {
         let outputs = plan::plan(&source.code, source.words, Part::Outputs, None)?;
         let rest = plan::plan(&source.code, source.words, Part::Rest, Some(&outputs))?;
         let plans = [outputs, rest];
         commit::check(&source.edge.domains, source.words)?;
         edge::check(&source.edge, source.words)?;
-        check_flags(flag_count(&plans, &source.edge.domains))?;
+        check_flags(flag_space(&plans, &source.edge.domains, &tuning))?;
         // The program is checked: its words can be walked.
         let readers = |remat: &Remat| {
             activity::Readers::new(
@@ -269,6 +291,7 @@ impl Prepared {
         let unstored = unstored::Unstored::new(&source, &plans, &readers, &remat);
         Ok(Prepared {
             source,
+            tuning,
             plans,
             readers,
             unstored,
@@ -281,6 +304,12 @@ impl Prepared {
     fn image(&self, isa: &dyn TargetIsa) -> Result<Image, JitError> {
         let mut def = Definer::new(isa);
         let mut image = Image::default();
+        let always = self.tuning.always();
+        let activity = emit::Activity {
+            always,
+            counts: (self.tuning == Tuning::Profiling)
+                .then(|| flag_count(&self.plans, &self.source.edge.domains) as u32),
+        };
         for (group, plan) in self.plans.iter().enumerate() {
             let words = emit::Words {
                 readers: &self.readers,
@@ -290,18 +319,14 @@ impl Prepared {
             emit_all(
                 &mut def,
                 &mut image,
-                (&self.source.code, words),
+                (&self.source.code, (words, activity)),
                 plan,
                 group,
             )?;
         }
         let partitions = activity::flags(&self.plans);
-        emit_edges(
-            &mut def,
-            &mut image,
-            &self.source.edge,
-            (&self.readers, partitions),
-        )?;
+        let wakes = (&self.readers, always, partitions);
+        emit_edges(&mut def, &mut image, &self.source.edge, wakes)?;
         Ok(image)
     }
 
@@ -310,6 +335,7 @@ impl Prepared {
     fn assemble(self, image: &Image, started: Instant, cached: bool) -> Result<Compiled, JitError> {
         let Prepared {
             source,
+            tuning,
             plans,
             readers,
             ..
@@ -336,12 +362,23 @@ impl Prepared {
             functions: count(|p| p.functions.len()),
             time: started.elapsed(),
             cached,
+            tuned: match &tuning {
+                Tuning::Profiling => None,
+                Tuning::Tuned(always) => Some((always.len(), activity::flags(&plans))),
+            },
         };
         let runs = run_calls(&source.code, &plans)?;
+        // Every flag starts set (the first settle runs everything), every count 0.
+        let flag_words = flag_count(&plans, &source.edge.domains);
+        let mut flags = vec![1; flag_words];
+        flags.resize(flag_space(&plans, &source.edge.domains, &tuning), 0);
         Ok(Compiled {
             executable,
-            flags: vec![1; flag_count(&plans, &source.edge.domains)],
-            input_wake: activity::Fanout::of_spans(&readers, source.inputs),
+            flags,
+            flag_words,
+            profile: (tuning == Tuning::Profiling).then(|| tune::Profile::new(&plans)),
+            first: None,
+            input_wake: activity::Fanout::of_spans(&readers, tuning.always(), source.inputs),
             code: Box::new(source.code),
             runs,
             words: source.words,
@@ -379,30 +416,35 @@ impl Compiled {
     /// Returns the code as an image too (to store in a [`CodeCache`]); `started` is
     /// when obtaining the engine began.
     fn build(
-        source: Source,
+        (source, tuning): (Source, Tuning),
         isa: &dyn TargetIsa,
         started: Instant,
     ) -> Result<(Compiled, Image), JitError> {
-        let prepared = Prepared::new(source)?;
+        let prepared = Prepared::new(source, tuning)?;
         let image = prepared.image(isa)?;
         Ok((prepared.assemble(&image, started, false)?, image))
     }
 
-    /// The engine of `source`: from `cache` when it holds it, else built (and
-    /// stored there). A store that fails leaves the cache as it was (the engine is
-    /// built again next time); the simulation does not depend on it. Its
-    /// [`CompileStats::time`] includes the cache's key and file.
-    pub fn obtain(source: Source, cache: Option<&CodeCache>) -> Result<Compiled, JitError> {
+    /// The engine of `source` built for `tuning`: from `cache` when it holds it,
+    /// else built (and stored there). A store that fails leaves the cache as it
+    /// was (the engine is built again next time); the simulation does not depend
+    /// on it. Its [`CompileStats::time`] includes the cache's key and file.
+    pub fn obtain(
+        source: Source,
+        tuning: Tuning,
+        cache: Option<&CodeCache>,
+    ) -> Result<Compiled, JitError> {
         let started = Instant::now();
         let isa = host_isa()?;
         let Some(cache) = cache else {
-            return Self::build(source, &*isa, started).map(|(compiled, _)| compiled);
+            let built = Self::build((source, tuning), &*isa, started);
+            return built.map(|(compiled, _)| compiled);
         };
-        let entry = cache.entry(&source, &*isa);
+        let entry = cache.entry(&source, &tuning, &*isa);
         if let Some(image) = entry.load() {
-            return Prepared::new(source)?.assemble(&image, started, true);
+            return Prepared::new(source, tuning)?.assemble(&image, started, true);
         }
-        let (compiled, image) = Self::build(source, &*isa, started)?;
+        let (compiled, image) = Self::build((source, tuning), &*isa, started)?;
         let _ = entry.store(&image);
         Ok(compiled)
     }
@@ -410,6 +452,12 @@ impl Compiled {
     /// What was compiled, and how long it took.
     pub fn stats(&self) -> CompileStats {
         self.stats
+    }
+
+    /// The [`stats`](Self::stats) of the first engine of the program: this one's,
+    /// or for a tuned engine, the profiling one's it took over from.
+    pub fn first_stats(&self) -> CompileStats {
+        self.first.unwrap_or(self.stats)
     }
 
     /// One settle of `part` after the sources in `dirty` changed (see
@@ -421,6 +469,9 @@ impl Compiled {
         let len = vals.len() as u64;
         let base = vals.as_mut_ptr();
         let flags = self.flags.as_mut_ptr();
+        if let Some(profile) = &mut self.profile {
+            profile.settled(part);
+        }
         for f in &self.executable.settle[part as usize] {
             // SAFETY: see the module's safety argument; `base` and `len` come from
             // `vals`, of the length the program was checked against, `flags` has
@@ -460,6 +511,35 @@ impl Compiled {
         }
     }
 
+    /// Whether the engine is profiling and has counted at least `after` settles
+    /// of the rest of the design (see [`TUNE_AFTER`]).
+    #[inline]
+    pub fn tunable(&self, after: u64) -> bool {
+        self.profile
+            .as_ref()
+            .is_some_and(|p| p.rest_settles() >= after)
+    }
+
+    /// The tuning of a build from the profile so far (`None` if the engine does
+    /// not profile); the engine then stops profiling (its code goes on counting,
+    /// unread).
+    pub fn take_profile(&mut self) -> Option<Tuning> {
+        let profile = self.profile.take()?;
+        Some(Tuning::Tuned(
+            profile.always(&self.flags[self.flag_words..]),
+        ))
+    }
+
+    /// Takes over from `running`, an engine of the same program running until now:
+    /// its dirty words, which say what changed since each partition last ran
+    /// (and the first engine's stats).
+    pub fn take_over(&mut self, running: &Compiled) {
+        let n = self.flag_words;
+        assert_eq!(n, running.flag_words, "engines of one program");
+        self.flags[..n].copy_from_slice(&running.flags[..n]);
+        self.first = Some(running.first_stats());
+    }
+
     /// Flags the readers of input `index` (see [`Source::inputs`]), whose value
     /// the test bench changed.
     #[inline]
@@ -472,9 +552,9 @@ impl Compiled {
 
 #[cfg(test)]
 impl Compiled {
-    /// The engine of `source`, built (no cache).
+    /// The engine of `source`, built (no cache), profiling.
     fn new(source: Source) -> Result<Compiled, JitError> {
-        Self::obtain(source, None)
+        Self::obtain(source, Tuning::Profiling, None)
     }
 
     /// [`run`](Self::run) of both parts: a whole settle.
@@ -528,6 +608,16 @@ fn check_flags(flags: usize) -> Result<(), JitError> {
 /// partition, then one per copy.
 fn flag_count(plans: &[plan::Plan], domains: &[DomainState]) -> usize {
     activity::flags(plans) + domains.iter().map(|d| d.copies.len()).sum::<usize>()
+}
+
+/// The words the code addresses from the flags: the [`flag_count`], and while
+/// profiling a run count per partition after them.
+fn flag_space(plans: &[plan::Plan], domains: &[DomainState], tuning: &Tuning) -> usize {
+    let counts = match tuning {
+        Tuning::Profiling => activity::flags(plans),
+        Tuning::Tuned(_) => 0,
+    };
+    flag_count(plans, domains) + counts
 }
 
 /// The host's code generator, set up for the compiled engine: code that is not
@@ -657,7 +747,7 @@ fn run_signature(call_conv: CallConv) -> Signature {
 fn emit_all(
     def: &mut Definer,
     image: &mut Image,
-    (code, words): (&Code, emit::Words),
+    (code, words): (&Code, (emit::Words, emit::Activity)),
     plan: &plan::Plan,
     group: usize,
 ) -> Result<(), JitError> {
@@ -675,13 +765,14 @@ fn emit_all(
 }
 
 /// Emits and compiles the edge functions of every domain of `edge` into `image`:
-/// its commit (waking the `readers` of the registers it changes; the copies'
-/// flags follow the `partitions`'), its sample and its writes.
+/// its commit (waking the `readers` of the registers it changes, but those that
+/// run `always`; the copies' flags follow the `partitions`'), its sample and its
+/// writes.
 fn emit_edges(
     def: &mut Definer,
     image: &mut Image,
     edge: &Edge,
-    (readers, partitions): (&activity::Readers, usize),
+    (readers, always, partitions): (&activity::Readers, &tune::Always, usize),
 ) -> Result<(), JitError> {
     let group = |g: EdgeGroup| image::PARTS + g as usize;
     let mut first = 0;
@@ -691,10 +782,10 @@ fn emit_edges(
             off: c.dst,
             words: c.len,
         });
-        let wake = activity::Fanout::of_spans(readers, copied);
+        let wake = activity::Fanout::of_spans(readers, always, copied);
         let shadowed =
             state::shadow_entries(dom, &edge.mems).map(|(off, _, words)| Span { off, words });
-        let shadow_wake = activity::Fanout::of_spans(readers, shadowed);
+        let shadow_wake = activity::Fanout::of_spans(readers, always, shadowed);
         let at = (group(EdgeGroup::Commit), d as u32);
         def.define(image, &format!("commit{d}"), at, |b, call_conv| {
             let entry = b.current_block().expect("the entry block is current");

@@ -90,6 +90,25 @@ pub struct CompiledStart {
     pub build: std::time::Duration,
     /// Whether it came from the code cache.
     pub cached: bool,
+    /// When the engine tuned from its profile took over, if it has.
+    pub tuned: Option<TunedStart>,
+}
+
+/// When the native simulator's compiled engine tuned from its profile took over
+/// (see `sim::Simulator::set_tune_after`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TunedStart {
+    /// The cycle (as for [`CompiledStart::cycle`]) from which it ran.
+    pub cycle: u64,
+    /// How long it took to build (alongside the first compiled engine), or to
+    /// load from the code cache.
+    pub build: std::time::Duration,
+    /// Whether it came from the code cache.
+    pub cached: bool,
+    /// Its partitions that run at every settle, untested.
+    pub untested: usize,
+    /// All its partitions.
+    pub partitions: usize,
 }
 
 /// A design under test: set inputs, advance clocks, read outputs.

@@ -1,6 +1,6 @@
 //! The native simulator as a `Dut`.
 
-use super::{ports_of, CompiledStart, Dut, DutError, DutPort};
+use super::{ports_of, CompiledStart, Dut, DutError, DutPort, TunedStart};
 use crate::engine::Engine;
 use sim::{Backend, Fired, PortHandle, Simulator, TraceSelection};
 use std::path::Path;
@@ -133,10 +133,21 @@ impl Dut for NativeDut {
 
     fn compiled_start(&self) -> Option<CompiledStart> {
         let stats = self.sim.compile_stats()?;
+        let tuned = self.sim.tuned_stats().and_then(|(cycle, tuned)| {
+            let (untested, partitions) = tuned.tuned?;
+            Some(TunedStart {
+                cycle,
+                build: tuned.time,
+                cached: tuned.cached,
+                untested,
+                partitions,
+            })
+        });
         Some(CompiledStart {
             cycle: self.sim.compiled_from_cycle()?,
             build: stats.time,
             cached: stats.cached,
+            tuned,
         })
     }
 }
