@@ -527,7 +527,10 @@ mod tests {
         tiered.simulator().finish_compile().unwrap();
         let tuned = tiered.compiled_start().and_then(|c| c.tuned);
         let tuned = tuned.expect("tuned after 10 settles");
-        assert!((10..=23).contains(&tuned.cycle), "{tuned:?}");
+        assert!(
+            (4..=23).contains(&tuned.cycle),
+            "after the profile began: {tuned:?}"
+        );
         assert!(tuned.untested <= tuned.partitions && tuned.partitions > 0);
     }
 }
