@@ -15,7 +15,7 @@
 
 use super::activity::Fanout;
 use super::edge::EDGE_PARAMS;
-use super::emit::{continue_if_any_flagged, enter_if_flagged, flag_at, FLAGS_PER_TEST};
+use super::emit::{continue_if_any_flagged, enter_if_flagged, or_into_flag, FLAGS_PER_TEST};
 use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
@@ -184,10 +184,7 @@ pub(super) fn store(b: &mut FunctionBuilder, base: Value, off: u32, v: Value) {
 /// or-s `changed` into each (no branch, no comparison).
 pub(super) fn wake(b: &mut FunctionBuilder, changed: Value, flags: Value, steps: &[u32]) {
     for &s in steps {
-        let at = flag_at(s);
-        let f = b.ins().load(I64, MemFlags::trusted(), flags, at);
-        let v = b.ins().bor(f, changed);
-        b.ins().store(MemFlags::trusted(), v, flags, at);
+        or_into_flag(b, flags, s, changed);
     }
 }
 

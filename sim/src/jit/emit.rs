@@ -81,6 +81,15 @@ pub(super) fn flag_at(flag: u32) -> i32 {
     i32::try_from(u64::from(flag) * 8).expect("flags are bounded by MAX_FLAGS when prepared")
 }
 
+/// Ors `diff` into flag `flag`'s dirty word (of the dirty words at `flags`): a
+/// load, OR and store of one word, which Cranelift emits as one `or` to memory.
+pub(super) fn or_into_flag(b: &mut FunctionBuilder, flags: Value, flag: u32, diff: Value) {
+    let at = flag_at(flag);
+    let f = b.ins().load(I64, MemFlags::trusted(), flags, at);
+    let v = b.ins().bor(f, diff);
+    b.ins().store(MemFlags::trusted(), v, flags, at);
+}
+
 /// Continues in a new block that runs only when flag `flag` (of the flags at
 /// `flags`) is set, and clears it there; returns the block that follows, which
 /// the caller jumps to, switches to and seals when done. The new block is cold:
@@ -359,8 +368,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     /// Sets the flags of the readers of `changed` that [`wakes`](Self::wakes):
     /// each reader's dirty word gets the differences of its sets or-ed into it
-    /// (a load, OR and store of the same word, which Cranelift emits as one `or`
-    /// to memory).
+    /// ([`or_into_flag`]).
     fn set_flags(&mut self, changed: impl IntoIterator<Item = (&'a [u32], Value)>) {
         let mut diffs: Vec<(u32, Value)> = Vec::new();
         for (readers, diff) in changed {
@@ -373,14 +381,11 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
         diffs.sort_by_key(|&(s, _)| s);
         for flag in diffs.chunk_by(|a, b| a.0 == b.0) {
-            let at = flag_at(flag[0].0);
             let mut diff = flag[0].1;
             for &(_, d) in &flag[1..] {
                 diff = self.b.ins().bor(diff, d);
             }
-            let f = self.b.ins().load(I64, MemFlags::trusted(), self.flags, at);
-            let v = self.b.ins().bor(f, diff);
-            self.b.ins().store(MemFlags::trusted(), v, self.flags, at);
+            or_into_flag(self.b, self.flags, flag[0].0, diff);
         }
     }
 
