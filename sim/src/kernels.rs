@@ -18,6 +18,28 @@ fn both(run: RunLoops) -> Loops {
     (run.step, Some(run.call))
 }
 
+/// `loops` with the compiled engine's call replaced by `call` (an explicit AVX2
+/// one, see [`lanes`](crate::lanes)) if it is a run and there is one.
+#[cfg(target_arch = "x86_64")]
+fn with_call(loops: Loops, call: Option<RunKernel>) -> Loops {
+    match (loops, call) {
+        ((step, Some(_)), Some(call)) => (step, Some(call)),
+        (loops, _) => loops,
+    }
+}
+
+/// `$loops`, with the run call `$call` where the kind has an explicit AVX2 form and
+/// the target is x86-64 (elsewhere `$call` is not compiled).
+macro_rules! lanes {
+    ($loops:expr, $call:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        let loops = with_call($loops, $call);
+        #[cfg(not(target_arch = "x86_64"))]
+        let loops = $loops;
+        loops
+    }};
+}
+
 fn unary<F: Unary>(run: Option<u8>) -> Loops {
     match run {
         None => (gather::unary::<F>, None),
@@ -39,6 +61,24 @@ fn ternary<F: Ternary>(run: Option<u8>) -> Loops {
     }
 }
 
+/// The explicit AVX2 run call of unary kind `F` for a run of strides `run`.
+#[cfg(target_arch = "x86_64")]
+fn lanes1<F: crate::lanes::Lanes1>(run: Option<u8>) -> Option<RunKernel> {
+    crate::lanes::unary::<F>(run? & 1 != 0)
+}
+
+/// The explicit AVX2 run call of binary kind `F` for a run of strides `run`.
+#[cfg(target_arch = "x86_64")]
+fn lanes2<F: crate::lanes::Lanes2>(run: Option<u8>) -> Option<RunKernel> {
+    crate::lanes::binary::<F>(run?)
+}
+
+/// The explicit AVX2 run call of ternary kind `F` for a run of strides `run`.
+#[cfg(target_arch = "x86_64")]
+fn lanes3<F: crate::lanes::Lanes3>(run: Option<u8>) -> Option<RunKernel> {
+    crate::lanes::ternary::<F>(run?)
+}
+
 /// The kernel of a step of `kind` run in `mode`.
 pub(crate) fn kernel(kind: Kind, mode: Mode) -> Kernel {
     loops(kind, mode).0
@@ -57,35 +97,38 @@ fn loops(kind: Kind, mode: Mode) -> Loops {
         Mode::Mixed => return (gather::mixed_all, None),
     };
     match kind {
-        Kind::Field => unary::<Field>(run),
-        Kind::Not => unary::<Not>(run),
+        Kind::Field => lanes!(unary::<Field>(run), lanes1::<Field>(run)),
+        Kind::Not => lanes!(unary::<Not>(run), lanes1::<Not>(run)),
         Kind::Sra => unary::<Sra>(run),
         Kind::Replicate => unary::<Replicate>(run),
-        Kind::RedAnd => unary::<RedAnd>(run),
-        Kind::RedOr => unary::<RedOr>(run),
+        Kind::RedAnd => lanes!(unary::<RedAnd>(run), lanes1::<RedAnd>(run)),
+        Kind::RedOr => lanes!(unary::<RedOr>(run), lanes1::<RedOr>(run)),
         Kind::RedXor => unary::<RedXor>(run),
         Kind::Lz => unary::<Lz>(run),
-        Kind::And => binary::<And>(run),
-        Kind::Or => binary::<Or>(run),
-        Kind::Xor => binary::<Xor>(run),
-        Kind::Add => binary::<Add>(run),
-        Kind::Sub => binary::<Sub>(run),
+        Kind::And => lanes!(binary::<And>(run), lanes2::<And>(run)),
+        Kind::Or => lanes!(binary::<Or>(run), lanes2::<Or>(run)),
+        Kind::Xor => lanes!(binary::<Xor>(run), lanes2::<Xor>(run)),
+        Kind::Add => lanes!(binary::<Add>(run), lanes2::<Add>(run)),
+        Kind::Sub => lanes!(binary::<Sub>(run), lanes2::<Sub>(run)),
         Kind::Mul => binary::<Mul>(run),
-        Kind::Eq => binary::<Eq>(run),
-        Kind::Ne => binary::<Ne>(run),
-        Kind::LtU => binary::<LtU>(run),
-        Kind::LeU => binary::<LeU>(run),
+        Kind::Eq => lanes!(binary::<Eq>(run), lanes2::<Eq>(run)),
+        Kind::Ne => lanes!(binary::<Ne>(run), lanes2::<Ne>(run)),
+        Kind::LtU => lanes!(binary::<LtU>(run), lanes2::<LtU>(run)),
+        Kind::LeU => lanes!(binary::<LeU>(run), lanes2::<LeU>(run)),
         Kind::LtS => binary::<LtS>(run),
         Kind::LeS => binary::<LeS>(run),
-        Kind::Cat2 => binary::<Cat2>(run),
+        Kind::Cat2 => lanes!(binary::<Cat2>(run), lanes2::<Cat2>(run)),
         Kind::ShlV => binary::<ShlV>(run),
         Kind::ShrV => binary::<ShrV>(run),
         Kind::SraV => binary::<SraV>(run),
-        Kind::Mux => ternary::<Mux>(run),
-        Kind::Cat3 => ternary::<Cat3>(run),
+        Kind::Mux => lanes!(ternary::<Mux>(run), lanes3::<Mux>(run)),
+        Kind::Cat3 => lanes!(ternary::<Cat3>(run), lanes3::<Cat3>(run)),
         Kind::Slice2 => match run {
             None => (gather::slice2, None),
-            Some(st) => both(vector::slice2_run(st & 1 != 0)),
+            Some(st) => lanes!(
+                both(vector::slice2_run(st & 1 != 0)),
+                crate::lanes::slice2(st & 1 != 0)
+            ),
         },
         // Never runs (see `Kind::vectorizes`).
         Kind::CatN => (gather::cat_n, None),

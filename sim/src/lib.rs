@@ -97,6 +97,8 @@ mod gather;
 mod instr;
 mod jit;
 mod kernels;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 mod layout;
 mod levelize;
 mod lower;

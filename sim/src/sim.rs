@@ -403,11 +403,8 @@ impl Simulator {
             .collect();
         let source = || jit_source(&prog, &ports, &named, &domains);
         let jit = match start {
-            Start::Interpreted => Jit::Off,
-            Start::Compiled => {
-                let compiled = Compiled::obtain(source(), Tuning::Profiling, cache)?;
-                Jit::Ready(Box::new(compiled))
-            }
+            Start::Interpreted => Jit::off(),
+            Start::Compiled => Jit::running(Compiled::obtain(source(), Tuning::Profiling, cache)?),
             Start::Tiered => Jit::start(source(), cache),
         };
         let compiled_from = jit.ready().map(|_| 0);

@@ -36,34 +36,51 @@ enum Build {
     Done(Box<Result<Compiled, JitError>>),
 }
 
-/// The compiled engine of one simulator, as far as it has come.
-pub(crate) enum Jit {
-    /// None: the interpreter runs (chosen, or the host has no Cranelift back end).
-    Off,
-    /// Being built in the background; the interpreter runs meanwhile.
-    Building(JoinHandle<Result<Compiled, JitError>>),
-    /// Built: it runs every settle.
-    Ready(Box<Compiled>),
-    /// Built and running, while the engine tuned from its profile is built in the
-    /// background.
-    Tuning(Box<Compiled>, JoinHandle<Result<Compiled, JitError>>),
-    /// The background build failed (a simulator bug, or a design past the compiled
-    /// engine's limits): the interpreter runs, and [`Jit::wait`] reports the error.
-    Failed(JitError),
-    /// The tuned build failed (a simulator bug): the first engine runs on, and
-    /// [`Jit::wait`] reports the error.
-    Untuned(Box<Compiled>, JitError),
+/// The compiled engine of one simulator, as far as it has come: the engine
+/// running (none: the interpreter runs), the build in the background (the first
+/// engine's while none runs, else the tuned one's), and the error of a failed
+/// build. Each settle asks the first two, so each is one pointer test.
+pub(crate) struct Jit {
+    /// The compiled engine that runs every settle.
+    running: Option<Box<Compiled>>,
+    /// The build on a background thread: the first engine's (while the
+    /// interpreter runs) or the one tuned from the running engine's profile.
+    building: Option<JoinHandle<Result<Compiled, JitError>>>,
+    /// Why a build failed (a simulator bug, or a design past the compiled
+    /// engine's limits): if the first, the interpreter runs; if the tuned one,
+    /// the first engine runs on. [`Jit::wait`] reports it.
+    failed: Option<JitError>,
 }
 
 impl Jit {
+    /// No compiled engine: the interpreter runs (chosen, or the host has no
+    /// Cranelift back end).
+    pub fn off() -> Jit {
+        Jit {
+            running: None,
+            building: None,
+            failed: None,
+        }
+    }
+
+    /// `compiled` runs from the first settle.
+    pub fn running(compiled: Compiled) -> Jit {
+        Jit {
+            running: Some(Box::new(compiled)),
+            ..Jit::off()
+        }
+    }
+
     /// Starts obtaining the compiled engine of `source` on a background thread (on
     /// this thread if none can be started): loaded from `cache` when it holds it,
     /// else built (and stored there).
     pub fn start(source: Source, cache: Option<&CodeCache>) -> Jit {
+        let mut jit = Jit::off();
         match Self::build(source, Tuning::Profiling, cache) {
-            Build::Background(handle) => Jit::Building(handle),
-            Build::Done(built) => Jit::done(*built),
+            Build::Background(handle) => jit.building = Some(handle),
+            Build::Done(built) => jit.first_done(*built),
         }
+        jit
     }
 
     /// Starts obtaining the engine of `source` for `tuning` on a background thread,
@@ -98,107 +115,101 @@ impl Jit {
     /// Tunes the running engine from its profile (see [`Compiled::tunable`]):
     /// builds the tuned engine of `source` (the running one's) in the background
     /// if `background`, else at once, and adopts it when it is ready. Nothing
-    /// happens unless a profiling engine runs.
+    /// happens unless a profiling engine runs and nothing else is being built.
     pub fn tune(&mut self, source: Source, cache: Option<&CodeCache>, background: bool) {
-        let Jit::Ready(running) = self else { return };
-        let Some(tuning) = running.take_profile() else {
+        if self.building.is_some() {
+            return;
+        }
+        let Some(tuning) = self.running.as_mut().and_then(|r| r.take_profile()) else {
             return;
         };
-        let build = if background {
-            Self::build(source, tuning, cache)
-        } else {
-            Build::Done(Box::new(Compiled::obtain(source, tuning, cache)))
-        };
-        let Jit::Ready(running) = std::mem::replace(self, Jit::Off) else {
-            unreachable!("matched above");
-        };
-        *self = match build {
-            Build::Background(handle) => Jit::Tuning(running, handle),
-            Build::Done(built) => Self::tuned(running, *built),
-        };
-    }
-
-    /// The state after the tuned build that returned `built` for the `running`
-    /// engine: the tuned engine with the running one's flags, or if the build
-    /// failed (a simulator bug), the running engine, and the error for
-    /// [`Jit::wait`].
-    fn tuned(running: Box<Compiled>, built: Result<Compiled, JitError>) -> Jit {
-        match built {
-            Ok(mut tuned) => {
-                tuned.take_over(&running);
-                Jit::Ready(Box::new(tuned))
+        if background {
+            match Self::build(source, tuning, cache) {
+                Build::Background(handle) => self.building = Some(handle),
+                Build::Done(built) => self.tuned_done(*built),
             }
-            Err(e) => Jit::Untuned(running, e),
+        } else {
+            self.tuned_done(Compiled::obtain(source, tuning, cache));
         }
     }
 
-    /// The state after a build that returned `built`: an unsupported host leaves
-    /// the interpreter running without error.
-    fn done(built: Result<Compiled, JitError>) -> Jit {
+    /// Takes in the first engine's build result: an unsupported host leaves the
+    /// interpreter running without error.
+    fn first_done(&mut self, built: Result<Compiled, JitError>) {
         match built {
-            Ok(c) => Jit::Ready(Box::new(c)),
-            Err(JitError::Host(_)) => Jit::Off,
-            Err(e) => Jit::Failed(e),
+            Ok(c) => self.running = Some(Box::new(c)),
+            Err(JitError::Host(_)) => {}
+            Err(e) => self.failed = Some(e),
         }
     }
 
-    /// Adopts a background build that has finished (cheap when it has not: one
-    /// atomic load); says which engine took over just now, if one did.
+    /// Takes in the tuned engine's build result: the tuned engine takes over
+    /// with the running one's flags, or if the build failed (a simulator bug),
+    /// the running engine goes on and the error is kept for [`Jit::wait`].
+    fn tuned_done(&mut self, built: Result<Compiled, JitError>) {
+        match (built, self.running.as_mut()) {
+            (Ok(mut tuned), Some(running)) => {
+                tuned.take_over(running);
+                **running = tuned;
+            }
+            (Ok(_), None) => unreachable!("a tuned build starts from a running engine"),
+            (Err(e), _) => self.failed = Some(e),
+        }
+    }
+
+    /// Adopts a background build that has finished (cheap when there is none: a
+    /// pointer test; when one has not finished: one atomic load); says which
+    /// engine took over just now, if one did.
     #[inline]
     pub fn adopt(&mut self) -> Adopted {
-        match self {
-            Jit::Building(h) if h.is_finished() => {
-                self.join();
-                match self.ready() {
-                    Some(_) => Adopted::First,
-                    None => Adopted::Nothing,
-                }
-            }
-            Jit::Tuning(_, h) if h.is_finished() => {
-                self.join();
-                match self {
-                    Jit::Ready(_) => Adopted::Tuned,
-                    _ => Adopted::Nothing,
-                }
-            }
+        match &self.building {
+            Some(h) if h.is_finished() => self.join(),
             _ => Adopted::Nothing,
         }
     }
 
     /// The compiled engine if it is running (no adoption).
+    #[inline]
     pub fn ready(&self) -> Option<&Compiled> {
-        match self {
-            Jit::Ready(c) | Jit::Tuning(c, _) | Jit::Untuned(c, _) => Some(c),
-            _ => None,
-        }
+        self.running.as_deref()
     }
 
     /// [`ready`](Self::ready), to run it.
+    #[inline]
     pub fn ready_mut(&mut self) -> Option<&mut Compiled> {
-        match self {
-            Jit::Ready(c) | Jit::Tuning(c, _) | Jit::Untuned(c, _) => Some(c),
-            _ => None,
-        }
+        self.running.as_deref_mut()
     }
 
     /// Waits for a background build (the first engine's or a tuned one's) and
     /// adopts it; the error of a failed build.
     pub fn wait(&mut self) -> Result<(), JitError> {
         self.join();
-        match self {
-            Jit::Failed(e) | Jit::Untuned(_, e) => Err(e.clone()),
-            _ => Ok(()),
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
         }
     }
 
-    fn join(&mut self) {
-        let unwind = |panic| std::panic::resume_unwind(panic);
-        *self = match std::mem::replace(self, Jit::Off) {
-            Jit::Building(handle) => Jit::done(handle.join().unwrap_or_else(unwind)),
-            Jit::Tuning(running, handle) => {
-                Self::tuned(running, handle.join().unwrap_or_else(unwind))
-            }
-            other => other,
+    /// Waits for the background build, if any, and takes its result in; which
+    /// engine took over.
+    #[cold]
+    fn join(&mut self) -> Adopted {
+        let Some(handle) = self.building.take() else {
+            return Adopted::Nothing;
         };
+        let built = handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (ok, first) = (built.is_ok(), self.running.is_none());
+        if first {
+            self.first_done(built);
+        } else {
+            self.tuned_done(built);
+        }
+        match (ok, first) {
+            (false, _) => Adopted::Nothing,
+            (true, true) => Adopted::First,
+            (true, false) => Adopted::Tuned,
+        }
     }
 }
