@@ -8,15 +8,27 @@
 //! and operands, a choice between three loop variants, five saved registers),
 //! measured at 80–100 instructions a call on PANAMA and the fp32 adder tree. These
 //! loops need no overlap check (a run's destination is none of its operands, the
-//! [`RunKernel`] contract) and have one shape. Kinds without a four-lane form in
-//! AVX2 (64-bit multiply, population count, leading zeros, arithmetic and variable
-//! shifts) keep the `vector` loops, as does every kind on a CPU without AVX2 (the
-//! CPU is checked once, when a step's loop is chosen).
+//! [`RunKernel`] contract) and have one shape. The other kinds keep the `vector`
+//! loops: those AVX2 has no instruction for (64-bit multiply, replication, parity,
+//! leading zeros) and those measured rare in runs (arithmetic and variable shifts,
+//! signed comparisons; the `vector` loops left run 811 of the fp32 tree's 20,328
+//! instructions a cycle). So does every kind on a CPU without AVX2 (the CPU is
+//! checked once, when a step's loop is chosen).
 //!
 //! Each form computes exactly what its kind's scalar operation in `ops` computes,
 //! shift distances taken modulo 64 as the scalar code's are in a release build;
 //! `jit`'s `every_run_matches_the_interpreter` holds them to the interpreter's loops
-//! at every operand stride and every length modulo four.
+//! at every operand stride and every length from 8 to 24.
+//!
+//! # Safety
+//!
+//! The loops run AVX2 instructions without checking the CPU. They are private to
+//! this module, whose only way to hand one out ([`unary`], [`binary`], [`ternary`],
+//! [`slice2`]) checks `is_x86_feature_detected!("avx2")` first. A loop accesses
+//! exactly the words the [`RunKernel`] contract lists: the `n` destination words,
+//! each consecutive operand's `n` words (`n + 1` for a two-word slice), and the one
+//! word of an operand of stride 0 (two for a slice); the masked rest loads and stores
+//! only the lanes below `n` (`vpmaskmovq` does not touch the others).
 
 use crate::instr::Rec;
 use crate::ops::{Binary, Ternary, Unary};
