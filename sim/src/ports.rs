@@ -108,13 +108,19 @@ impl Simulator {
                 return Err(too_wide(p));
             }
             let dst = &mut self.vals[off as usize..(off + words) as usize];
-            let mut changed = false;
-            for (k, d) in dst.iter_mut().enumerate() {
-                let v = value.get(k).copied().unwrap_or(0);
-                changed |= *d != v;
+            // The differences or-ed without a branch or an index check per word,
+            // so that the compiler vectorizes the loop.
+            let given = value.len().min(dst.len());
+            let (set, missing) = dst.split_at_mut(given);
+            let mut diff = 0;
+            for (d, &v) in set.iter_mut().zip(&value[..given]) {
+                diff |= *d ^ v;
                 *d = v;
             }
-            changed
+            for d in missing {
+                diff |= std::mem::take(d);
+            }
+            diff != 0
         };
         if changed {
             self.touch(cone);
