@@ -19,13 +19,10 @@ fn both(run: RunLoops) -> Loops {
 }
 
 /// `loops` with the compiled engine's call replaced by `call` (an explicit AVX2
-/// one, see [`lanes`](crate::lanes)) if it is a run and there is one.
+/// one, see [`lanes`](crate::lanes), given only for a run) if there is one.
 #[cfg(target_arch = "x86_64")]
-fn with_call(loops: Loops, call: Option<RunKernel>) -> Loops {
-    match (loops, call) {
-        ((step, Some(_)), Some(call)) => (step, Some(call)),
-        (loops, _) => loops,
-    }
+fn with_call((step, run_call): Loops, call: Option<RunKernel>) -> Loops {
+    (step, call.or(run_call))
 }
 
 /// `$loops`, with the run call `$call` where the kind has an explicit AVX2 form and

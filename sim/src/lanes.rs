@@ -187,9 +187,9 @@ unsafe fn single<const MANY: bool>(p: *const u64) -> V {
     }
 }
 
-/// Runs a call's loop: `$f` of the four instances from `j` into the destination,
-/// four vectors per iteration, then one at a time, then the masked rest.
-/// `$load(j)` and `$masked(j, mask)` give the operands.
+/// Runs a call's loop into the destination: four vectors per iteration, then one
+/// at a time, then the masked rest. `$load(j)` is the result of the four instances
+/// from `j`, `$masked(j, mask)` the same from operands loaded in `mask`'s lanes.
 macro_rules! run_loop {
     ($n:expr, $d:expr, |$j:ident| $load:expr, |$jm:ident, $mask:ident| $masked:expr) => {{
         let (n, d): (usize, *mut u64) = ($n, $d);

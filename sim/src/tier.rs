@@ -78,7 +78,7 @@ impl Jit {
         let mut jit = Jit::off();
         match Self::build(source, Tuning::Profiling, cache) {
             Build::Background(handle) => jit.building = Some(handle),
-            Build::Done(built) => jit.first_done(*built),
+            Build::Done(built) => _ = jit.first_done(*built),
         }
         jit
     }
@@ -126,34 +126,42 @@ impl Jit {
         if background {
             match Self::build(source, tuning, cache) {
                 Build::Background(handle) => self.building = Some(handle),
-                Build::Done(built) => self.tuned_done(*built),
+                Build::Done(built) => _ = self.tuned_done(*built),
             }
         } else {
             self.tuned_done(Compiled::obtain(source, tuning, cache));
         }
     }
 
-    /// Takes in the first engine's build result: an unsupported host leaves the
-    /// interpreter running without error.
-    fn first_done(&mut self, built: Result<Compiled, JitError>) {
+    /// Takes in the first engine's build result (an unsupported host leaves the
+    /// interpreter running without error); whether the engine took over.
+    fn first_done(&mut self, built: Result<Compiled, JitError>) -> Adopted {
         match built {
-            Ok(c) => self.running = Some(Box::new(c)),
+            Ok(c) => {
+                self.running = Some(Box::new(c));
+                return Adopted::First;
+            }
             Err(JitError::Host(_)) => {}
             Err(e) => self.failed = Some(e),
         }
+        Adopted::Nothing
     }
 
     /// Takes in the tuned engine's build result: the tuned engine takes over
     /// with the running one's flags, or if the build failed (a simulator bug),
     /// the running engine goes on and the error is kept for [`Jit::wait`].
-    fn tuned_done(&mut self, built: Result<Compiled, JitError>) {
+    fn tuned_done(&mut self, built: Result<Compiled, JitError>) -> Adopted {
         match (built, self.running.as_mut()) {
             (Ok(mut tuned), Some(running)) => {
                 tuned.take_over(running);
                 **running = tuned;
+                Adopted::Tuned
             }
             (Ok(_), None) => unreachable!("a tuned build starts from a running engine"),
-            (Err(e), _) => self.failed = Some(e),
+            (Err(e), _) => {
+                self.failed = Some(e);
+                Adopted::Nothing
+            }
         }
     }
 
@@ -200,16 +208,9 @@ impl Jit {
         let built = handle
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let (ok, first) = (built.is_ok(), self.running.is_none());
-        if first {
-            self.first_done(built);
-        } else {
-            self.tuned_done(built);
-        }
-        match (ok, first) {
-            (false, _) => Adopted::Nothing,
-            (true, true) => Adopted::First,
-            (true, false) => Adopted::Tuned,
+        match self.running {
+            None => self.first_done(built),
+            Some(_) => self.tuned_done(built),
         }
     }
 }

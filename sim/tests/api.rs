@@ -407,3 +407,44 @@ fn a_tuned_engine_takes_over_after_its_profile_and_comes_from_the_cache_too() {
     );
     assert_eq!(run(), (true, true));
 }
+
+/// A tiered start switches engines at a settle, with no wait: from the
+/// interpreter to the first compiled engine, then, its profile complete, to the
+/// tuned one; each switch records the cycle it happened at, and the results stay
+/// the reference's throughout. (The builds run in the background: the loop gives
+/// them a generous bound, not a time to meet.)
+#[test]
+fn a_tiered_start_records_each_switch_at_the_settle_it_happens() {
+    use sim::Backend;
+    let m = module();
+    let mut tiered = Simulator::new(&m).unwrap();
+    tiered.set_tune_after(Some(5));
+    let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+    agree_after_reset(&mut tiered, &mut reference, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut cycle = 0;
+    let mut first = None;
+    while tiered.tuned_stats().is_none() && std::time::Instant::now() < deadline {
+        agree(&mut tiered, &mut reference, cycle..cycle + 10);
+        cycle += 10;
+        if tiered.backend() == Backend::Compiled && first.is_none() {
+            first = Some(tiered.cycles());
+        }
+    }
+    let seen = first.expect("the compiled engine took over within the bound");
+    let from = tiered
+        .compiled_from_cycle()
+        .expect("the first switch is recorded");
+    assert!(
+        from <= seen,
+        "compiled from cycle {from}, seen running at {seen}"
+    );
+    let (tuned_from, _) = tiered
+        .tuned_stats()
+        .expect("the tuned engine took over within the bound");
+    assert!(
+        from < tuned_from && tuned_from <= tiered.cycles(),
+        "first engine from {from}, tuned from {tuned_from}, now {}",
+        tiered.cycles()
+    );
+}
