@@ -82,16 +82,34 @@ pub fn negative_zero(format: FpFormat) -> u64 {
 /// The sum of `operands` (absent ones as −0.0) in PANAMA's tree order: each level
 /// adds pairs (0,1), (2,3), …, and an odd last operand moves up unchanged.
 pub fn tree_sum(format: FpFormat, ftz: bool, operands: &[Option<u64>]) -> u64 {
-    let mut level: Vec<u64> = operands
-        .iter()
-        .map(|o| o.unwrap_or(negative_zero(format)))
-        .collect();
-    if level.is_empty() {
+    /// Operands summed in a buffer on the stack (PANAMA has at most 16 ports);
+    /// more go through a vector.
+    const ON_STACK: usize = 32;
+    let value = |o: &Option<u64>| o.unwrap_or(negative_zero(format));
+    if operands.len() <= ON_STACK {
+        let mut level = [0u64; ON_STACK];
+        let level = &mut level[..operands.len()];
+        for (l, o) in level.iter_mut().zip(operands) {
+            *l = value(o);
+        }
+        reduce_in_place(format, ftz, level)
+    } else {
+        reduce_in_place(
+            format,
+            ftz,
+            &mut operands.iter().map(value).collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// The tree order's sum of `level` (−0.0 when empty), computed in place: each
+/// level's pair `i` (words 2i and 2i + 1, an odd last word carried) becomes word
+/// `i`, which no later pair of the level reads.
+fn reduce_in_place(format: FpFormat, ftz: bool, level: &mut [u64]) -> u64 {
+    let mut len = level.len();
+    if len == 0 {
         return negative_zero(format);
     }
-    // Each level in place: pair `i` (words 2i and 2i + 1, an odd last word
-    // carried) becomes word `i`, which no later pair of the level reads.
-    let mut len = level.len();
     while len > 1 {
         for i in 0..len / 2 {
             level[i] = add(format, ftz, level[2 * i], level[2 * i + 1]);
@@ -145,6 +163,21 @@ pub fn tree_lane_sums(format: FpFormat, ftz: bool, ops: &[Vec<u64>], flags: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tree_sums_of_many_operands_are_exact_small_integers() {
+        // Integers up to 2^24 add exactly in fp32, so any order gives n(n+1)/2;
+        // 33 and more operands take the vector path, 32 and fewer the stack's.
+        let f = FpFormat::Fp32;
+        for n in [1u64, 2, 3, 31, 32, 33, 40, 64] {
+            let ops: Vec<Option<u64>> = (1..=n).map(|i| Some(from_f64(f, i as f64))).collect();
+            assert_eq!(
+                to_f64(f, tree_sum(f, false, &ops)),
+                (n * (n + 1) / 2) as f64
+            );
+        }
+        assert_eq!(tree_sum(f, false, &[]), negative_zero(f));
+    }
 
     #[test]
     fn specials_follow_the_contract() {

@@ -10,7 +10,8 @@ use super::config::{ConfigError, GoldenConfig};
 use super::counters::{AccountingError, Counters};
 use super::frame::{classify, AggPacket, Class, FrameError, Malformed};
 use super::header::HEADERS_LEN;
-use super::result::result_frame;
+use super::payload;
+use super::result::result_headers;
 use crate::golden::fp::tree_sum;
 use std::collections::VecDeque;
 use thiserror::Error;
@@ -386,19 +387,20 @@ fn aggregate(
         .collect();
     let ecn = popped.iter().fold(0, |acc, q| acc | q.packet.ecn);
     let bitmap = u32::from(config.slots[slot].ports);
+    let result_error = |source| GoldenError::Result { slot, source };
+    let payload = payload::encode(config.format, &sum).map_err(result_error)?;
     let results = popped
         .iter()
         .zip(part)
         .map(|(q, &p)| {
-            result_frame(&q.header, ecn, bitmap, config.format, &sum)
-                .map(|bytes| OutFrame {
-                    dst: config.port_codes[p],
-                    input: q.input,
-                    bytes,
-                })
-                .map_err(|source| GoldenError::Result { slot, source })
+            let headers = result_headers(&q.header, ecn, bitmap).map_err(result_error)?;
+            Ok(OutFrame {
+                dst: config.port_codes[p],
+                input: q.input,
+                bytes: [headers.as_slice(), &payload].concat(),
+            })
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, GoldenError>>()?;
     Ok(Aggregation {
         slot,
         seq: popped.first().map_or(0, |q| q.packet.header.seq),

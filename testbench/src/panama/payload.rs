@@ -8,19 +8,37 @@ use hdl::blocks::fp::FpFormat;
 /// Encodes `elements` as little-endian `format` values; an element with bits above
 /// the format's width is an error naming its index.
 pub fn encode(format: FpFormat, elements: &[u64]) -> Result<Vec<u8>, FrameError> {
-    let n = elem_bytes(format);
-    let mut out = Vec::with_capacity(elements.len() * n);
-    for (index, &value) in elements.iter().enumerate() {
-        if value >> format.width() != 0 {
-            return Err(FrameError::ElementTooWide {
-                index,
-                value,
-                format,
-            });
-        }
-        out.extend_from_slice(&value.to_le_bytes()[..n]);
-    }
+    let mut out = Vec::new();
+    encode_into(format, elements, &mut out)?;
     Ok(out)
+}
+
+/// [`encode`], appending to `out` (which is left as it was on an error).
+pub fn encode_into(
+    format: FpFormat,
+    elements: &[u64],
+    out: &mut Vec<u8>,
+) -> Result<(), FrameError> {
+    if let Some(index) = elements.iter().position(|&v| v >> format.width() != 0) {
+        return Err(FrameError::ElementTooWide {
+            index,
+            value: elements[index],
+            format,
+        });
+    }
+    match format {
+        FpFormat::Fp32 => put::<4>(elements, out),
+        FpFormat::Bf16 | FpFormat::Fp16 => put::<2>(elements, out),
+    }
+    Ok(())
+}
+
+/// The low `N` bytes of each element, little-endian, appended to `out`.
+fn put<const N: usize>(elements: &[u64], out: &mut Vec<u8>) {
+    out.reserve(elements.len() * N);
+    for &value in elements {
+        out.extend_from_slice(&value.to_le_bytes()[..N]);
+    }
 }
 
 /// Decodes whole little-endian `format` elements from `bytes`; a trailing partial

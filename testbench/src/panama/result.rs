@@ -10,7 +10,7 @@
 
 use super::frame::FrameError;
 use super::header::{
-    offset, FLAG_RESULT, HEADERS_LEN, IPV4_LEN, IPV4_OFFSET, PANAMA_OFFSET, UDP_OFFSET,
+    elem_bytes, offset, FLAG_RESULT, HEADERS_LEN, IPV4_LEN, IPV4_OFFSET, PANAMA_OFFSET, UDP_OFFSET,
 };
 use super::payload;
 use hdl::blocks::fp::FpFormat;
@@ -42,6 +42,21 @@ pub fn result_frame(
     format: FpFormat,
     sum: &[u64],
 ) -> Result<Vec<u8>, FrameError> {
+    let mut frame = Vec::with_capacity(HEADERS_LEN + sum.len() * elem_bytes(format));
+    frame.extend_from_slice(&result_headers(worker_header, ecn, bitmap)?);
+    payload::encode_into(format, sum, &mut frame)?;
+    Ok(frame)
+}
+
+/// The headers of [`result_frame`]: the worker's, with the addresses and ports
+/// swapped, `ecn`, the result flag and `bitmap` written and the IPv4 checksum
+/// computed again (the lengths stay: a result's payload is as long as the
+/// worker's).
+pub fn result_headers(
+    worker_header: &[u8; HEADERS_LEN],
+    ecn: u8,
+    bitmap: u32,
+) -> Result<[u8; HEADERS_LEN], FrameError> {
     if ecn > 3 {
         return Err(FrameError::FieldRange {
             field: "IPv4 ECN",
@@ -65,9 +80,7 @@ pub fn result_frame(
     h[PANAMA_OFFSET + offset::FLAGS] |= FLAG_RESULT;
     let at = PANAMA_OFFSET + offset::BITMAP;
     h[at..at + 4].copy_from_slice(&bitmap.to_be_bytes());
-    let mut frame = h.to_vec();
-    frame.extend_from_slice(&payload::encode(format, sum)?);
-    Ok(frame)
+    Ok(h)
 }
 
 #[cfg(test)]
