@@ -6,9 +6,10 @@
 //! when the compiled engine is ready; Verilator: cold build into an empty cache, then
 //! a cached load) and steady-state cycles per second (native: on the compiled
 //! engine), with the ratios to Verilator. Each engine runs once per round, the
-//! rounds one after the other, and the table gives each rate's median and range
-//! and the median and range of the rounds' ratios (a round's two runs follow each
-//! other, so their ratio moves less with the machine's load than either rate).
+//! engines taking turns in 16 slices of the round's cycles (so that a change in
+//! the machine's speed during a round falls on every engine alike), and the table
+//! gives each rate's median and range and the median and range of the rounds'
+//! ratios.
 //!
 //! `cargo run --release -p testbench --example bench [-- --cycles N] [--repeat R]`
 //! (defaults 200000 cycles, 3 rounds)
@@ -99,33 +100,80 @@ fn stimulus(dut: &dyn Dut) -> Stimulus {
         .collect()
 }
 
-/// Cycles per second of `dut` over `cycles` cycles: inputs set, one clock cycle,
-/// every output read.
-fn run(dut: &mut dyn Dut, stim: &Stimulus, cycles: usize) -> f64 {
-    dut.reset(2);
-    let outputs: Vec<usize> = dut
-        .ports()
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.direction == Direction::Output)
-        .map(|(i, _)| i)
-        .collect();
-    let widest = dut.ports().iter().map(|p| p.width.div_ceil(64)).max();
-    let mut buf = vec![0u64; widest.unwrap_or(1) as usize];
-    let start = Instant::now();
-    let mut sink = 0u64;
-    for sets in stim.iter().cycle().take(cycles) {
-        for (port, words) in sets {
-            dut.set(*port, words).expect("stimulus fits the port");
-        }
-        dut.step();
-        for o in &outputs {
-            dut.get_into(*o, &mut buf).expect("readable");
-            sink ^= buf[0];
+/// The slices a round is cut into: the engines take turns slice by slice, so
+/// that a change in the machine's speed during the round falls on every engine
+/// alike.
+const SLICES: usize = 16;
+
+/// One engine's run through a round: inputs set, one clock cycle, every output
+/// read, `cycles` times, made a slice at a time.
+struct Run<'a> {
+    dut: &'a mut dyn Dut,
+    outputs: Vec<usize>,
+    buf: Vec<u64>,
+    /// Cycles run so far.
+    done: usize,
+    sink: u64,
+    wall: Duration,
+}
+
+impl<'a> Run<'a> {
+    /// A run of `dut` from a reset.
+    fn new(dut: &'a mut dyn Dut) -> Run<'a> {
+        dut.reset(2);
+        let outputs = (dut.ports().iter().enumerate())
+            .filter(|(_, p)| p.direction == Direction::Output)
+            .map(|(i, _)| i)
+            .collect();
+        let widest = dut.ports().iter().map(|p| p.width.div_ceil(64)).max();
+        Run {
+            dut,
+            outputs,
+            buf: vec![0; widest.unwrap_or(1) as usize],
+            done: 0,
+            sink: 0,
+            wall: Duration::ZERO,
         }
     }
-    std::hint::black_box(sink);
-    cycles as f64 / start.elapsed().as_secs_f64()
+
+    /// The next `cycles` cycles of `stim`, timed.
+    fn slice(&mut self, stim: &Stimulus, cycles: usize) {
+        let start = Instant::now();
+        for sets in stim
+            .iter()
+            .cycle()
+            .skip(self.done % stim.len())
+            .take(cycles)
+        {
+            for (port, words) in sets {
+                self.dut.set(*port, words).expect("stimulus fits the port");
+            }
+            self.dut.step();
+            for o in &self.outputs {
+                self.dut.get_into(*o, &mut self.buf).expect("readable");
+                self.sink ^= self.buf[0];
+            }
+        }
+        self.wall += start.elapsed();
+        self.done += cycles;
+    }
+}
+
+/// One round: every engine of `duts` runs `cycles` cycles of `stim` from a reset,
+/// the engines taking turns in [`SLICES`] slices; each engine's cycles per second.
+fn round(duts: [&mut dyn Dut; 3], stim: &Stimulus, cycles: usize) -> [f64; 3] {
+    let mut runs = duts.map(Run::new);
+    let slice = cycles.div_ceil(SLICES);
+    for k in 0..SLICES {
+        let n = slice.min(cycles - (k * slice).min(cycles));
+        for run in &mut runs {
+            run.slice(stim, n);
+        }
+    }
+    runs.map(|run| {
+        std::hint::black_box(run.sink);
+        run.done as f64 / run.wall.as_secs_f64()
+    })
 }
 
 fn ms(d: Duration) -> String {
@@ -161,7 +209,8 @@ fn main() {
     };
     println!(
         "{cycles} cycles per run; inputs set and outputs read every cycle through the Dut trait; \
-         {rounds} rounds, each engine once per round: medians (range)"
+         {rounds} rounds, each engine once per round, the engines taking turns in {SLICES} \
+         slices of a round: medians (range)"
     );
     println!("Verilator flags: {}\n", cold_opts.describe());
     println!("| design | native first cycle / compiled engine ready | Verilator first cycle (cold / cached) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
@@ -190,9 +239,14 @@ fn main() {
         let stim = stimulus(&native);
         let mut rates = [vec![], vec![], vec![]];
         for _ in 0..rounds {
-            rates[0].push(run(&mut native, &stim, cycles));
-            rates[1].push(run(&mut interpreted, &stim, cycles));
-            rates[2].push(run(&mut verilator, &stim, cycles));
+            let round = round(
+                [&mut native, &mut interpreted, &mut verilator],
+                &stim,
+                cycles,
+            );
+            for (rates, rate) in rates.iter_mut().zip(round) {
+                rates.push(rate);
+            }
         }
         let ratios = |engine: usize| -> Vec<f64> {
             (rates[engine].iter().zip(&rates[2]))

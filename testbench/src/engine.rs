@@ -92,8 +92,15 @@ impl Engine {
     }
 }
 
+/// The slices a replay on several engines is cut into: the engines take turns
+/// slice by slice, so that a change in the machine's speed during the replays
+/// (this project's VM moves by up to a factor of two within seconds) falls on
+/// every engine alike instead of on whichever ran then.
+pub const REPLAY_SLICES: usize = 16;
+
 /// Replays `script` (a recorded run of `module`) on each of `engines`, each on a
-/// fresh model with its clocks from `clocks` (Verilator's without tracing): the
+/// fresh model with its clocks from `clocks` (Verilator's without tracing), the
+/// models taking turns in [`REPLAY_SLICES`] slices of the script's calls: the
 /// engine-only times, in the order of `engines`.
 pub fn replay_on_each(
     engines: &[Engine],
@@ -101,13 +108,26 @@ pub fn replay_on_each(
     clocks: &[DomainClock],
     script: &Script,
 ) -> Result<Vec<Replayed>> {
-    engines
-        .iter()
-        .map(|&engine| {
-            let (mut dut, _) = engine.build(module, false, clocks)?;
-            let replayed = (script.replay(dut.as_mut()))
+    let mut duts = (engines.iter())
+        .map(|&engine| Ok(engine.build(module, false, clocks)?.0))
+        .collect::<Result<Vec<_>>>()?;
+    let mut replays = (duts.iter().zip(engines))
+        .map(|(dut, engine)| {
+            (script.start(dut.as_ref()))
+                .with_context(|| format!("replaying the recorded run on the {engine} engine"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let slice = script.calls().div_ceil(REPLAY_SLICES).max(1);
+    while replays.iter().any(|r| !r.done()) {
+        for ((replay, dut), engine) in replays.iter_mut().zip(&mut duts).zip(engines) {
+            (replay.advance(dut.as_mut(), slice))
                 .with_context(|| format!("replaying the recorded run on the {engine} engine"))?;
-            Ok(replayed)
+        }
+    }
+    (replays.into_iter().zip(engines))
+        .map(|(replay, &engine)| {
+            (replay.finish(engine))
+                .with_context(|| format!("replaying the recorded run on the {engine} engine"))
         })
         .collect()
 }
@@ -346,16 +366,18 @@ pub fn repeat_report(cycles: u64, rounds: &[Vec<EngineTime>]) -> Option<String> 
 
 /// The lines of the engine-only comparison over `cycles` cycles: a run's calls on
 /// the design replayed on each engine without the test bench (see
-/// [`Script`](crate::dut::Script)), per engine its cycles per second and, beside
-/// Verilator, the ratio to Verilator's. `None` without replays.
+/// [`Script`](crate::dut::Script) and [`replay_on_each`]), per engine its cycles
+/// per second and, beside Verilator, the ratio to Verilator's. `None` without
+/// replays.
 pub fn engine_only_report(cycles: u64, replays: &[Replayed]) -> Option<String> {
     if replays.is_empty() {
         return None;
     }
     let rate = |r: &Replayed| cycles as f64 / r.wall.as_secs_f64().max(1e-9);
     let verilator = replays.iter().find(|r| r.engine == Engine::Verilator);
-    let mut out = String::from(
-        "engine only (the run's calls on the design replayed on a fresh model, no test bench):",
+    let mut out = format!(
+        "engine only (the run's calls on the design replayed on a fresh model per engine, \
+         the engines taking turns in {REPLAY_SLICES} slices; no test bench):"
     );
     for r in replays {
         out += &format!(

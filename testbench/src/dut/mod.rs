@@ -9,7 +9,7 @@ mod verilated;
 
 pub use lockstep::Lockstep;
 pub use native::NativeDut;
-pub use replay::{Recorder, Replayed, Script};
+pub use replay::{Recorder, Replay, Replayed, Script};
 pub use verilated::VerilatorDut;
 
 use crate::engine::Engine;

@@ -78,28 +78,64 @@ impl Script {
     /// its clocks set) and times them; an error if its ports are not the recorded
     /// design's, or if it read other values than the recorded run.
     pub fn replay(&self, dut: &mut dyn Dut) -> Result<Replayed, DutError> {
-        let widths = &self.widths;
-        if *widths != word_widths(dut) {
+        let mut replay = self.start(dut)?;
+        replay.advance(dut, self.calls())?;
+        replay.finish(dut.engine())
+    }
+
+    /// A replay of this script on `dut` that makes its calls when told to (see
+    /// [`Replay::advance`]), so that several models can take turns; an error if
+    /// `dut`'s ports are not the recorded design's.
+    pub fn start(&self, dut: &dyn Dut) -> Result<Replay<'_>, DutError> {
+        if self.widths != word_widths(dut) {
             return Err(DutError::BadValue {
                 port: "*".into(),
                 reason: "the design replayed has other ports than the one recorded".into(),
             });
         }
-        let mut scratch = vec![0u64; widths.iter().copied().max().unwrap_or(1)];
-        let mut digest = 0;
-        let mut next = 0;
+        Ok(Replay {
+            script: self,
+            scratch: vec![0; self.widths.iter().copied().max().unwrap_or(1)],
+            at: 0,
+            next: 0,
+            digest: 0,
+            wall: Duration::ZERO,
+        })
+    }
+}
+
+/// A replay under way on one model (see [`Script::start`]): the calls made so far,
+/// the digest of what they read and how long they took.
+pub struct Replay<'s> {
+    script: &'s Script,
+    scratch: Vec<u64>,
+    /// The next call.
+    at: usize,
+    /// The next word of [`Script::words`].
+    next: usize,
+    digest: u64,
+    wall: Duration,
+}
+
+impl Replay<'_> {
+    /// Makes the next `calls` recorded calls on `dut` (the model the replay was
+    /// started on; fewer at the script's end) and adds their time to the replay's.
+    pub fn advance(&mut self, dut: &mut dyn Dut, calls: usize) -> Result<(), DutError> {
+        let script = self.script;
+        let widths = &script.widths;
+        let end = self.at.saturating_add(calls).min(script.ops.len());
         let started = Instant::now();
-        for &op in &self.ops {
+        for &op in &script.ops[self.at..end] {
             match op {
                 Op::Set(port) => {
                     let n = widths[port as usize];
-                    dut.set(port as usize, &self.words[next..next + n])?;
-                    next += n;
+                    dut.set(port as usize, &script.words[self.next..self.next + n])?;
+                    self.next += n;
                 }
                 Op::Read(port) => {
-                    let out = &mut scratch[..widths[port as usize]];
+                    let out = &mut self.scratch[..widths[port as usize]];
                     dut.get_into(port as usize, out)?;
-                    digest = fold(digest, out);
+                    self.digest = fold(self.digest, out);
                 }
                 Op::Edge => {
                     dut.step_edge();
@@ -109,19 +145,38 @@ impl Script {
                 Op::Reset(n) => dut.reset(u64::from(n)),
             }
         }
-        let wall = started.elapsed();
-        if digest != self.digest {
-            return Err(DutError::BadValue {
-                port: "*".into(),
-                reason: format!(
-                    "the {} engine read other values replaying the recorded run",
-                    dut.engine()
-                ),
-            });
+        self.wall += started.elapsed();
+        self.at = end;
+        Ok(())
+    }
+
+    /// Whether every recorded call has been made.
+    pub fn done(&self) -> bool {
+        self.at == self.script.ops.len()
+    }
+
+    /// What the replay on `engine` measured, once every call has been made; an
+    /// error if calls remain or if it read other values than the recorded run.
+    pub fn finish(self, engine: Engine) -> Result<Replayed, DutError> {
+        let wrong = |reason: String| DutError::BadValue {
+            port: "*".into(),
+            reason,
+        };
+        if !self.done() {
+            return Err(wrong(format!(
+                "the replay on the {engine} engine stopped after {} of {} calls",
+                self.at,
+                self.script.ops.len()
+            )));
+        }
+        if self.digest != self.script.digest {
+            return Err(wrong(format!(
+                "the {engine} engine read other values replaying the recorded run"
+            )));
         }
         Ok(Replayed {
-            engine: dut.engine(),
-            wall,
+            engine,
+            wall: self.wall,
         })
     }
 }
@@ -288,6 +343,28 @@ mod tests {
             let replayed = script.replay(&mut dut).unwrap();
             assert_eq!(replayed.engine, dut.engine());
         }
+    }
+
+    #[test]
+    fn replays_taking_turns_in_slices_read_what_the_run_read() {
+        let script = record();
+        let m = hdl::blocks::counter::up_counter(8).unwrap();
+        let mut duts = [Backend::Interpreted, Backend::Compiled]
+            .map(|backend| NativeDut::with_backend(&m, backend).unwrap());
+        let [a, b] = &mut duts;
+        let (mut ra, mut rb) = (script.start(a).unwrap(), script.start(b).unwrap());
+        // Slices of 7 calls cut the script's cycles (four calls each) anywhere.
+        while !(ra.done() && rb.done()) {
+            ra.advance(a, 7).unwrap();
+            rb.advance(b, 7).unwrap();
+        }
+        assert_eq!(ra.finish(a.engine()).unwrap().engine, a.engine());
+        rb.finish(b.engine()).unwrap();
+        // A replay finished before its last call is an error, not a time.
+        let mut early = script.start(a).unwrap();
+        early.advance(a, script.calls() - 1).unwrap();
+        let err = early.finish(a.engine()).unwrap_err().to_string();
+        assert!(err.contains("stopped after"), "{err}");
     }
 
     #[test]
