@@ -41,8 +41,8 @@ impl From<EngineArg> for Engine {
     }
 }
 
-/// Shows a run's progress as a bar on stderr, one per engine; `unit` names the
-/// steps (`input beats`, `frames`).
+/// Shows a run's progress as a bar on stderr (with several engines taking turns,
+/// the first engine's); `unit` names the steps (`input beats`, `frames`).
 pub fn show_progress(bar: &mut Option<ProgressBar>, p: Progress, unit: &str) {
     match p {
         Progress::Start { engine, total } => {

@@ -355,7 +355,7 @@ fn run_frames(
     mhz: f64,
     golden_cfg: GoldenConfig,
     frames: Vec<InFrame>,
-    rng: impl rand::Rng + Clone,
+    rng: impl rand::Rng + Clone + Sync,
 ) -> Result<()> {
     let options = MeasureOptions {
         engine: args.engine.into(),

@@ -3,6 +3,7 @@
 //! domains run at.
 
 use crate::dut::{CompiledStart, Dut, NativeDut, Replayed, Script, VerilatorDut};
+use crate::turns::SLICE_CYCLES;
 use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
 use gen::board::Board;
@@ -330,7 +331,8 @@ pub fn repeat_report(cycles: u64, rounds: &[Vec<EngineTime>]) -> Option<String> 
             .collect()
     };
     let mut out = format!(
-        "over {} rounds (every engine once per round, a fresh model each time):",
+        "over {} rounds (every engine once per round on a fresh model, the engines taking \
+         turns every {SLICE_CYCLES} cycles):",
         rounds.len()
     );
     for &e in &engines {

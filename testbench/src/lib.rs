@@ -16,5 +16,6 @@ pub mod models;
 pub mod panama;
 pub mod pins;
 pub mod rng;
+pub mod turns;
 pub mod verilator;
 pub mod waveform;

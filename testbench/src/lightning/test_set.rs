@@ -5,7 +5,6 @@
 //! compared to the golden model.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use hdl::lightning::datapath::{datapath, fail_reason_text};
@@ -18,6 +17,7 @@ use super::model_files::Workload;
 use super::photonic::{NoisyCore, TESTBED_SIGMA};
 use crate::dut::{Dut, Recorder, Replayed};
 use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime};
+use crate::turns::Baton;
 
 /// How the test set runs.
 #[derive(Clone, Debug)]
@@ -120,16 +120,33 @@ impl<'a> TestSet<'a> {
     pub fn run(&self, clocks: &[DomainClock]) -> Result<TestSetRun> {
         let mut engines: Vec<EnginePasses> = Vec::new();
         let mut rounds = Vec::new();
+        let all = self.options.engine.engines();
         for round in 0..self.options.repeat.max(1) {
+            // A second engine's VCD goes beside the first's; later rounds write none.
+            let vcd = |k: usize| match &self.options.vcd {
+                _ if round > 0 => None,
+                Some(p) if k > 0 => Some(p.with_extension(format!("{}.vcd", all[k].name()))),
+                other => other.clone(),
+            };
+            // The engines take turns (see `turns`), each on its own thread.
+            let baton = Baton::new(all.len());
+            let runs = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..all.len())
+                    .map(|k| {
+                        let (baton, vcd) = (&baton, vcd(k));
+                        scope.spawn(move || self.run_engine(all[k], clocks, vcd, (baton, k)))
+                    })
+                    .collect();
+                (handles.into_iter())
+                    .map(|h| match h.join() {
+                        Ok(run) => run,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    })
+                    .collect::<Vec<_>>()
+            });
             let mut times = Vec::new();
-            for (k, &engine) in self.options.engine.engines().iter().enumerate() {
-                // A second engine's VCD goes beside the first's; later rounds write none.
-                let vcd = match &self.options.vcd {
-                    _ if round > 0 => None,
-                    Some(p) if k > 0 => Some(p.with_extension(format!("{}.vcd", engine.name()))),
-                    other => other.clone(),
-                };
-                let passes = self.run_engine(engine, clocks, vcd.as_deref())?;
+            for (passes, &engine) in runs.into_iter().zip(all) {
+                let passes = passes?;
                 if let Some(first) = engines.first() {
                     if passes.exact.runs != first.exact.runs
                         || passes.noisy.runs != first.noisy.runs
@@ -185,7 +202,15 @@ impl<'a> TestSet<'a> {
         let (mut dut, _) = engines[0].build(&self.module, false, clocks)?;
         let mut recorder = Recorder::new(dut.as_mut());
         recorder.reset(2);
-        let exact = pass(&mut recorder, set, &self.ports, 0.0, options, None)?;
+        let exact = pass(
+            &mut recorder,
+            set,
+            &self.ports,
+            0.0,
+            options,
+            None,
+            &mut |_| {},
+        )?;
         let noisy = pass(
             &mut recorder,
             set,
@@ -193,6 +218,7 @@ impl<'a> TestSet<'a> {
             TESTBED_SIGMA,
             options,
             None,
+            &mut |_| {},
         )?;
         if exact.runs != first.exact.runs || noisy.runs != first.noisy.runs {
             bail!(
@@ -204,28 +230,42 @@ impl<'a> TestSet<'a> {
     }
 
     /// Both passes over the images on a fresh model of `engine` (clock periods from
-    /// `clocks`), image 0's noise-free run traced into `vcd`.
+    /// `clocks`), image 0's noise-free run traced into `vcd`, as run `k` of the
+    /// round's rotation `baton`: its turn comes before the model is built, it hands
+    /// the baton on between images, and its time is that of its turns.
     fn run_engine(
         &self,
         engine: Engine,
         clocks: &[DomainClock],
-        vcd: Option<&Path>,
+        vcd: Option<PathBuf>,
+        (baton, k): (&Baton, usize),
     ) -> Result<EnginePasses> {
         let options = &self.options;
         let set = (
             &self.workload.test.images[..self.n],
             &self.workload.test.labels[..self.n],
         );
+        let mut player = baton.join(k);
         let (mut dut, build) = engine.build(&self.module, options.vcd.is_some(), clocks)?;
         dut.reset(2);
-        let started = Instant::now();
-        let exact = pass(dut.as_mut(), set, &self.ports, 0.0, options, vcd)?;
-        let noisy = pass(dut.as_mut(), set, &self.ports, TESTBED_SIGMA, options, vcd)?;
+        player.restart_clock();
+        let vcd = vcd.as_deref();
+        let mut ran = |cycles| player.ran(cycles);
+        let exact = pass(dut.as_mut(), set, &self.ports, 0.0, options, vcd, &mut ran)?;
+        let noisy = pass(
+            dut.as_mut(),
+            set,
+            &self.ports,
+            TESTBED_SIGMA,
+            options,
+            vcd,
+            &mut ran,
+        )?;
         Ok(EnginePasses {
             time: EngineTime {
                 engine,
                 build,
-                wall: started.elapsed(),
+                wall: player.played(),
                 compiled: dut.compiled_start(),
             },
             exact,
@@ -235,7 +275,7 @@ impl<'a> TestSet<'a> {
 }
 
 /// One pass over (`images`, `labels`) with photonic noise `sigma`; image 0's
-/// noise-free run is traced into `vcd`.
+/// noise-free run is traced into `vcd`; `ran` is told each image's cycles.
 fn pass(
     dut: &mut dyn Dut,
     (images, labels): (&[Vec<u8>], &[u8]),
@@ -243,6 +283,7 @@ fn pass(
     sigma: f64,
     options: &TestSetOptions,
     vcd: Option<&Path>,
+    ran: &mut dyn FnMut(u64),
 ) -> Result<Pass> {
     let mut links: Vec<_> = (0..u64::from(options.cores))
         .map(|c| {
@@ -281,6 +322,7 @@ fn pass(
             );
         }
         correct += usize::from(argmax(&run.logits) == Some(usize::from(label)));
+        ran(run.cycles);
         runs.push(run);
     }
     Ok(Pass { runs, correct })

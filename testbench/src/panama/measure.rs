@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use hdl::panama::config::PanamaConfig;
@@ -24,6 +24,7 @@ use super::system::{
 };
 use crate::dut::{Dut, DutError, Recorder, Replayed};
 use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime, Progress};
+use crate::turns::Baton;
 
 /// Cycles without any movement after which a run ends.
 const QUIET_CYCLES: u64 = 5_000;
@@ -188,7 +189,7 @@ pub fn measure(
     golden_cfg: GoldenConfig,
     frames: Vec<InFrame>,
     options: &MeasureOptions,
-    rng: impl rand::Rng + Clone,
+    rng: impl rand::Rng + Clone + Sync,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Measured> {
     let golden = golden_run(&golden_cfg, &frames)?;
@@ -210,26 +211,46 @@ pub fn measure(
         engine_only: Vec::new(),
     };
     let expected_out = measured.golden.overflow_at.is_none().then_some(expected);
+    let engines = options.engine.engines();
     for round in 0..options.repeat.max(1) {
-        let mut times = Vec::new();
-        for &engine in options.engine.engines() {
-            let vcd = match &options.vcd {
-                _ if round > 0 => None,
-                Some(path) if engine != options.engine.engines()[0] => {
-                    Some(path.with_extension(format!("{}.vcd", engine.name())))
-                }
-                other => other.clone(),
-            };
-            let run = run_engine(
+        let vcd = |k: usize| match &options.vcd {
+            _ if round > 0 => None,
+            Some(path) if k > 0 => Some(path.with_extension(format!("{}.vcd", engines[k].name()))),
+            other => other.clone(),
+        };
+        let baton = Baton::new(engines.len());
+        let run = |k: usize, progress: &mut dyn FnMut(Progress)| {
+            let engine = (engines[k], clocks, vcd(k));
+            let player = (&baton, k);
+            let system = (cfg.data_width, expected_out);
+            run_engine(
                 &module,
                 &measured,
-                cfg.data_width,
-                expected_out,
-                (engine, clocks, vcd.as_deref()),
+                system,
+                engine,
+                player,
                 options,
                 rng.clone(),
                 progress,
-            )?;
+            )
+        };
+        // The engines take turns (see `turns`): the first on this thread, which
+        // shows its progress, the others on their own.
+        let runs = std::thread::scope(|scope| {
+            let others: Vec<_> = (1..engines.len())
+                .map(|k| scope.spawn(move || run(k, &mut |_| {})))
+                .collect();
+            let first = run(0, progress);
+            std::iter::once(first)
+                .chain(others.into_iter().map(|h| match h.join() {
+                    Ok(run) => run,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }))
+                .collect::<Vec<_>>()
+        });
+        let mut times = Vec::new();
+        for run in runs {
+            let run = run?;
             if let Some(first) = measured.runs.first() {
                 check_same(first, &run).with_context(|| format!("round {}", round + 1))?;
             }
@@ -302,40 +323,38 @@ fn differs(first: &EngineRun, driver: &StreamDriver, cycles: u64) -> bool {
     driver.outputs != first.driver.outputs || cycles != first.cycles
 }
 
-/// Runs the traffic of `m` on one engine (`engine`, its clocks and VCD path).
+/// Runs the traffic of `m` on one engine (`engine`, its clocks and VCD path) as
+/// run `k` of the rounds' rotation `baton`: its turn comes before the model is
+/// built, and its time is that of its turns.
 #[allow(clippy::too_many_arguments)]
 fn run_engine(
     module: &hdl::Module,
     m: &Measured,
-    data_width: u32,
-    expected_out: Option<usize>,
-    (engine, clocks, vcd): (Engine, &[DomainClock], Option<&Path>),
+    system: (u32, Option<usize>),
+    (engine, clocks, vcd): (Engine, &[DomainClock], Option<PathBuf>),
+    (baton, k): (&Baton, usize),
     options: &MeasureOptions,
     mut rng: impl rand::Rng,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<EngineRun> {
+    let mut player = baton.join(k);
     let (mut dut, build) = engine.build(module, options.vcd.is_some(), clocks)?;
-    if let Some(path) = vcd {
+    if let Some(path) = &vcd {
         dut.trace_open(path)?;
     }
     progress(Progress::Start {
         engine,
         total: m.beats,
     });
-    let started = Instant::now();
-    let (driver, cycles, end) = m.drive(
-        dut.as_mut(),
-        (data_width, expected_out),
-        options,
-        &mut rng,
-        |_, cycle| {
-            if cycle % PROGRESS_EVERY == 0 {
-                progress(Progress::At(cycle.min(m.beats)));
-            }
-        },
-    )?;
+    player.restart_clock();
+    let (driver, cycles, end) = m.drive(dut.as_mut(), system, options, &mut rng, |_, cycle| {
+        if cycle % PROGRESS_EVERY == 0 {
+            progress(Progress::At(cycle.min(m.beats)));
+        }
+        player.ran(1);
+    })?;
     progress(Progress::Done);
-    let wall = started.elapsed();
+    let wall = player.played();
     if vcd.is_some() {
         dut.trace_close()?;
     }
