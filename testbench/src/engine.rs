@@ -367,10 +367,9 @@ pub fn repeat_report(cycles: u64, rounds: &[Vec<EngineTime>]) -> Option<String> 
 }
 
 /// The lines of the engine-only comparison over `cycles` cycles: a run's calls on
-/// the design replayed on each engine without the test bench (see
-/// [`Script`](crate::dut::Script) and [`replay_on_each`]), per engine its cycles
-/// per second and, beside Verilator, the ratio to Verilator's. `None` without
-/// replays.
+/// the design replayed on each engine without the test bench (see [`Script`] and
+/// [`replay_on_each`]), per engine its cycles per second and, beside Verilator, the
+/// ratio to Verilator's. `None` without replays.
 pub fn engine_only_report(cycles: u64, replays: &[Replayed]) -> Option<String> {
     if replays.is_empty() {
         return None;
