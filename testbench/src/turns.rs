@@ -63,8 +63,8 @@ impl Baton {
     }
 
     fn lock(&self) -> MutexGuard<'_, Turn> {
-        // A run that panicked left the rotation in its `Drop` before the lock
-        // could be poisoned by anything but that panic; the state stays whole.
+        // No critical section below can panic halfway, so a poisoned lock still
+        // guards a whole state.
         self.turn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -95,6 +95,34 @@ impl Baton {
         drop(turn);
         self.changed.notify_all();
     }
+}
+
+/// Runs `first` and `other(1)`, `other(2)`, … (`runs` runs in all, at least one)
+/// taking turns on one baton: `first` on this thread (so that it may use what
+/// cannot cross threads, a progress display), each other run on a thread of its
+/// own, every one handed its [`Player`] once its first turn comes. Their results,
+/// in order; a run's panic is resumed here once the others have finished.
+pub fn take_turns<T: Send>(
+    runs: usize,
+    first: impl FnOnce(Player<'_>) -> T,
+    other: impl Fn(usize, Player<'_>) -> T + Sync,
+) -> Vec<T> {
+    let baton = Baton::new(runs.max(1));
+    std::thread::scope(|scope| {
+        let others: Vec<_> = (1..runs)
+            .map(|k| {
+                let (baton, other) = (&baton, &other);
+                scope.spawn(move || other(k, baton.join(k)))
+            })
+            .collect();
+        let first = first(baton.join(0));
+        std::iter::once(first)
+            .chain(others.into_iter().map(|h| match h.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }))
+            .collect()
+    })
 }
 
 /// One run's place in the rotation of a [`Baton`]: it counts the run's cycles,
@@ -198,6 +226,23 @@ mod tests {
             turns.iter().take(6).map(|t| t.0).collect::<Vec<_>>(),
             [0, 1, 2, 0, 1, 2]
         );
+    }
+
+    /// `take_turns` gives every run its player and returns the results in order.
+    #[test]
+    fn take_turns_returns_each_run_s_result_in_order() {
+        let got = take_turns(
+            3,
+            |mut p| {
+                p.ran(2 * SLICE_CYCLES);
+                0
+            },
+            |k, mut p| {
+                p.ran(SLICE_CYCLES);
+                k * 10
+            },
+        );
+        assert_eq!(got, [0, 10, 20]);
     }
 
     /// A run that ends early (an error) leaves the rotation; the others go on.

@@ -17,7 +17,7 @@ use super::model_files::Workload;
 use super::photonic::{NoisyCore, TESTBED_SIGMA};
 use crate::dut::{Dut, Recorder, Replayed};
 use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime};
-use crate::turns::Baton;
+use crate::turns::{take_turns, Player};
 
 /// How the test set runs.
 #[derive(Clone, Debug)]
@@ -128,22 +128,10 @@ impl<'a> TestSet<'a> {
                 Some(p) if k > 0 => Some(p.with_extension(format!("{}.vcd", all[k].name()))),
                 other => other.clone(),
             };
-            // The engines take turns (see `turns`), each on its own thread.
-            let baton = Baton::new(all.len());
-            let runs = std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..all.len())
-                    .map(|k| {
-                        let (baton, vcd) = (&baton, vcd(k));
-                        scope.spawn(move || self.run_engine(all[k], clocks, vcd, (baton, k)))
-                    })
-                    .collect();
-                (handles.into_iter())
-                    .map(|h| match h.join() {
-                        Ok(run) => run,
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    })
-                    .collect::<Vec<_>>()
-            });
+            // The engines take turns (see `turns`).
+            let run =
+                |k: usize, player: Player<'_>| self.run_engine(all[k], clocks, vcd(k), player);
+            let runs = take_turns(all.len(), |player| run(0, player), run);
             let mut times = Vec::new();
             for (passes, &engine) in runs.into_iter().zip(all) {
                 let passes = passes?;
@@ -230,22 +218,21 @@ impl<'a> TestSet<'a> {
     }
 
     /// Both passes over the images on a fresh model of `engine` (clock periods from
-    /// `clocks`), image 0's noise-free run traced into `vcd`, as run `k` of the
-    /// round's rotation `baton`: its turn comes before the model is built, it hands
-    /// the baton on between images, and its time is that of its turns.
+    /// `clocks`), image 0's noise-free run traced into `vcd`, with its place in the
+    /// round's rotation, `player` (see `turns`): the model is built in its first
+    /// turn, the baton passes on between images, and the time is that of its turns.
     fn run_engine(
         &self,
         engine: Engine,
         clocks: &[DomainClock],
         vcd: Option<PathBuf>,
-        (baton, k): (&Baton, usize),
+        mut player: Player,
     ) -> Result<EnginePasses> {
         let options = &self.options;
         let set = (
             &self.workload.test.images[..self.n],
             &self.workload.test.labels[..self.n],
         );
-        let mut player = baton.join(k);
         let (mut dut, build) = engine.build(&self.module, options.vcd.is_some(), clocks)?;
         dut.reset(2);
         player.restart_clock();

@@ -24,7 +24,7 @@ use super::system::{
 };
 use crate::dut::{Dut, DutError, Recorder, Replayed};
 use crate::engine::{replay_on_each, DomainClock, Engine, EngineTime, Progress};
-use crate::turns::Baton;
+use crate::turns::{take_turns, Player};
 
 /// Cycles without any movement after which a run ends.
 const QUIET_CYCLES: u64 = 5_000;
@@ -218,36 +218,20 @@ pub fn measure(
             Some(path) if k > 0 => Some(path.with_extension(format!("{}.vcd", engines[k].name()))),
             other => other.clone(),
         };
-        let baton = Baton::new(engines.len());
-        let run = |k: usize, progress: &mut dyn FnMut(Progress)| {
+        let run = |k: usize, player: Player<'_>, progress: &mut dyn FnMut(Progress)| {
             let engine = (engines[k], clocks, vcd(k));
-            let player = (&baton, k);
             let system = (cfg.data_width, expected_out);
+            let rng = rng.clone();
             run_engine(
-                &module,
-                &measured,
-                system,
-                engine,
-                player,
-                options,
-                rng.clone(),
-                progress,
+                &module, &measured, system, engine, player, options, rng, progress,
             )
         };
-        // The engines take turns (see `turns`): the first on this thread, which
-        // shows its progress, the others on their own.
-        let runs = std::thread::scope(|scope| {
-            let others: Vec<_> = (1..engines.len())
-                .map(|k| scope.spawn(move || run(k, &mut |_| {})))
-                .collect();
-            let first = run(0, progress);
-            std::iter::once(first)
-                .chain(others.into_iter().map(|h| match h.join() {
-                    Ok(run) => run,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }))
-                .collect::<Vec<_>>()
-        });
+        // The engines take turns (see `turns`); the first shows its progress.
+        let runs = take_turns(
+            engines.len(),
+            |player| run(0, player, progress),
+            |k, player| run(k, player, &mut |_| {}),
+        );
         let mut times = Vec::new();
         for run in runs {
             let run = run?;
@@ -323,21 +307,20 @@ fn differs(first: &EngineRun, driver: &StreamDriver, cycles: u64) -> bool {
     driver.outputs != first.driver.outputs || cycles != first.cycles
 }
 
-/// Runs the traffic of `m` on one engine (`engine`, its clocks and VCD path) as
-/// run `k` of the rounds' rotation `baton`: its turn comes before the model is
-/// built, and its time is that of its turns.
+/// Runs the traffic of `m` on one engine (`engine`, its clocks and VCD path) with
+/// its place in the round's rotation, `player` (see `turns`): the model is built
+/// in its first turn, and the run's time is that of its turns.
 #[allow(clippy::too_many_arguments)]
 fn run_engine(
     module: &hdl::Module,
     m: &Measured,
     system: (u32, Option<usize>),
     (engine, clocks, vcd): (Engine, &[DomainClock], Option<PathBuf>),
-    (baton, k): (&Baton, usize),
+    mut player: Player,
     options: &MeasureOptions,
     mut rng: impl rand::Rng,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<EngineRun> {
-    let mut player = baton.join(k);
     let (mut dut, build) = engine.build(module, options.vcd.is_some(), clocks)?;
     if let Some(path) = &vcd {
         dut.trace_open(path)?;
