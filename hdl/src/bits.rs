@@ -8,8 +8,28 @@ use std::fmt;
 ///
 /// A thin wrapper over `bitvec`'s `BitVec<u64, Lsb0>` so that every value carries
 /// its width and no operation silently truncates.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq)]
 pub struct Bits(BitVec<u64, Lsb0>);
+
+impl std::hash::Hash for Bits {
+    /// The width and the words (`bitvec`'s own hash goes bit by bit); equal
+    /// values have equal widths and words.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_usize(self.0.len());
+        self.words().for_each(|w| state.write_u64(w));
+    }
+}
+
+impl Clone for Bits {
+    /// A copy of the storage words (`bitvec`'s own clone goes through its
+    /// general bit-slice copy, several times slower for the constants and reset
+    /// values every flattening and simulator build clones).
+    fn clone(&self) -> Self {
+        let mut v = BitVec::from_vec(self.0.as_raw_slice().to_vec());
+        v.truncate(self.0.len());
+        Bits(v)
+    }
+}
 
 /// Why a `Bits` value could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -17,8 +17,22 @@ fn mix(h: u64, x: u64) -> u64 {
     (h.rotate_left(5) ^ x).wrapping_mul(K)
 }
 
+/// Mixes the bytes of `s` into `h`, eight at a time.
 fn mix_str(h: u64, s: &str) -> u64 {
-    s.bytes().fold(h, |h, b| mix(h, b as u64))
+    let chunks = s.as_bytes().chunks_exact(8);
+    let rest = chunks.remainder().iter().fold(0, |r, &b| r << 8 | b as u64);
+    let h = chunks.fold(h, |h, c| {
+        mix(h, u64::from_le_bytes(c.try_into().expect("eight bytes")))
+    });
+    mix(mix(h, rest), s.len() as u64)
+}
+
+/// The last part of a hierarchical name (`u_a.u_b.net` → `net`).
+fn local_name(name: &str) -> &str {
+    match name.as_bytes().iter().rposition(|&b| b == b'.') {
+        Some(dot) => &name[dot + 1..],
+        None => name,
+    }
 }
 
 /// The parameters of `op` that make two operations differ (not its operands);
@@ -86,7 +100,7 @@ pub(crate) fn roles(flat: &FlatDesign, order: &[NetId]) -> Vec<u64> {
         // A local name tells apart symmetric operands (an adder's `a` and `b` fed
         // from identical registers) and identifies state across instances.
         if let Some(name) = &net.name {
-            h = mix_str(h, name.rsplit('.').next().unwrap_or(name));
+            h = mix_str(h, local_name(name));
         }
         role[i] = h;
     }

@@ -128,7 +128,9 @@ pub(crate) fn simplify(flat: &FlatDesign, order: &[NetId]) -> Graph {
     let widths: Vec<u32> = flat.nets.iter().map(|n| n.width).collect();
     let mut s = Simplifier {
         widths: &widths,
-        nodes: vec![Node::Dead; flat.nets.len()],
+        nodes: std::iter::repeat_with(|| Node::Dead)
+            .take(flat.nets.len())
+            .collect(),
     };
     let ops = flat
         .nets
@@ -189,7 +191,9 @@ pub(crate) fn simplify(flat: &FlatDesign, order: &[NetId]) -> Graph {
             }
             _ => Node::Source,
         };
-        s.nodes[i] = node;
+        // Every net is visited once, over the `Dead` it started as, which owns
+        // nothing: the write needs no drop of the old value.
+        std::mem::forget(std::mem::replace(&mut s.nodes[i], node));
     }
     let mut nodes = s.nodes;
     eliminate_dead(flat, &keep, order, &mut nodes);
