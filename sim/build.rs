@@ -1,16 +1,21 @@
-//! Gives the crate a fingerprint of its own sources (`WS_SIM_SOURCE`), part of the
-//! key of every compiled engine in a code cache: code emitted by another version of
-//! the emitter is never loaded.
+//! Gives the crate a fingerprint of its own sources and of the IR it reads (`hdl`'s
+//! netlist types and values: `WS_SIM_SOURCE`), part of the key of every compiled
+//! engine and compiled program in a code cache: what another version of the
+//! compiler or the emitter made is never loaded.
 
 use std::hash::{DefaultHasher, Hasher};
 use std::path::Path;
 
 fn main() {
-    println!("cargo:rerun-if-changed=src");
-    println!("cargo:rerun-if-changed=Cargo.toml");
     let mut files = Vec::new();
-    collect(Path::new("src"), &mut files);
-    files.push(Path::new("Cargo.toml").to_path_buf());
+    for dir in ["src", "../hdl/src/ir"] {
+        println!("cargo:rerun-if-changed={dir}");
+        collect(Path::new(dir), &mut files);
+    }
+    for file in ["Cargo.toml", "../hdl/src/bits.rs"] {
+        println!("cargo:rerun-if-changed={file}");
+        files.push(Path::new(file).to_path_buf());
+    }
     files.sort();
     let mut h = DefaultHasher::new();
     for file in &files {

@@ -25,9 +25,10 @@ use crate::state::{DomainState, MemLayout, NONE};
 use crate::tables::{state_tables, Tables};
 use crate::wide::words;
 use hdl::ir::NetId;
+use serde::{Deserialize, Serialize};
 
 /// Everything the simulator executes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Program {
     /// The combinational logic.
     pub code: Code,

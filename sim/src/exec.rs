@@ -6,6 +6,7 @@ use crate::demand::Part;
 use crate::gather::mixed;
 use crate::instr::{Kind, Mode, Rec, Step, Tag, WideOp};
 use crate::kernels::{kernel, Kernel};
+use serde::{Deserialize, Serialize};
 
 /// [`run`] of both parts: a whole settle.
 #[cfg(test)]
@@ -16,11 +17,12 @@ pub(crate) fn run_all(code: &Code, vals: &mut [u64], dirty: u64) {
 }
 
 /// The compiled combinational logic.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Code {
     /// Steps in dependency order.
     pub steps: Vec<Step>,
     /// The loop of every step.
+    #[serde(skip)]
     pub kernels: Vec<Kernel>,
     /// Records of all steps.
     pub recs: Vec<Rec>,

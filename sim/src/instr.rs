@@ -9,9 +9,10 @@
 //! result ≤ 64 bits); everything else is a [`WideOp`] behind [`Kind::Wide`].
 
 use hdl::ir::{ArithOp, BitOp, CmpOp, ReduceOp, ShiftOp};
+use serde::{Deserialize, Serialize};
 
 /// The storage words of one value: `words` words from offset `off`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct Span {
     /// First word.
     pub off: u32,
@@ -22,7 +23,7 @@ pub(crate) struct Span {
 /// What the records of a batch compute. Every record has a destination word `d`,
 /// three fields `a`, `b`, `c` and two 64-bit constants `k`, `k2`; each kind says
 /// which fields are storage offsets (`vals[x]`) and which are parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) enum Kind {
     /// A bit-field move: `vals[d] = ((vals[a] >> b) & k) << c | k2` (copies,
     /// slices within a word, shifts by constants, concatenations with constants).
@@ -88,7 +89,7 @@ pub(crate) enum Kind {
 }
 
 /// One instruction of a batch (see [`Kind`] for the meaning of each field).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct Rec {
     /// Destination word.
     pub d: u32,
@@ -167,7 +168,7 @@ impl Rec {
 }
 
 /// What a mixed step needs to know of each of its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct Tag {
     /// The sources the record depends on (see [`cones`](crate::cones)).
     pub mask: u64,
@@ -260,7 +261,7 @@ impl Kind {
 }
 
 /// How a [`Step`] runs its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) enum Mode {
     /// Every record of `recs[start..start + n]` on its own.
     Gather,
@@ -277,7 +278,7 @@ pub(crate) enum Mode {
 }
 
 /// One dispatch of the evaluation loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct Step {
     /// What the records compute.
     pub kind: Kind,
@@ -292,7 +293,7 @@ pub(crate) struct Step {
 }
 
 /// Shift distance of a wide shift.
-#[derive(Clone, Copy, Debug, Hash)]
+#[derive(Clone, Copy, Debug, Hash, Serialize, Deserialize)]
 pub(crate) enum Amount {
     /// A constant.
     Const(u64),
@@ -302,7 +303,7 @@ pub(crate) enum Amount {
 
 /// An operation where some operand or the result has more than 64 bits; `mask` is
 /// the mask of the result's top word.
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug, Hash, Serialize, Deserialize)]
 pub(crate) enum WideOp {
     /// `dst = !a`.
     Not { dst: Span, a: Span, mask: u64 },

@@ -83,11 +83,13 @@
 
 #![warn(missing_docs)]
 
+mod built;
 pub mod clock;
 mod compile;
 mod cones;
 mod dead;
 mod demand;
+mod design_key;
 mod error;
 mod exec;
 pub mod flatten;

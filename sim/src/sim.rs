@@ -1,10 +1,11 @@
 //! The [`Simulator`]: construction, time and clock control, reset and tracing.
 //! Port and net access live in `ports.rs`.
 
-use crate::clock::{Clocks, Fired, MAX_DOMAINS};
-use crate::compile::{compile, Program};
-use crate::cones::domain_bit;
-use crate::demand::{self, Part};
+use crate::built::Built;
+use crate::clock::{Clocks, Fired};
+use crate::compile::Program;
+use crate::demand::Part;
+use crate::design_key::design_digest;
 use crate::error::SimError;
 use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
@@ -14,9 +15,9 @@ use crate::jit::{CodeCache, CompileStats, Compiled, Edge, Source, Tuning, TUNE_A
 use crate::state;
 use crate::tier::{Adopted, Jit};
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
-use crate::wide::last_mask;
-use hdl::ir::{Direction, PortKind, ResetPolarity};
+use hdl::ir::{Direction, PortKind};
 use hdl::Module;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -24,7 +25,7 @@ use std::sync::OnceLock;
 static NEXT_SIM: AtomicU64 = AtomicU64::new(1);
 
 /// A top-level port as the simulator sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PortInfo {
     /// Port name.
     pub name: String,
@@ -44,7 +45,7 @@ pub struct PortInfo {
 }
 
 /// A named net (port, register, wire; of any instance) for `peek` and tracing.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct NamedNet {
     pub name: String,
     pub width: u32,
@@ -52,7 +53,7 @@ pub(crate) struct NamedNet {
 }
 
 /// A top-level clock domain.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct DomainInfo {
     pub name: String,
     /// Storage of the clock port (its level).
@@ -196,6 +197,8 @@ pub struct Simulator {
     pub(crate) steps: u64,
     /// [`cycles`](Self::cycles) when the compiled engine took over.
     compiled_from: Option<u64>,
+    /// The program came from a code cache instead of a compile.
+    program_cached: bool,
     /// [`cycles`](Self::cycles) when the tuned engine took over.
     tuned_from: Option<u64>,
     /// How the engine came up: a tiered start tunes it in the background too.
@@ -303,8 +306,22 @@ impl Simulator {
     /// only the first few cycles); otherwise the engine is built as for
     /// [`new`](Self::new) and stored. A cache that cannot be read or written only
     /// makes every start a first one.
+    ///
+    /// The cache also keeps the compiled program of every design it has seen (see
+    /// [`program_from_cache`](Self::program_from_cache)): a design simulated again
+    /// starts without flattening or compiling, as a cached Verilator model starts
+    /// without running Verilator.
     pub fn with_cache(module: &Module, cache: &CodeCache) -> Result<Simulator, SimError> {
-        Self::build(flatten(module)?, Start::Tiered, Some(cache))
+        let entry = cache.program_entry(&design_digest(module));
+        if let Some(built) = entry.read().and_then(|bytes| Built::from_bytes(&bytes)) {
+            let mut sim = Self::from_built(built, Start::Tiered, Some(cache))?;
+            sim.program_cached = true;
+            return Ok(sim);
+        }
+        let built = Built::compile(flatten(module)?)?;
+        // A cache that cannot be written only makes the next start a first one too.
+        let _ = entry.write(&built.to_bytes());
+        Self::from_built(built, Start::Tiered, Some(cache))
     }
 
     /// [`new`](Self::new) on the engine `backend` from the first cycle on (the
@@ -329,77 +346,37 @@ impl Simulator {
     /// Compiles `flat`, whose net names move into the simulator; the compiled
     /// engine comes from `cache` when it holds it.
     fn build(
-        mut flat: FlatDesign,
+        flat: FlatDesign,
         start: Start,
         cache: Option<&CodeCache>,
     ) -> Result<Simulator, SimError> {
-        if flat.domains.len() > MAX_DOMAINS {
-            return Err(SimError::TooManyDomains {
-                module: flat.name.clone(),
-                count: flat.domains.len(),
-            });
-        }
-        let mut prog = compile(&flat)?;
-        let outputs: Vec<Span> = flat
-            .ports
-            .iter()
-            .filter(|p| p.direction == Direction::Output)
-            .map(|p| prog.nets[p.net.0 as usize])
-            .filter(|s| s.off != crate::state::NONE)
-            .collect();
-        prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
-        let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
-        let ports: Vec<PortInfo> = flat
-            .ports
-            .iter()
-            .map(|p| PortInfo {
-                name: p.name.clone(),
-                width: flat.nets[p.net.0 as usize].width,
-                direction: p.direction,
-                kind: p.kind,
-                span: span(p.net),
-                cone: prog.cones[p.net.0 as usize],
-                settable: p.direction == Direction::Input && p.kind != PortKind::Clock,
-                above: !last_mask(flat.nets[p.net.0 as usize].width),
-            })
-            .collect();
+        Self::from_built(Built::compile(flat)?, start, cache)
+    }
+
+    /// The simulator of a compiled design (just compiled, or loaded from a code
+    /// cache); the compiled engine comes from `cache` when it holds it.
+    fn from_built(
+        built: Built,
+        start: Start,
+        cache: Option<&CodeCache>,
+    ) -> Result<Simulator, SimError> {
+        let Built {
+            name,
+            prog,
+            ports,
+            named,
+            domains,
+        } = built;
         let port_index = ports
             .iter()
             .enumerate()
             .map(|(i, p)| (p.name.clone(), i as u32))
-            .collect();
-        let named: Vec<NamedNet> = flat
-            .nets
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, n)| {
-                n.name.take().map(|name| NamedNet {
-                    name,
-                    width: n.width,
-                    span: prog.nets[i],
-                })
-            })
             .collect();
         let mem_index = prog
             .mems
             .iter()
             .enumerate()
             .map(|(i, m)| (m.name.clone(), i as u32))
-            .collect();
-        let domains: Vec<DomainInfo> = flat
-            .domains
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DomainInfo {
-                name: d.name.clone(),
-                clock: span(d.clock),
-                reset: d.reset.map(|r| {
-                    let level = (d.polarity == ResetPolarity::ActiveHigh) as u64;
-                    (span(r).off, level)
-                }),
-                cone: domain_bit(i as u32) | prog.cones[d.clock.0 as usize],
-                reset_cone: d.reset.map_or(0, |r| prog.cones[r.0 as usize]),
-            })
             .collect();
         let source = || jit_source(&prog, &ports, &named, &domains);
         let jit = match start {
@@ -416,7 +393,7 @@ impl Simulator {
         }
         Ok(Simulator {
             id: NEXT_SIM.fetch_add(1, Ordering::Relaxed),
-            name: flat.name.clone(),
+            name,
             shadow: vec![0; prog.shadow_len],
             mem: prog.mem_init.clone(),
             jit,
@@ -433,6 +410,7 @@ impl Simulator {
             domains,
             steps: 0,
             compiled_from,
+            program_cached: false,
             tuned_from: None,
             start,
             cache: cache.cloned(),
@@ -514,6 +492,13 @@ impl Simulator {
     /// how much of a short run the tiered start spent on the slower engine.
     pub fn compiled_from_cycle(&self) -> Option<u64> {
         self.compiled_from
+    }
+
+    /// True if the program came from the code cache given to
+    /// [`with_cache`](Self::with_cache) (the design was neither flattened nor
+    /// compiled), false if it was compiled here.
+    pub fn program_from_cache(&self) -> bool {
+        self.program_cached
     }
 
     /// The top module's ports.

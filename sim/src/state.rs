@@ -11,6 +11,7 @@
 
 use crate::clock::Fired;
 use crate::instr::Span;
+use serde::{Deserialize, Serialize};
 
 /// What [`commit_shadow`] commits for `dom`, in order: every shadowed register,
 /// then every read port's data, each as (storage offset, shadow offset, words).
@@ -27,7 +28,7 @@ pub(crate) fn shadow_entries<'a>(
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// One register, compiled: `shadow <= reset ? reset_value : enable ? next : q`.
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug, Hash, Serialize, Deserialize)]
 pub(crate) struct RegSample {
     /// Storage of the register's output.
     pub q: u32,
@@ -48,7 +49,7 @@ pub(crate) struct RegSample {
 }
 
 /// Where a memory's words live in memory storage.
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug, Hash, Serialize, Deserialize)]
 pub(crate) struct MemLayout {
     /// Hierarchical name.
     pub name: String,
@@ -63,7 +64,7 @@ pub(crate) struct MemLayout {
 }
 
 /// A synchronous read port, compiled.
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug, Hash, Serialize, Deserialize)]
 pub(crate) struct ReadPort {
     /// Index into the memory layouts.
     pub mem: u32,
@@ -80,7 +81,7 @@ pub(crate) struct ReadPort {
 }
 
 /// A write port, compiled.
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug, Hash, Serialize, Deserialize)]
 pub(crate) struct WritePort {
     /// Index into the memory layouts.
     pub mem: u32,
@@ -99,7 +100,7 @@ pub(crate) struct WritePort {
 /// `next` is `vals[src..]`, or `vals[src]` for every register of a broadcast run
 /// (single-word registers loading the same word). Every word it reads is
 /// unchanged by the commits that precede it at an edge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct DirectCopy {
     /// First register word.
     pub dst: u32,
@@ -155,7 +156,7 @@ pub(crate) fn merge_copies(copies: &[DirectCopy]) -> Vec<DirectCopy> {
 }
 
 /// The state elements clocked by one top-level domain.
-#[derive(Clone, Debug, Default, Hash)]
+#[derive(Clone, Debug, Default, Hash, Serialize, Deserialize)]
 pub(crate) struct DomainState {
     /// Registers sampled into the shadow buffer.
     pub regs: Vec<RegSample>,

@@ -211,6 +211,13 @@ fn files_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// The compiled engines of a code cache in `dir` (not its compiled programs).
+fn engines_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = files_in(dir);
+    files.retain(|f| f.extension().is_some_and(|e| e == "wsimage"));
+    files
+}
+
 /// Sets the time of the file at `path` to `secs` seconds ago.
 fn set_age(path: &std::path::Path, secs: u64) {
     let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
@@ -224,7 +231,7 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
     let m = module();
     let dir = tempfile::tempdir().unwrap();
     let cache = CodeCache::new(dir.path().join("engines"));
-    let entries = || files_in(cache.dir());
+    let entries = || engines_in(cache.dir());
     let mut first = Simulator::with_cache(&m, &cache).unwrap();
     first.finish_compile().unwrap();
     assert!(!first.compile_stats().unwrap().cached);
@@ -280,7 +287,7 @@ fn a_code_cache_hands_a_later_simulator_its_compiled_engine() {
 }
 
 #[test]
-fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
+fn a_code_cache_keeps_its_budget_by_dropping_the_entries_used_longest_ago() {
     use sim::{Backend, CodeCache};
     let designs = [
         module(),
@@ -288,12 +295,13 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
         hdl::blocks::counter::up_counter(9).unwrap(),
     ];
     let dir = tempfile::tempdir().unwrap();
-    // Each design's entry, from a cache with room for all.
     let obtain = |cache: &CodeCache, m: &Module| {
         let mut s = Simulator::with_cache(m, cache).unwrap();
         s.finish_compile().unwrap();
         s
     };
+    // Each design's entries, its compiled program and its compiled engine, from a
+    // cache with room for all.
     let roomy = CodeCache::new(dir.path().join("sizes"));
     assert_eq!(roomy.budget(), CodeCache::DEFAULT_BUDGET);
     let mut entry = Vec::new();
@@ -302,21 +310,36 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
         obtain(&roomy, m);
         let after = files_in(roomy.dir());
         let new: Vec<_> = after.iter().filter(|f| !before.contains(f)).collect();
-        assert_eq!(new.len(), 1, "one entry per design: {after:?}");
-        entry.push(new[0].file_name().unwrap().to_owned());
+        let name = |ext: &str| {
+            let file = new.iter().find(|f| f.extension().is_some_and(|e| e == ext));
+            file.unwrap_or_else(|| panic!("a .{ext} entry per design: {after:?}"))
+                .file_name()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(new.len(), 2, "two entries per design: {after:?}");
+        entry.push([name("wsprog"), name("wsimage")]);
     }
     let size = |name: &std::ffi::OsStr| std::fs::metadata(roomy.dir().join(name)).unwrap().len();
-    let sizes: Vec<u64> = entry.iter().map(|e| size(e)).collect();
+    let total: u64 = entry.iter().flatten().map(|e| size(e)).sum();
 
-    // Room for all three but one byte: storing the third drops the entry used
-    // longest ago, which is the second once the first has been loaded again.
-    let budget = sizes.iter().sum::<u64>() - 1;
-    let cache = CodeCache::with_budget(dir.path().join("bounded"), budget);
+    // Room for all six but one byte: storing the third design's engine drops the
+    // entry used longest ago, which is the second design's program once the
+    // first design has been loaded again.
+    let cache = CodeCache::with_budget(dir.path().join("bounded"), total - 1);
     for m in &designs[..2] {
         obtain(&cache, m);
     }
-    set_age(&cache.dir().join(&entry[0]), 7200);
-    set_age(&cache.dir().join(&entry[1]), 3600);
+    let program: Vec<_> = entry.iter().map(|[p, _]| cache.dir().join(p)).collect();
+    let engine: Vec<_> = entry.iter().map(|[_, e]| cache.dir().join(e)).collect();
+    for (file, age) in [
+        (&program[0], 7200),
+        (&engine[0], 7200),
+        (&program[1], 3600),
+        (&engine[1], 3500),
+    ] {
+        set_age(file, age);
+    }
     // Temporary files of a process killed mid-store: an old one, a fresh one.
     let (stale, fresh) = (
         cache.dir().join("dead.wsimage.tmp-1-0"),
@@ -327,6 +350,7 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
     }
     set_age(&stale, 7200);
     let mut renewed = obtain(&cache, &designs[0]);
+    assert!(renewed.program_from_cache());
     assert!(renewed.compile_stats().unwrap().cached);
     obtain(&cache, &designs[2]);
     let sorted = |mut paths: Vec<std::path::PathBuf>| {
@@ -334,29 +358,32 @@ fn a_code_cache_keeps_its_budget_by_dropping_the_engines_used_longest_ago() {
         paths
     };
     let expected = sorted(vec![
-        cache.dir().join(&entry[0]),
-        cache.dir().join(&entry[2]),
+        program[0].clone(),
+        engine[0].clone(),
+        engine[1].clone(),
+        program[2].clone(),
+        engine[2].clone(),
         fresh.clone(),
     ]);
     assert_eq!(
         files_in(cache.dir()),
         expected,
-        "the second entry and the stale temporary went"
+        "the second design's program and the stale temporary went"
     );
     let mut reference = Simulator::with_backend(&designs[0], Backend::Interpreted).unwrap();
     agree_after_reset(&mut renewed, &mut reference, 50);
 
-    // A budget smaller than any entry keeps only the newest.
+    // A budget smaller than any entry keeps only the newest: the second design's
+    // program, compiled again, goes when its engine (which had been dropped with
+    // everything else when the program was stored) is stored.
     let tiny = CodeCache::with_budget(cache.dir(), 1);
     let again = obtain(&tiny, &designs[1]);
+    assert!(!again.program_from_cache());
     assert!(
         !again.compile_stats().unwrap().cached,
         "it had been dropped"
     );
-    assert_eq!(
-        files_in(tiny.dir()),
-        sorted(vec![fresh, tiny.dir().join(&entry[1])])
-    );
+    assert_eq!(files_in(tiny.dir()), sorted(vec![fresh, engine[1].clone()]));
 }
 
 #[test]
@@ -401,7 +428,7 @@ fn a_tuned_engine_takes_over_after_its_profile_and_comes_from_the_cache_too() {
     };
     assert_eq!(run(), (false, false));
     assert_eq!(
-        files_in(cache.dir()).len(),
+        engines_in(cache.dir()).len(),
         2,
         "the first engine and the tuned one"
     );

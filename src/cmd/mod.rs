@@ -14,8 +14,9 @@ use testbench::engine::{Engine, Progress};
 /// The `--engine` option of the `sim` commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// wirespeed's own simulator, compiled to native code at load time (kept in
-    /// `<target dir>/compiled-engine-cache` for the next run of the same design).
+    /// wirespeed's own simulator, compiled to native code at load time (its
+    /// program and native code kept in `<target dir>/compiled-engine-cache` for
+    /// the next run of the same design).
     Native,
     /// wirespeed's own simulator on its interpreter (the reference engine).
     Interpreted,

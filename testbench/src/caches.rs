@@ -20,7 +20,8 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
-/// The native simulator's cache of compiled engines: `<target dir>/compiled-engine-cache`.
+/// The native simulator's cache of compiled programs and engines:
+/// `<target dir>/compiled-engine-cache`.
 pub fn code_cache() -> sim::CodeCache {
     sim::CodeCache::new(target_dir().join("compiled-engine-cache"))
 }

@@ -249,6 +249,11 @@ pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> 
             );
         }
         if let Some(c) = r.compiled {
+            let program = match c.program_cached {
+                true => "loaded from the code cache",
+                false => "compiled",
+            };
+            out += &format!("\n    {:<12} program {program} before the first cycle", "");
             let how = match (c.cached, c.cycle) {
                 (true, _) => "loaded from the code cache",
                 (false, 0) => "built before the first cycle",
@@ -409,6 +414,7 @@ mod tests {
                 wall: ms(50),
                 compiled: Some(CompiledStart {
                     cycle: 2865,
+                    program_cached: false,
                     build: Duration::from_micros(28_700),
                     cached: false,
                     tuned: None,
@@ -433,17 +439,20 @@ mod tests {
             "compiled engine built alongside the interpreter in 28.7 ms, running from cycle 2865",
         );
         assert_eq!(report.matches("compiled engine").count(), 1, "{report}");
+        has(&runs, "program compiled before the first cycle");
         let cached = CompiledStart {
             cycle: 0,
             build: Duration::from_micros(1_300),
             cached: true,
+            program_cached: true,
             tuned: None,
         };
         runs[0].compiled = Some(cached);
-        has(
+        let report = has(
             &runs,
             "compiled engine loaded from the code cache in 1.3 ms, running from cycle 0",
         );
+        assert!(report.contains("program loaded from the code cache before the first cycle"));
         runs[0].compiled = Some(CompiledStart {
             cached: false,
             ..cached

@@ -203,7 +203,7 @@ impl ModuleData {
 }
 
 /// Direction of a port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Driven from outside.
@@ -213,7 +213,7 @@ pub enum Direction {
 }
 
 /// What a port carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PortKind {
     /// Ordinary data.
@@ -296,7 +296,7 @@ impl Driver {
 
 /// Two-operand operations whose operands are zero-extended to the result width
 /// and whose result is taken modulo 2^width (the builder chooses the width).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ArithOp {
     /// Sum.
     Add,
@@ -307,7 +307,7 @@ pub enum ArithOp {
 }
 
 /// Bitwise two-operand operations on equal widths.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BitOp {
     /// `a & b`.
     And,
@@ -318,7 +318,7 @@ pub enum BitOp {
 }
 
 /// Comparisons of two equal-width operands; the result is 1 bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum CmpOp {
     /// `a == b`.
     Eq,
@@ -335,7 +335,7 @@ pub enum CmpOp {
 }
 
 /// Reductions of all bits of one operand to 1 bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ReduceOp {
     /// All bits set.
     And,
@@ -346,7 +346,7 @@ pub enum ReduceOp {
 }
 
 /// Shift directions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ShiftOp {
     /// Towards the MSB, zeros in.
     Left,

@@ -10,6 +10,12 @@
 //! whole entries or none; a file that is not a whole image (see
 //! [`Image::from_bytes`]) is a miss and is replaced at the next store.
 //!
+//! The same directory keeps compiled programs (`<dir>/<key>.wsprog`, see
+//! [`Built`](crate::built::Built)): what the flattener and the compiler make of a
+//! design, keyed by the design's contents and the compiler's sources, so that a
+//! design simulated again starts its interpreter without compiling, as a cached
+//! Verilator model starts without running Verilator.
+//!
 //! The cache is bounded: after every store, the least recently used entries (by
 //! file time, which a load renews) are removed until the entries take at most the
 //! cache's [`budget`](CodeCache::budget) of bytes, and temporary files older than
@@ -77,17 +83,35 @@ impl CodeCache {
         }
         source.hash(&mut key);
         tuning.hash(&mut key);
-        let digest = key.0.finalize();
+        self.file(&key.0.finalize(), EXTENSION)
+    }
+
+    /// The entry of the compiled program of the design whose digest is `design`
+    /// (see [`design_digest`](crate::design_key::design_digest)), for this version
+    /// of the compiler.
+    pub(crate) fn program_entry(&self, design: &[u8; 32]) -> Entry {
+        let mut key = ShaWriter(Sha256::new());
+        key.field(b"wirespeed compiled program");
+        key.field(env!("WS_SIM_SOURCE").as_bytes());
+        key.field(design);
+        self.file(&key.0.finalize(), PROGRAM_EXTENSION)
+    }
+
+    /// The entry whose file is named after the first half of `digest`.
+    fn file(&self, digest: &[u8], extension: &str) -> Entry {
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         Entry {
-            path: self.dir.join(format!("{name}.{EXTENSION}")),
+            path: self.dir.join(format!("{name}.{extension}")),
             budget: self.budget,
         }
     }
 }
 
-/// The extension of an entry's file.
+/// The extension of a compiled engine's file.
 const EXTENSION: &str = "wsimage";
+
+/// The extension of a compiled program's file.
+const PROGRAM_EXTENSION: &str = "wsprog";
 
 /// The age past which a temporary file is taken to be left by a process that
 /// died while storing, and removed: an hour (a store takes milliseconds).
@@ -114,7 +138,10 @@ fn prune(dir: &Path, budget: u64, keep: &Path) {
             if now.duration_since(used).is_ok_and(|age| age > STALE_TEMP) {
                 let _ = std::fs::remove_file(&path);
             }
-        } else if path.extension().is_some_and(|e| e == EXTENSION) {
+        } else if path
+            .extension()
+            .is_some_and(|e| e == EXTENSION || e == PROGRAM_EXTENSION)
+        {
             entries.push((used, meta.len(), path));
         }
     }
@@ -160,19 +187,31 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// The stored image, if there is a whole one; a hit renews the file's time, so
-    /// pruning takes the entries used longest ago first.
+    /// The stored image, if there is a whole one.
     pub fn load(&self) -> Option<Image> {
-        let image = Image::from_bytes(&std::fs::read(&self.path).ok()?)?;
-        if let Ok(file) = std::fs::File::options().write(true).open(&self.path) {
-            let _ = file.set_modified(SystemTime::now());
-        }
-        Some(image)
+        Image::from_bytes(&self.read()?)
     }
 
     /// Stores `image`, replacing what was there, then prunes the cache to its
     /// budget.
     pub fn store(&self, image: &Image) -> std::io::Result<()> {
+        self.write(&image.to_bytes())
+    }
+
+    /// The entry's bytes, if its file can be read; a read renews the file's time,
+    /// so pruning takes the entries used longest ago first.
+    pub fn read(&self) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(&self.path).ok()?;
+        if let Ok(file) = std::fs::File::options().write(true).open(&self.path) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        Some(bytes)
+    }
+
+    /// Stores `bytes` as the entry, replacing what was there (readers see the old
+    /// file or the new one, never part of one), then prunes the cache to its
+    /// budget.
+    pub fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
@@ -181,8 +220,7 @@ impl Entry {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        let stored =
-            std::fs::write(&tmp, image.to_bytes()).and_then(|()| std::fs::rename(&tmp, &self.path));
+        let stored = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &self.path));
         if stored.is_err() {
             // A full disk leaves no partial file behind.
             let _ = std::fs::remove_file(&tmp);

@@ -90,6 +90,10 @@ pub struct CompiledStart {
     pub build: std::time::Duration,
     /// Whether it came from the code cache.
     pub cached: bool,
+    /// Whether the program (what the interpreter runs and the compiled engine is
+    /// built from) came from the code cache rather than a compile before the
+    /// first cycle (see `sim::Simulator::program_from_cache`).
+    pub program_cached: bool,
     /// When the engine tuned from its profile took over, if it has.
     pub tuned: Option<TunedStart>,
 }

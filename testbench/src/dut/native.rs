@@ -22,7 +22,14 @@ impl NativeDut {
     /// when it holds it, else the interpreter at once and the compiled engine as
     /// soon as its background build is done (see `sim::Simulator::with_cache`).
     pub fn new(module: &hdl::Module) -> Result<Self, DutError> {
-        let sim = Simulator::with_cache(module, &crate::caches::code_cache())?;
+        Self::with_code_cache(module, &crate::caches::code_cache())
+    }
+
+    /// [`new`](Self::new) with the code cache `cache` instead of the test bench's
+    /// (an empty one times a first start: the program compiled, the compiled
+    /// engine built).
+    pub fn with_code_cache(module: &hdl::Module, cache: &sim::CodeCache) -> Result<Self, DutError> {
+        let sim = Simulator::with_cache(module, cache)?;
         Self::from_simulator(module, sim, Engine::Native)
     }
 
@@ -147,6 +154,7 @@ impl Dut for NativeDut {
             cycle: self.sim.compiled_from_cycle()?,
             build: stats.time,
             cached: stats.cached,
+            program_cached: self.sim.program_from_cache(),
             tuned,
         })
     }

@@ -1,0 +1,162 @@
+//! A compiled design: the program and the tables a [`Simulator`](crate::Simulator)
+//! is made from, as the flattener and the compiler leave them, and its form in a
+//! code cache.
+//!
+//! Compiling costs time in proportion to the flat design (every instance of every
+//! module), where a Verilog emitter writes each module once: a design of many
+//! identical instances (an adder tree) compiles in milliseconds, about what
+//! loading its cached Verilator model takes. So a [`CodeCache`](crate::CodeCache)
+//! keeps what a compile made, keyed by the design's contents (see
+//! [`design_key`](crate::design_key)) and the compiler's sources, and a design
+//! simulated again starts from it without flattening or compiling.
+//!
+//! An entry is a magic string, the payload's length, its checksum and the payload
+//! (the [`Built`] serialized by `postcard`): a file that is truncated or changed,
+//! or was written by another format, is a miss, compiled afresh and replaced. The
+//! checksum is a 64-bit rotate-multiply hash of the payload's words, not a
+//! SHA-256: it is taken at every start, over a payload of hundreds of kilobytes,
+//! where a SHA-256 without the CPU's SHA instructions would cost more than the
+//! rest of the load. It changes whenever one word of the payload does (each step
+//! of the hash is a bijection of its state), and guards against damage, not
+//! against a hostile writer: like the cache's compiled engines, whose machine code
+//! the simulator runs, its programs are trusted to be the ones this compiler
+//! wrote.
+
+use crate::clock::MAX_DOMAINS;
+use crate::compile::{compile, Program};
+use crate::cones::domain_bit;
+use crate::demand;
+use crate::error::SimError;
+use crate::flatten::FlatDesign;
+use crate::fxhash::FxHasher;
+use crate::instr::Span;
+use crate::kernels::kernel;
+use crate::sim::{DomainInfo, NamedNet, PortInfo};
+use crate::wide::last_mask;
+use hdl::ir::{Direction, PortKind, ResetPolarity};
+use serde::{Deserialize, Serialize};
+use std::hash::Hasher;
+
+/// What a compile of one design made.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Built {
+    /// Name of the top module.
+    pub name: String,
+    /// The program.
+    pub prog: Program,
+    /// The top module's ports, in order.
+    pub ports: Vec<PortInfo>,
+    /// Every named net of the hierarchy.
+    pub named: Vec<NamedNet>,
+    /// The top module's clock domains.
+    pub domains: Vec<DomainInfo>,
+}
+
+/// The first bytes of a stored [`Built`] (with the format's version).
+const MAGIC: &[u8; 8] = b"wsprog02";
+
+impl Built {
+    /// Compiles `flat`, whose net names move into the result.
+    pub fn compile(mut flat: FlatDesign) -> Result<Built, SimError> {
+        if flat.domains.len() > MAX_DOMAINS {
+            return Err(SimError::TooManyDomains {
+                module: flat.name.clone(),
+                count: flat.domains.len(),
+            });
+        }
+        let mut prog = compile(&flat)?;
+        let outputs: Vec<Span> = flat
+            .ports
+            .iter()
+            .filter(|p| p.direction == Direction::Output)
+            .map(|p| prog.nets[p.net.0 as usize])
+            .filter(|s| s.off != crate::state::NONE)
+            .collect();
+        prog.code.outputs = demand::output_steps(&prog.code, &outputs, prog.init.len());
+        let span = |n: hdl::ir::NetId| prog.nets[n.0 as usize];
+        let ports: Vec<PortInfo> = flat
+            .ports
+            .iter()
+            .map(|p| PortInfo {
+                name: p.name.clone(),
+                width: flat.nets[p.net.0 as usize].width,
+                direction: p.direction,
+                kind: p.kind,
+                span: span(p.net),
+                cone: prog.cones[p.net.0 as usize],
+                settable: p.direction == Direction::Input && p.kind != PortKind::Clock,
+                above: !last_mask(flat.nets[p.net.0 as usize].width),
+            })
+            .collect();
+        let named: Vec<NamedNet> = flat
+            .nets
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                n.name.take().map(|name| NamedNet {
+                    name,
+                    width: n.width,
+                    span: prog.nets[i],
+                })
+            })
+            .collect();
+        let domains: Vec<DomainInfo> = flat
+            .domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DomainInfo {
+                name: d.name.clone(),
+                clock: span(d.clock),
+                reset: d.reset.map(|r| {
+                    let level = (d.polarity == ResetPolarity::ActiveHigh) as u64;
+                    (span(r).off, level)
+                }),
+                cone: domain_bit(i as u32) | prog.cones[d.clock.0 as usize],
+                reset_cone: d.reset.map_or(0, |r| prog.cones[r.0 as usize]),
+            })
+            .collect();
+        Ok(Built {
+            name: flat.name,
+            prog,
+            ports,
+            named,
+            domains,
+        })
+    }
+
+    /// The bytes a code cache stores: magic, payload length, checksum, payload.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload = postcard::to_stdvec(self).expect("every field serializes");
+        let mut bytes = Vec::with_capacity(payload.len() + 24);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&checksum(&payload).to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        bytes
+    }
+
+    /// The design [`to_bytes`](Self::to_bytes) stored; `None` when the bytes are
+    /// not such a design (truncated, changed, or of another format).
+    pub fn from_bytes(bytes: &[u8]) -> Option<Built> {
+        let rest = bytes.strip_prefix(MAGIC)?;
+        let (len, rest) = rest.split_first_chunk::<8>()?;
+        let (sum, payload) = rest.split_first_chunk::<8>()?;
+        if u64::from_le_bytes(*len) != payload.len() as u64
+            || checksum(payload) != u64::from_le_bytes(*sum)
+        {
+            return None;
+        }
+        let mut built: Built = postcard::from_bytes(payload).ok()?;
+        // A kernel is a function's address in this process: it follows from its step.
+        let code = &mut built.prog.code;
+        code.kernels = code.steps.iter().map(|s| kernel(s.kind, s.mode)).collect();
+        Some(built)
+    }
+}
+
+/// The checksum of a stored payload (see the module docs).
+fn checksum(payload: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(payload);
+    h.finish()
+}
