@@ -1,7 +1,7 @@
 //! The synchronized DAC streamer (spec steps 1–3): one count-action unit starts all
 //! DAC streams in the same cycle, a second one times the preamble before a layer,
 //! and each stream then passes through its own operand alignment
-//! ([`operand_align`](super::align::operand_align)).
+//! ([`operand_align`]).
 //!
 //! ```text
 //! module synchronized_data_streamer {

@@ -1,4 +1,4 @@
-//! The Lightning top for an RFSoC board: the [`datapath`](super::datapath::datapath)
+//! The Lightning top for an RFSoC board: the [`datapath`]
 //! on `cores` photonic cores with AXI-Stream ports for the RF Data Converter, a
 //! [`calibrator`](super::calibrate::calibrator) per core, the
 //! [`answer`](super::answer::answer) (class and log-softmax), an AXI-Lite
