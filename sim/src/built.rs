@@ -30,6 +30,7 @@ use crate::error::SimError;
 use crate::flatten::FlatDesign;
 use crate::fxhash::FxHasher;
 use crate::instr::Span;
+use crate::jit::Entry;
 use crate::kernels::kernel;
 use crate::sim::{DomainInfo, NamedNet, PortInfo};
 use crate::wide::last_mask;
@@ -50,6 +51,30 @@ pub(crate) struct Built {
     pub named: Vec<NamedNet>,
     /// The top module's clock domains.
     pub domains: Vec<DomainInfo>,
+}
+
+/// A compiled program on its way into a code cache: its entry and its bytes,
+/// written by the compiled engine's background thread before it builds the
+/// engine, so that a first start does not wait for the file system.
+pub(crate) struct Store {
+    entry: Entry,
+    bytes: Vec<u8>,
+}
+
+impl Store {
+    /// `built`'s bytes, for `entry`.
+    pub fn new(entry: Entry, built: &Built) -> Store {
+        Store {
+            entry,
+            bytes: built.to_bytes(),
+        }
+    }
+
+    /// Writes the entry; a cache that cannot be written only makes the next start
+    /// a first one too.
+    pub fn write(self) {
+        let _ = self.entry.write(&self.bytes);
+    }
 }
 
 /// The first bytes of a stored [`Built`] (with the format's version).

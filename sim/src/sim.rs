@@ -1,7 +1,7 @@
 //! The [`Simulator`]: construction, time and clock control, reset and tracing.
 //! Port and net access live in `ports.rs`.
 
-use crate::built::Built;
+use crate::built::{Built, Store};
 use crate::clock::{Clocks, Fired};
 use crate::compile::Program;
 use crate::demand::Part;
@@ -310,18 +310,19 @@ impl Simulator {
     /// The cache also keeps the compiled program of every design it has seen (see
     /// [`program_from_cache`](Self::program_from_cache)): a design simulated again
     /// starts without flattening or compiling, as a cached Verilator model starts
-    /// without running Verilator.
+    /// without running Verilator. On a miss the program is written by the
+    /// background thread before it builds the compiled engine (so it is in the
+    /// cache once [`finish_compile`](Self::finish_compile) returns).
     pub fn with_cache(module: &Module, cache: &CodeCache) -> Result<Simulator, SimError> {
         let entry = cache.program_entry(&design_digest(module));
         if let Some(built) = entry.read().and_then(|bytes| Built::from_bytes(&bytes)) {
-            let mut sim = Self::from_built(built, Start::Tiered, Some(cache))?;
+            let mut sim = Self::from_built(built, Start::Tiered, Some(cache), None)?;
             sim.program_cached = true;
             return Ok(sim);
         }
         let built = Built::compile(flatten(module)?)?;
-        // A cache that cannot be written only makes the next start a first one too.
-        let _ = entry.write(&built.to_bytes());
-        Self::from_built(built, Start::Tiered, Some(cache))
+        let store = Store::new(entry, &built);
+        Self::from_built(built, Start::Tiered, Some(cache), Some(store))
     }
 
     /// [`new`](Self::new) on the engine `backend` from the first cycle on (the
@@ -350,15 +351,18 @@ impl Simulator {
         start: Start,
         cache: Option<&CodeCache>,
     ) -> Result<Simulator, SimError> {
-        Self::from_built(Built::compile(flat)?, start, cache)
+        Self::from_built(Built::compile(flat)?, start, cache, None)
     }
 
     /// The simulator of a compiled design (just compiled, or loaded from a code
-    /// cache); the compiled engine comes from `cache` when it holds it.
+    /// cache); the compiled engine comes from `cache` when it holds it. `store`,
+    /// the program on its way into the cache, is written by the compiled engine's
+    /// background thread (before the first cycle on any other start).
     fn from_built(
         built: Built,
         start: Start,
         cache: Option<&CodeCache>,
+        store: Option<Store>,
     ) -> Result<Simulator, SimError> {
         let Built {
             name,
@@ -379,10 +383,20 @@ impl Simulator {
             .map(|(i, m)| (m.name.clone(), i as u32))
             .collect();
         let source = || jit_source(&prog, &ports, &named, &domains);
+        // Only a tiered start has a background thread to write the program.
+        let store = match start {
+            Start::Tiered => store,
+            _ => {
+                if let Some(store) = store {
+                    store.write();
+                }
+                None
+            }
+        };
         let jit = match start {
             Start::Interpreted => Jit::off(),
             Start::Compiled => Jit::running(Compiled::obtain(source(), Tuning::Profiling, cache)?),
-            Start::Tiered => Jit::start(source(), cache),
+            Start::Tiered => Jit::start(source(), cache, store),
         };
         let compiled_from = jit.ready().map(|_| 0);
         let mut vals = prog.init.clone();

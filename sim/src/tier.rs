@@ -16,6 +16,7 @@
 //! takes over at the first settle after it is ready, with the first engine's
 //! activity flags.
 
+use crate::built::Store;
 use crate::jit::{CodeCache, Compiled, JitError, Source, Tuning};
 use std::thread::JoinHandle;
 
@@ -73,22 +74,29 @@ impl Jit {
 
     /// Starts obtaining the compiled engine of `source` on a background thread (on
     /// this thread if none can be started): loaded from `cache` when it holds it,
-    /// else built (and stored there).
-    pub fn start(source: Source, cache: Option<&CodeCache>) -> Jit {
+    /// else built (and stored there). The thread first writes `store`, the
+    /// program on its way into the cache, if there is one.
+    pub fn start(source: Source, cache: Option<&CodeCache>, store: Option<Store>) -> Jit {
         let mut jit = Jit::off();
-        match Self::build(source, Tuning::Profiling, cache) {
+        match Self::build(source, Tuning::Profiling, cache, store) {
             Build::Background(handle) => jit.building = Some(handle),
             Build::Done(built) => _ = jit.first_done(*built),
         }
         jit
     }
 
-    /// Starts obtaining the engine of `source` for `tuning` on a background thread,
-    /// or obtains it on this one if no thread can be started.
-    fn build(source: Source, tuning: Tuning, cache: Option<&CodeCache>) -> Build {
+    /// Starts obtaining the engine of `source` for `tuning` on a background thread
+    /// (which writes `store` first), or does both on this one if no thread can be
+    /// started.
+    fn build(
+        source: Source,
+        tuning: Tuning,
+        cache: Option<&CodeCache>,
+        store: Option<Store>,
+    ) -> Build {
         // The source goes to the thread once it has started, so that it is still
         // here to build on this thread if the thread cannot be started.
-        let (give, take) = std::sync::mpsc::channel::<(Source, Tuning)>();
+        let (give, take) = std::sync::mpsc::channel::<(Source, Tuning, Option<Store>)>();
         let thread_cache = cache.cloned();
         let spawned = std::thread::Builder::new()
             .name("wirespeed-jit".into())
@@ -99,16 +107,25 @@ impl Jit {
                 // first `NativeDut::new` of a process took over 0.3 ms in 18–19 of 60
                 // runs without this, 9 of 60 with it; median 80 µs either way).
                 std::thread::yield_now();
-                let (source, tuning) = take.recv().map_err(|e| JitError::Codegen(e.to_string()))?;
+                let (source, tuning, store) =
+                    take.recv().map_err(|e| JitError::Codegen(e.to_string()))?;
+                if let Some(store) = store {
+                    store.write();
+                }
                 Compiled::obtain(source, tuning, thread_cache.as_ref())
             });
         match spawned {
             Ok(handle) => {
                 // Fails only if the thread is gone already, which its join reports.
-                let _ = give.send((source, tuning));
+                let _ = give.send((source, tuning, store));
                 Build::Background(handle)
             }
-            Err(_) => Build::Done(Box::new(Compiled::obtain(source, tuning, cache))),
+            Err(_) => {
+                if let Some(store) = store {
+                    store.write();
+                }
+                Build::Done(Box::new(Compiled::obtain(source, tuning, cache)))
+            }
         }
     }
 
@@ -124,7 +141,7 @@ impl Jit {
             return;
         };
         if background {
-            match Self::build(source, tuning, cache) {
+            match Self::build(source, tuning, cache, None) {
                 Build::Background(handle) => self.building = Some(handle),
                 Build::Done(built) => _ = self.tuned_done(*built),
             }

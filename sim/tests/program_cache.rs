@@ -104,8 +104,10 @@ fn agrees_with_a_fresh_compile(s: &mut Simulator, m: &Module, cycles: u64) {
 fn a_code_cache_hands_a_later_simulator_its_compiled_program() {
     let dir = tempfile::tempdir().unwrap();
     let cache = CodeCache::new(dir.path().join("cache"));
-    let first = Simulator::with_cache(&chain(3), &cache).unwrap();
+    let mut first = Simulator::with_cache(&chain(3), &cache).unwrap();
     assert!(!first.program_from_cache(), "an empty cache");
+    // The compiled engine's thread writes the program before it builds.
+    first.finish_compile().unwrap();
     let stored = programs(&cache);
     assert_eq!(stored.len(), 1, "{stored:?}");
     let bytes = std::fs::read(&stored[0]).unwrap();

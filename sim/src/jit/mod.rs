@@ -92,6 +92,7 @@ mod unstored;
 mod wide;
 
 pub use cache::CodeCache;
+pub(crate) use cache::Entry;
 
 pub use commit::MalformedCommit;
 pub(crate) use edge::Edge;
