@@ -30,8 +30,7 @@ use crate::error::SimError;
 use crate::flatten::FlatDesign;
 use crate::fxhash::FxHasher;
 use crate::instr::Span;
-use crate::jit::Entry;
-use crate::kernels::kernel;
+use crate::jit::{framed, unframed, Entry};
 use crate::sim::{DomainInfo, NamedNet, PortInfo};
 use crate::wide::last_mask;
 use hdl::ir::{Direction, PortKind, ResetPolarity};
@@ -152,29 +151,18 @@ impl Built {
     /// The bytes a code cache stores: magic, payload length, checksum, payload.
     pub fn to_bytes(&self) -> Vec<u8> {
         let payload = postcard::to_stdvec(self).expect("every field serializes");
-        let mut bytes = Vec::with_capacity(payload.len() + 24);
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&checksum(&payload).to_le_bytes());
-        bytes.extend_from_slice(&payload);
-        bytes
+        framed(MAGIC, &checksum(&payload).to_le_bytes(), &payload)
     }
 
     /// The design [`to_bytes`](Self::to_bytes) stored; `None` when the bytes are
     /// not such a design (truncated, changed, or of another format).
     pub fn from_bytes(bytes: &[u8]) -> Option<Built> {
-        let rest = bytes.strip_prefix(MAGIC)?;
-        let (len, rest) = rest.split_first_chunk::<8>()?;
-        let (sum, payload) = rest.split_first_chunk::<8>()?;
-        if u64::from_le_bytes(*len) != payload.len() as u64
-            || checksum(payload) != u64::from_le_bytes(*sum)
-        {
+        let (sum, payload) = unframed::<8>(bytes, MAGIC)?;
+        if checksum(payload) != u64::from_le_bytes(sum) {
             return None;
         }
         let mut built: Built = postcard::from_bytes(payload).ok()?;
-        // A kernel is a function's address in this process: it follows from its step.
-        let code = &mut built.prog.code;
-        code.kernels = code.steps.iter().map(|s| kernel(s.kind, s.mode)).collect();
+        built.prog.code.link_kernels();
         Some(built)
     }
 }

@@ -8,6 +8,7 @@
 //! (source locations do not affect a simulation). A module instantiated many
 //! times is digested once: an instance contributes its module's digest.
 
+use crate::jit::ShaWriter;
 use hdl::ir::ModuleData;
 use hdl::Module;
 use sha2::{Digest, Sha256};
@@ -36,29 +37,15 @@ fn digest(m: &Module, memo: &mut Vec<(Module, [u8; 32])>) -> [u8; 32] {
         parameters,
         location: _,
     } = &**m;
-    let mut bytes = Bytes(Vec::with_capacity(64 * nets.len()));
-    (name, ports, nets, domains, regs, mems).hash(&mut bytes);
-    (summary, parameters).hash(&mut bytes);
-    bytes.write_usize(instances.len());
+    let mut sha = ShaWriter(Sha256::new());
+    (name, ports, nets, domains, regs, mems).hash(&mut sha);
+    (summary, parameters).hash(&mut sha);
+    sha.write_usize(instances.len());
     for inst in instances {
         let child = digest(&inst.module, memo);
-        (&inst.name, &inst.connections, child).hash(&mut bytes);
+        (&inst.name, &inst.connections, child).hash(&mut sha);
     }
-    let d: [u8; 32] = Sha256::digest(&bytes.0).into();
+    let d: [u8; 32] = sha.0.finalize().into();
     memo.push((m.clone(), d));
     d
-}
-
-/// A [`Hasher`] that keeps the bytes it is fed, for one SHA-256 over all of them.
-struct Bytes(Vec<u8>);
-
-impl Hasher for Bytes {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.extend_from_slice(bytes);
-    }
-
-    /// Unused: the digest is taken over the bytes.
-    fn finish(&self) -> u64 {
-        0
-    }
 }

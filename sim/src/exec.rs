@@ -61,16 +61,23 @@ impl Code {
         parts: Vec<(u32, u32)>,
         wide: Vec<WideOp>,
     ) -> Code {
-        let kernels = steps.iter().map(|s| kernel(s.kind, s.mode)).collect();
-        Code {
+        let mut code = Code {
             steps,
-            kernels,
+            kernels: Vec::new(),
             recs,
             tags,
             parts,
             wide,
             outputs: Vec::new(),
-        }
+        };
+        code.link_kernels();
+        code
+    }
+
+    /// Sets the loop of every step: a kernel is a function's address in this
+    /// process, which follows from its step (and is not part of a stored program).
+    pub fn link_kernels(&mut self) {
+        self.kernels = self.steps.iter().map(|s| kernel(s.kind, s.mode)).collect();
     }
 }
 

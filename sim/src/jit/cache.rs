@@ -157,8 +157,32 @@ fn prune(dir: &Path, budget: u64, keep: &Path) {
     }
 }
 
+/// An entry's bytes: `magic`, the payload's length, `sum` (the payload's
+/// checksum, of the entry kind's choosing) and the payload.
+pub(crate) fn framed(magic: &[u8; 8], sum: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(magic.len() + 8 + sum.len() + payload.len());
+    bytes.extend_from_slice(magic);
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(sum);
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// The checksum and the payload of entry bytes [`framed`] with `magic` and an
+/// `N`-byte checksum; `None` when they begin otherwise or the payload's length is
+/// not the one stored (the caller checks the checksum).
+pub(crate) fn unframed<'a, const N: usize>(
+    bytes: &'a [u8],
+    magic: &[u8; 8],
+) -> Option<([u8; N], &'a [u8])> {
+    let rest = bytes.strip_prefix(magic)?;
+    let (len, rest) = rest.split_first_chunk::<8>()?;
+    let (sum, payload) = rest.split_first_chunk::<N>()?;
+    (u64::from_le_bytes(*len) == payload.len() as u64).then_some((*sum, payload))
+}
+
 /// Feeds a [`Hash`] into a SHA-256.
-struct ShaWriter(Sha256);
+pub(crate) struct ShaWriter(pub Sha256);
 
 impl ShaWriter {
     /// Adds one length-prefixed field (so field boundaries cannot shift).

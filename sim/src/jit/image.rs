@@ -10,6 +10,7 @@
 //! [`Image::load`], so every test of the compiled engine runs the loader a cached
 //! engine runs.
 
+use super::cache::{framed, unframed};
 use super::{EdgeFunction, Function, JitError};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::function::FunctionParameters;
@@ -206,24 +207,15 @@ impl Image {
             put(&mut payload, &p.addend.to_le_bytes());
         }
         payload.extend_from_slice(&self.code);
-        let mut bytes = Vec::with_capacity(payload.len() + 48);
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&Sha256::digest(&payload));
-        bytes.extend_from_slice(&payload);
-        bytes
+        framed(MAGIC, &Sha256::digest(&payload), &payload)
     }
 
     /// The image stored as [`to_bytes`](Self::to_bytes) wrote it; `None` when the
     /// bytes are not such an image (truncated, changed, or of another format), or
     /// when an entry or patch lies outside its code.
     pub fn from_bytes(bytes: &[u8]) -> Option<Image> {
-        let rest = bytes.strip_prefix(MAGIC)?;
-        let (len, rest) = rest.split_first_chunk::<8>()?;
-        let (sum, payload) = rest.split_first_chunk::<32>()?;
-        if u64::from_le_bytes(*len) != payload.len() as u64
-            || Sha256::digest(payload).as_slice() != sum
-        {
+        let (sum, payload) = unframed::<32>(bytes, MAGIC)?;
+        if Sha256::digest(payload).as_slice() != sum {
             return None;
         }
         parse(payload)

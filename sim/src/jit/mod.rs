@@ -92,7 +92,7 @@ mod unstored;
 mod wide;
 
 pub use cache::CodeCache;
-pub(crate) use cache::Entry;
+pub(crate) use cache::{framed, unframed, Entry, ShaWriter};
 
 pub use commit::MalformedCommit;
 pub(crate) use edge::Edge;
