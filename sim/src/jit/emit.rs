@@ -271,6 +271,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             match item {
                 Item::Rec(_) if self.remat.skips(item) => {}
                 Item::Rec(inst) => self.record(inst),
+                Item::Vector { step } => self.run_inline(&self.code.steps[*step as usize]),
                 Item::Run { dst, call, .. } => {
                     self.call_run(*call, *dst);
                     let mut written = Vec::new();
@@ -298,8 +299,13 @@ impl<'a, 'b> Emitter<'a, 'b> {
         reader != self.flag && self.activity.always.wakes(reader)
     }
 
+    /// Template record `index` of the program.
+    pub(super) fn code_rec(&self, index: u32) -> Rec {
+        self.code.recs[index as usize]
+    }
+
     /// The address of word `off`, with the byte offset the load or store adds.
-    fn address(&mut self, off: u32) -> (Value, i32) {
+    pub(super) fn address(&mut self, off: u32) -> (Value, i32) {
         let bytes = u64::from(off) * 8;
         match i32::try_from(bytes) {
             Ok(b) => (self.vals, b),
@@ -391,7 +397,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     /// Sets the flags of the readers of `words` that [`wakes`](Self::wakes),
     /// which a callback wrote without comparing.
-    fn wake_readers(&mut self, words: impl IntoIterator<Item = u32>) {
+    pub(super) fn wake_readers(&mut self, words: impl IntoIterator<Item = u32>) {
         let mut wake = std::mem::take(&mut self.wake);
         for w in words {
             wake.extend_from_slice(self.readers.of(w));
@@ -480,7 +486,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// One record (see [`Kind`] for what each computes).
-    fn record(&mut self, inst: &Inst) {
+    pub(super) fn record(&mut self, inst: &Inst) {
         let r = inst.rec;
         let v = match inst.kind {
             Kind::Wide => return self.wide_op(r.a),
@@ -686,6 +692,12 @@ impl<'a, 'b> Emitter<'a, 'b> {
             .ins()
             .call_indirect(self.calls.run, kernel, &[self.vals, entry]);
         self.forget(dst);
+    }
+
+    /// The words `off..off + words` are no longer in hand (code that does not keep
+    /// values in hand wrote them).
+    pub(super) fn forget_words(&mut self, off: u32, words: u32) {
+        self.forget(Span { off, words });
     }
 
     /// The words `dst` are no longer in hand (a call wrote them).

@@ -89,6 +89,7 @@ mod plan;
 mod remat;
 mod tune;
 mod unstored;
+mod vector;
 mod wide;
 
 pub use cache::CodeCache;
@@ -204,6 +205,8 @@ pub struct CompileStats {
     pub records: usize,
     /// Calls of the interpreter's vector loops (long runs).
     pub runs: usize,
+    /// Short runs written inline as vector code, two instances an instruction.
+    pub vector_runs: usize,
     /// Native functions.
     pub functions: usize,
     /// Wall time of planning, emitting and compiling (or of loading the code from
@@ -359,7 +362,11 @@ impl Prepared {
         let count = |f: fn(&plan::Plan) -> usize| plans.iter().map(f).sum();
         let stats = CompileStats {
             records: count(|p| p.unrolled),
-            runs: count(|p| p.items.len() - p.unrolled),
+            runs: count(|p| p.calls.len()),
+            vector_runs: count(|p| {
+                let vector = |i: &&plan::Item| matches!(i, plan::Item::Vector { .. });
+                p.items.iter().filter(vector).count()
+            }),
             functions: count(|p| p.functions.len()),
             time: started.elapsed(),
             cached,
@@ -996,8 +1003,10 @@ mod tests {
         }
     }
 
-    /// Every kind that runs, as long runs (called loops) of every operand stride
-    /// and of every length from 8 to 24 and one longer (the explicit AVX2 loops
+    /// Every kind that runs, as long runs of every operand stride and of every
+    /// length from 8 to 24 (written inline as vector code, see [`vector`], where
+    /// the kind has a vector form; an odd length ends in a scalar record) and one
+    /// longer than [`vector::MAX_INLINE`] (a called loop: the explicit AVX2 loops
     /// take sixteen words per iteration, then four, then a masked rest): the
     /// compiled engine computes what the interpreter computes.
     #[test]
@@ -1005,11 +1014,12 @@ mod tests {
         let kinds = Kind::NARROW.into_iter().filter(|k| k.vectorizes());
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
         let first = plan::MIN_RUN_CALL;
+        let mut vector_cases = 0;
         for kind in kinds {
             let lengths = first..=3 * first;
             for (strides, n) in (0..8u8).flat_map(|s| lengths.clone().map(move |n| (s, n))) {
                 let n = if n == 3 * first {
-                    rng.gen_range(n..40)
+                    rng.gen_range(vector::MAX_INLINE + 1..48)
                 } else {
                     n
                 };
@@ -1019,12 +1029,19 @@ mod tests {
                 let vals = kernels::test_run_storage(kind, &t, &mut rng);
                 let (mut want, mut got) = (vals.clone(), vals);
                 crate::exec::run_all(&code, &mut want, 1);
+                let inline = vector::inlines(&code.steps[0]);
                 let mut compiled = compile(code, &[], got.len()).expect("compiles");
-                assert_eq!(compiled.stats().runs, 1, "{kind:?}: the run is a call");
+                let stats = compiled.stats();
+                let (vector, called) = (usize::from(inline), usize::from(!inline));
+                vector_cases += vector;
+                assert_eq!(stats.vector_runs, vector, "{kind:?} n {n}: vector code");
+                assert_eq!(stats.runs, called, "{kind:?} n {n}: a call");
                 compiled.run_all(&mut got, 1);
                 assert_eq!(got, want, "{kind:?} strides {strides:03b} n {n}: {t:?}");
             }
         }
+        // 17 kinds at 8 strides and 9 lengths (8 to 16) are vector code.
+        assert_eq!(vector_cases, 17 * 8 * 9);
     }
 
     /// A hidden field that another partition reads is recomputed there from its

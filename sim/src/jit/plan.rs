@@ -25,10 +25,12 @@ pub(super) struct Inst {
     pub rec: Rec,
 }
 
-/// Runs of at least this many identical instances are not unrolled: the emitted
-/// code calls the interpreter's vector loop for them (AVX2 where the CPU has it),
-/// which is faster than straight-line scalar code for long runs and keeps the code
-/// small enough for the instruction cache.
+/// Runs of at least this many identical instances are not unrolled: the short
+/// ones of the kinds [`vector`](super::vector) has are written as vector code,
+/// two instances an instruction, and the emitted code calls the interpreter's
+/// vector loop (AVX2 where the CPU has it) for the rest. Both are faster than
+/// straight-line scalar code for such runs and keep the code small enough for
+/// the instruction cache.
 pub(super) const MIN_RUN_CALL: u32 = 8;
 
 /// What the emitter emits, in execution order.
@@ -46,6 +48,11 @@ pub(super) enum Item {
         /// Its index in the engine's table of run calls.
         call: u32,
     },
+    /// Run step `step` as inline vector code (see [`vector`](super::vector)).
+    Vector {
+        /// Index into the program's steps.
+        step: u32,
+    },
 }
 
 impl Item {
@@ -56,7 +63,7 @@ impl Item {
             Item::Rec(inst) => {
                 inst.kind != Kind::Wide || super::wide::inlines(&code.wide[inst.rec.a as usize])
             }
-            Item::Run { .. } => false,
+            Item::Run { .. } | Item::Vector { .. } => false,
         }
     }
 
@@ -78,7 +85,7 @@ impl Item {
     pub fn each_word(&self, code: &Code, mut f: impl FnMut(u32, bool)) {
         match *self {
             Item::Rec(inst) => each_word(code, inst.kind, &inst.rec, f),
-            Item::Run { step, .. } => {
+            Item::Run { step, .. } | Item::Vector { step } => {
                 each_record(code, &code.steps[step as usize], |kind, r, _| {
                     each_word(code, kind, &r, &mut f)
                 })
@@ -142,25 +149,28 @@ pub(super) fn plan(
     let mut insts = Vec::with_capacity(code.instructions());
     let mut items = Vec::with_capacity(code.instructions());
     let mut masks = Vec::with_capacity(code.instructions());
-    let (mut calls, mut call_records) = (Vec::new(), Vec::new());
+    let (mut calls, mut runs) = (Vec::new(), Vec::new());
     for (index, s) in code.steps.iter().enumerate() {
         if !part.has(code, index) {
             continue;
         }
         check_step(code, s, insts.len())?;
-        let call = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL && s.kind.vectorizes();
-        if call {
-            call_records.push(insts.len());
+        let run = matches!(s.mode, Mode::Run { .. }) && s.n >= MIN_RUN_CALL && s.kind.vectorizes();
+        if run {
+            runs.push((index as u32, insts.len()));
         }
         each_record(code, s, |kind, rec, mask| {
             let inst = Inst { kind, rec };
             insts.push(inst);
-            if !call {
+            if !run {
                 items.push(Item::Rec(inst));
                 masks.push(mask);
             }
         });
-        if call {
+        if run && super::vector::inlines(s) {
+            items.push(Item::Vector { step: index as u32 });
+            masks.push(s.mask);
+        } else if run {
             let dst = Span {
                 off: code.recs[s.start as usize].d,
                 words: s.n,
@@ -181,7 +191,7 @@ pub(super) fn plan(
             what,
         })?;
     }
-    for (&step, &record) in calls.iter().zip(&call_records) {
+    for &(step, record) in &runs {
         let s = &code.steps[step as usize];
         check_disjoint(code, s).map_err(|what| Malformed {
             record,
@@ -234,9 +244,9 @@ impl Plan {
 }
 
 /// An error if a word run step `s` reads is one of the words it writes: its loop
-/// reads its operands while it writes its destination (the interpreter's split of
-/// storage would panic on such a step; the compiled engine's call must never see
-/// one).
+/// (or vector code) reads its operands while it writes its destination (the
+/// interpreter's split of storage would panic on such a step; the compiled
+/// engine's code must never see one).
 fn check_disjoint(code: &Code, s: &Step) -> Result<(), String> {
     let Mode::Run { strides } = s.mode else {
         return Ok(());
