@@ -36,43 +36,44 @@ use crate::wide::last_mask;
 use hdl::ir::{Direction, PortKind, ResetPolarity};
 use serde::{Deserialize, Serialize};
 use std::hash::Hasher;
+use std::sync::Arc;
 
-/// What a compile of one design made.
-#[derive(Debug, Serialize, Deserialize)]
+/// What a compile of one design made. A clone shares the program and the names.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Built {
     /// Name of the top module.
     pub name: String,
-    /// The program.
-    pub prog: Program,
+    /// The program (shared with the thread that stores it, see [`Store`]).
+    pub prog: Arc<Program>,
     /// The top module's ports, in order.
     pub ports: Vec<PortInfo>,
-    /// Every named net of the hierarchy.
-    pub named: Vec<NamedNet>,
+    /// Every named net of the hierarchy (shared like the program).
+    pub named: Arc<[NamedNet]>,
     /// The top module's clock domains.
     pub domains: Vec<DomainInfo>,
 }
 
-/// A compiled program on its way into a code cache: its entry and its bytes,
-/// written by the compiled engine's background thread before it builds the
-/// engine, so that a first start does not wait for the file system.
+/// A compiled program on its way into a code cache: its entry and the design,
+/// serialized and written by the compiled engine's background thread before it
+/// builds the engine, so that a first start waits neither for the serialization
+/// nor for the file system. The program and the names, the bulk of the design,
+/// are shared with the simulator rather than copied.
 pub(crate) struct Store {
     entry: Entry,
-    bytes: Vec<u8>,
+    built: Built,
 }
 
 impl Store {
-    /// `built`'s bytes, for `entry`.
+    /// `built`, for `entry` (a clone that shares its program and names).
     pub fn new(entry: Entry, built: &Built) -> Store {
-        Store {
-            entry,
-            bytes: built.to_bytes(),
-        }
+        let built = built.clone();
+        Store { entry, built }
     }
 
-    /// Writes the entry; a cache that cannot be written only makes the next start
-    /// a first one too.
+    /// Serializes the design and writes the entry; a cache that cannot be written
+    /// only makes the next start a first one too.
     pub fn write(self) {
-        let _ = self.entry.write(&self.bytes);
+        let _ = self.entry.write(&self.built.to_bytes());
     }
 }
 
@@ -141,9 +142,9 @@ impl Built {
             .collect();
         Ok(Built {
             name: flat.name,
-            prog,
+            prog: Arc::new(prog),
             ports,
-            named,
+            named: named.into(),
             domains,
         })
     }
@@ -162,7 +163,10 @@ impl Built {
             return None;
         }
         let mut built: Built = postcard::from_bytes(payload).ok()?;
-        built.prog.code.link_kernels();
+        Arc::get_mut(&mut built.prog)
+            .expect("a program just read is not shared yet")
+            .code
+            .link_kernels();
         Some(built)
     }
 }

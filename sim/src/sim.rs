@@ -20,7 +20,7 @@ use hdl::Module;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 static NEXT_SIM: AtomicU64 = AtomicU64::new(1);
 
@@ -173,7 +173,7 @@ impl Start {
 pub struct Simulator {
     pub(crate) id: u64,
     pub(crate) name: String,
-    pub(crate) prog: Program,
+    pub(crate) prog: Arc<Program>,
     /// The compiled engine of `prog.code`, as far as it has come.
     pub(crate) jit: Jit,
     pub(crate) vals: Vec<u64>,
@@ -186,7 +186,7 @@ pub struct Simulator {
     pub(crate) dirty_out: u64,
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: FxHashMap<String, u32>,
-    pub(crate) named: Vec<NamedNet>,
+    pub(crate) named: Arc<[NamedNet]>,
     /// `named` by name, built at the first lookup (most simulations never make one).
     net_index: OnceLock<FxHashMap<String, u32>>,
     pub(crate) mem_index: FxHashMap<String, u32>,
@@ -310,9 +310,10 @@ impl Simulator {
     /// The cache also keeps the compiled program of every design it has seen (see
     /// [`program_from_cache`](Self::program_from_cache)): a design simulated again
     /// starts without flattening or compiling, as a cached Verilator model starts
-    /// without running Verilator. On a miss the program is written by the
-    /// background thread before it builds the compiled engine (so it is in the
-    /// cache once [`finish_compile`](Self::finish_compile) returns).
+    /// without running Verilator. On a miss the program is serialized and written
+    /// by the background thread before it builds the compiled engine (so it is in
+    /// the cache once [`finish_compile`](Self::finish_compile) returns), not
+    /// before the first cycle.
     pub fn with_cache(module: &Module, cache: &CodeCache) -> Result<Simulator, SimError> {
         let entry = cache.program_entry(&design_digest(module));
         if let Some(built) = entry.read().and_then(|bytes| Built::from_bytes(&bytes)) {
