@@ -506,14 +506,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
                     None => self.konst(r.k),
                 }
             }
-            Kind::Slice2 => {
-                let lo = self.read(r.a);
-                let hi = self.read(r.a + 1);
-                let lo = self.shr(lo, u64::from(r.b));
-                let hi = self.shl(hi, u64::from(64 - r.b));
-                let v = self.b.ins().bor(lo, hi);
-                self.mask(v, r.k)
-            }
+            Kind::Slice2 => self.slice2(&r),
             kind => match kind.offsets() {
                 [true, false, false] => {
                     let x = self.read(r.a);
@@ -530,6 +523,16 @@ impl<'a, 'b> Emitter<'a, 'b> {
             },
         };
         self.write(r.d, v);
+    }
+
+    /// A two-word slice (see [`Kind::Slice2`]) of the words at `r.a` and `r.a + 1`.
+    pub(super) fn slice2(&mut self, r: &Rec) -> Value {
+        let lo = self.read(r.a);
+        let hi = self.read(r.a + 1);
+        let lo = self.shr(lo, u64::from(r.b));
+        let hi = self.shl(hi, u64::from(64 - r.b));
+        let v = self.b.ins().bor(lo, hi);
+        self.mask(v, r.k)
     }
 
     fn unary(&mut self, kind: Kind, x: Value, r: &Rec) -> Value {
@@ -694,14 +697,9 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.forget(dst);
     }
 
-    /// The words `off..off + words` are no longer in hand (code that does not keep
-    /// values in hand wrote them).
-    pub(super) fn forget_words(&mut self, off: u32, words: u32) {
-        self.forget(Span { off, words });
-    }
-
-    /// The words `dst` are no longer in hand (a call wrote them).
-    fn forget(&mut self, dst: Span) {
+    /// The words `dst` are no longer in hand (a call, or code that does not keep
+    /// values in hand, wrote them).
+    pub(super) fn forget(&mut self, dst: Span) {
         for off in dst.off..dst.off + dst.words {
             self.known.remove(&off);
         }

@@ -24,7 +24,7 @@
 //! top bits flipped, which every x86-64 Cranelift target lowers.
 
 use super::emit::Emitter;
-use crate::instr::{Kind, Mode, Rec, Step};
+use crate::instr::{Kind, Mode, Rec, Span, Step};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, MemFlags, Value};
@@ -68,6 +68,13 @@ fn flags() -> MemFlags {
     MemFlags::new().with_notrap()
 }
 
+/// The direction of a shift by a constant.
+#[derive(Clone, Copy)]
+enum Shift {
+    Left,
+    Right,
+}
+
 /// One operand of a run: the words of consecutive instances, or one word for all.
 #[derive(Clone, Copy)]
 enum Operand {
@@ -98,7 +105,7 @@ impl Emitter<'_, '_> {
                 (true, _) => Operand::Many(fields[i]),
                 // Every instance slices the same two words: one value for all.
                 (false, Kind::Slice2) => {
-                    let v = self.slice2_scalar(&r);
+                    let v = self.slice2(&r);
                     Operand::One(self.b.ins().splat(I64X2, v))
                 }
                 (false, _) => {
@@ -121,7 +128,10 @@ impl Emitter<'_, '_> {
             let (base, at) = self.address(r.d + j);
             self.b.ins().store(flags(), v, base, at);
         }
-        self.forget_words(r.d, pairs * 2);
+        self.forget(Span {
+            off: r.d,
+            words: pairs * 2,
+        });
         self.wake_readers(r.d..r.d + pairs * 2);
         if s.n % 2 == 1 {
             let kind = s.kind;
@@ -245,35 +255,25 @@ impl Emitter<'_, '_> {
         self.b.ins().band(all, one)
     }
 
-    /// A two-word slice of the words at `r.a` and `r.a + 1`, as a scalar.
-    fn slice2_scalar(&mut self, r: &Rec) -> Value {
-        let lo = self.read(r.a);
-        let hi = self.read(r.a + 1);
-        let lo = self.shr(lo, u64::from(r.b));
-        let hi = self.shl(hi, u64::from(64 - r.b));
-        let v = self.b.ins().bor(lo, hi);
-        self.mask(v, r.k)
-    }
-
-    /// `v >> s` in each lane (logical), left out when `s` is 0.
+    /// `v >> s` (logical) in each lane, left out when `s` is 0.
     fn ushr_v(&mut self, v: Value, s: u64) -> Value {
-        match s & 63 {
-            0 => v,
-            s => {
-                let s = self.b.ins().iconst(I32, s as i64);
-                self.b.ins().ushr(v, s)
-            }
-        }
+        self.shift_v(v, s, Shift::Right)
     }
 
     /// `v << s` in each lane, left out when `s` is 0.
     fn ishl_v(&mut self, v: Value, s: u64) -> Value {
-        match s & 63 {
-            0 => v,
-            s => {
-                let s = self.b.ins().iconst(I32, s as i64);
-                self.b.ins().ishl(v, s)
-            }
+        self.shift_v(v, s, Shift::Left)
+    }
+
+    /// Each lane of `v` shifted by the constant `s` (mod 64), left out when 0.
+    fn shift_v(&mut self, v: Value, s: u64, dir: Shift) -> Value {
+        if s & 63 == 0 {
+            return v;
+        }
+        let s = self.b.ins().iconst(I32, (s & 63) as i64);
+        match dir {
+            Shift::Left => self.b.ins().ishl(v, s),
+            Shift::Right => self.b.ins().ushr(v, s),
         }
     }
 
