@@ -24,13 +24,20 @@ pub(crate) enum Part {
 
 impl Part {
     /// Both parts, in the order a full settle runs them.
-    #[cfg(test)]
     pub const BOTH: [Part; 2] = [Part::Outputs, Part::Rest];
 
     /// True if step `i` of `code` belongs to this part.
     #[inline]
     pub fn has(self, code: &Code, i: usize) -> bool {
         code.outputs.get(i).copied().unwrap_or(false) == (self == Part::Outputs)
+    }
+
+    /// The sources any step of this part of `code` depends on (see
+    /// [`cones`](crate::cones)).
+    pub fn mask(self, code: &Code) -> u64 {
+        (code.steps.iter().enumerate())
+            .filter(|&(i, _)| self.has(code, i))
+            .fold(0, |m, (_, s)| m | s.mask)
     }
 }
 

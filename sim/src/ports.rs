@@ -88,41 +88,53 @@ impl Simulator {
     }
 
     /// Writes `value` to input port `i` after the checks every setter shares; the
-    /// logic reading it needs settling again only if the value changed.
+    /// logic reading it needs settling again only if the value changed. A port of
+    /// one word given at most one word takes the short path here; wider ones, and
+    /// every error, go out of line, so that this path saves no registers.
     #[inline]
     fn write_port(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
+        let p = &self.ports[i];
+        if !p.settable || p.span.words != 1 || value.len() > 1 {
+            return self.write_words(i, value);
+        }
+        let v = value.first().copied().unwrap_or(0);
+        if v & p.above != 0 {
+            return Err(too_wide(p));
+        }
+        let (off, cone) = (p.span.off, p.cone);
+        if std::mem::replace(&mut self.vals[off as usize], v) != v {
+            self.touch(cone);
+            self.changed(i);
+        }
+        Ok(())
+    }
+
+    /// [`write_port`](Self::write_port) for a port of several words or a value
+    /// given in several (missing words are 0), and the errors of both.
+    #[inline(never)]
+    fn write_words(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
         let p = &self.ports[i];
         if !p.settable {
             return Err(not_settable(p));
         }
-        let (Span { off, words }, width, cone) = (p.span, p.width, p.cone);
-        let changed = if words == 1 && value.len() <= 1 {
-            // Fast path: a port of at most 64 bits, one word given.
-            let v = value.first().copied().unwrap_or(0);
-            if v & p.above != 0 {
-                return Err(too_wide(p));
-            }
-            std::mem::replace(&mut self.vals[off as usize], v) != v
-        } else {
-            if !fits(width, value) {
-                return Err(too_wide(p));
-            }
-            let dst = &mut self.vals[off as usize..(off + words) as usize];
-            // The differences or-ed without a branch or an index check per word,
-            // so that the compiler vectorizes the loop.
-            let given = value.len().min(dst.len());
-            let (set, missing) = dst.split_at_mut(given);
-            let mut diff = 0;
-            for (d, &v) in set.iter_mut().zip(&value[..given]) {
-                diff |= *d ^ v;
-                *d = v;
-            }
-            for d in missing {
-                diff |= std::mem::take(d);
-            }
-            diff != 0
-        };
-        if changed {
+        let (Span { off, words }, cone) = (p.span, p.cone);
+        if !fits(p.width, value) {
+            return Err(too_wide(p));
+        }
+        let dst = &mut self.vals[off as usize..(off + words) as usize];
+        // The differences or-ed without a branch or an index check per word,
+        // so that the compiler vectorizes the loop.
+        let given = value.len().min(dst.len());
+        let (set, missing) = dst.split_at_mut(given);
+        let mut diff = 0;
+        for (d, &v) in set.iter_mut().zip(&value[..given]) {
+            diff |= *d ^ v;
+            *d = v;
+        }
+        for d in missing {
+            diff |= std::mem::take(d);
+        }
+        if diff != 0 {
             self.touch(cone);
             self.changed(i);
         }

@@ -184,6 +184,9 @@ pub struct Simulator {
     pub(crate) dirty: u64,
     /// The sources changed since the last settle of the output part.
     pub(crate) dirty_out: u64,
+    /// The sources the steps of each part depend on at all (by [`Part`]): a
+    /// change of no other source can make a step of the part run.
+    part_masks: [u64; 2],
     pub(crate) ports: Vec<PortInfo>,
     pub(crate) port_index: FxHashMap<String, u32>,
     pub(crate) named: Arc<[NamedNet]>,
@@ -415,6 +418,7 @@ impl Simulator {
             vals,
             dirty: u64::MAX,
             dirty_out: u64::MAX,
+            part_masks: Part::BOTH.map(|part| part.mask(&prog.code)),
             ports,
             port_index,
             named,
@@ -531,7 +535,7 @@ impl Simulator {
     pub fn settle(&mut self) {
         self.settle_outputs();
         if self.dirty != 0 {
-            self.run_part(self.dirty, Part::Rest);
+            self.settle_part(self.dirty, Part::Rest);
             self.dirty = 0;
         }
     }
@@ -541,8 +545,19 @@ impl Simulator {
     #[inline]
     pub(crate) fn settle_outputs(&mut self) {
         if self.dirty_out != 0 {
-            self.run_part(self.dirty_out, Part::Outputs);
+            self.settle_part(self.dirty_out, Part::Outputs);
             self.dirty_out = 0;
+        }
+    }
+
+    /// Settles `part` after the sources in `dirty` changed, unless none of its
+    /// steps depends on them and leaving the settle out changes nothing else
+    /// (see [`Jit::steady`]): the outputs of a design whose outputs depend on no
+    /// input, say, after the test bench set its inputs.
+    #[inline]
+    fn settle_part(&mut self, dirty: u64, part: Part) {
+        if dirty & self.part_masks[part as usize] != 0 || !self.jit.steady() {
+            self.run_part(dirty, part);
         }
     }
 

@@ -193,6 +193,15 @@ impl Jit {
         }
     }
 
+    /// Whether a settle may be left out when none of its steps can run: no build
+    /// is waiting to be adopted at a settle, and no running engine counts its
+    /// settles for a profile. (The settle would then change neither storage nor
+    /// the engines.)
+    #[inline]
+    pub fn steady(&self) -> bool {
+        self.building.is_none() && self.running.as_deref().is_none_or(|c| !c.profiling())
+    }
+
     /// The compiled engine if it is running (no adoption).
     #[inline]
     pub fn ready(&self) -> Option<&Compiled> {

@@ -519,6 +519,12 @@ impl Compiled {
         }
     }
 
+    /// Whether the engine counts its settles and partition runs for a profile.
+    #[inline]
+    pub fn profiling(&self) -> bool {
+        self.profile.is_some()
+    }
+
     /// Whether the engine is profiling and has counted at least `after` settles
     /// of the rest of the design (see [`TUNE_AFTER`]).
     #[inline]
