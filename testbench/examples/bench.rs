@@ -2,12 +2,16 @@
 //! simulator (compiled and interpreted) and Verilator run the same pre-generated
 //! random stimulus through the same `Dut` calls in one process, with no test bench
 //! logic in between; prints time to first cycle, cold and cached, of both engines
-//! in the same way (native: a start into an empty code cache, the program compiled
-//! and the interpreter ready while the compiled engine builds in the background,
-//! when that engine is ready, and the median of later starts from the cache, the
-//! program and the engine loaded; Verilator: a cold build into an empty cache, and
-//! the median of later cached loads) and steady-state cycles per second (native: on the compiled
-//! engine), with the ratios to Verilator. Each engine runs once per round, the
+//! in the same way (native: the median of starts into an empty code cache, the
+//! program compiled and the interpreter ready while the compiled engine builds in
+//! the background, and of when that engine is ready, and the median of later
+//! starts from the cache, the program and the engine loaded; Verilator: a cold
+//! build into an empty cache, and the median of later cached loads) and
+//! steady-state cycles per second (native: on the compiled engine), with the
+//! ratios to Verilator. What a process does once (its code paged in, its first
+//! thread, its allocator's first pages) is paid before the first design's starts:
+//! by an untimed native start of a small design, as Verilator's cold build pays it
+//! before its cached loads. Each engine runs once per round, the
 //! engines taking turns in 16 slices of the round's cycles (so that a change in
 //! the machine's speed during a round falls on every engine alike), and the table
 //! gives each rate's median and range and the median and range of the rounds'
@@ -23,6 +27,7 @@ use hdl::ir::{Direction, PortKind};
 use hdl::Module;
 use rand::SeedableRng;
 use sim::Backend;
+use std::path::Path;
 use std::time::{Duration, Instant};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::engine::Spread;
@@ -183,10 +188,59 @@ fn round(duts: [&mut dyn Dut; 3], stim: &Stimulus, cycles: usize) -> [f64; 3] {
 /// engines' cached starts are timed in the same state of the process).
 const STARTS: usize = 5;
 
+/// The medians of [`STARTS`] native starts of `module` into an empty code cache
+/// (a directory of its own under `dir`, the first `first`): the first cycle (the
+/// program compiled) and the compiled engine ready; returns the model of the first
+/// start too, its engine built and in `first`.
+fn cold_starts(
+    module: &hdl::Module,
+    dir: &Path,
+    first: &sim::CodeCache,
+) -> (NativeDut, [Duration; 2]) {
+    let mut kept = None;
+    let (mut colds, mut readies) = (Vec::new(), Vec::new());
+    for k in 0..STARTS {
+        let cache = match k {
+            0 => first.clone(),
+            _ => sim::CodeCache::new(dir.join(format!("cold-{k}"))),
+        };
+        let t = Instant::now();
+        let mut dut =
+            NativeDut::with_code_cache(module, &cache).expect("the native simulator compiles it");
+        colds.push(t.elapsed());
+        dut.simulator()
+            .finish_compile()
+            .expect("the compiled engine builds it");
+        readies.push(t.elapsed());
+        kept.get_or_insert(dut);
+    }
+    let dut = kept.expect("at least one start");
+    (dut, [median(colds), median(readies)])
+}
+
+/// The median of `times` (at least one).
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The first native start of the process, untimed: a small design into a cache of
+/// its own, its compiled engine built, so that no design's timed start pays for
+/// what a process does once.
+fn warm_up(dir: &Path) {
+    let module = counter::up_counter(8).expect("valid parameters");
+    let cache = sim::CodeCache::new(dir.join("warm-up"));
+    let mut dut =
+        NativeDut::with_code_cache(&module, &cache).expect("the native simulator compiles it");
+    dut.simulator()
+        .finish_compile()
+        .expect("the compiled engine builds it");
+}
+
 /// The median time of [`STARTS`] calls of `start`, each model handed to `done`
 /// (untimed) before the next start.
 fn median_start<T>(start: impl Fn() -> T, done: impl Fn(T)) -> Duration {
-    let mut times: Vec<Duration> = (0..STARTS)
+    let times = (0..STARTS)
         .map(|_| {
             let t = Instant::now();
             let model = start();
@@ -195,8 +249,7 @@ fn median_start<T>(start: impl Fn() -> T, done: impl Fn(T)) -> Duration {
             time
         })
         .collect();
-    times.sort();
-    times[STARTS / 2]
+    median(times)
 }
 
 /// `d` in milliseconds, to a tenth (a hundredth below one).
@@ -241,22 +294,18 @@ fn main() {
          slices of a round: medians (range)"
     );
     println!("Verilator flags: {}\n", cold_opts.describe());
-    println!("| design | native first cycle: cold (program compiled) / compiled engine ready / cached (median of {STARTS}) | Verilator first cycle: cold build / cached load (median of {STARTS}) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
+    warm_up(&cold_cache);
+    println!("| design | native first cycle: cold (program compiled) / compiled engine ready / cached (medians of {STARTS}) | Verilator first cycle: cold build / cached load (median of {STARTS}) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
     println!("|---|---|---|---|---|---|---|---|");
     for case in cases() {
-        let native_cache = sim::CodeCache::new(cold_cache.join(format!("native-{}", case.name)));
+        let native_dir = cold_cache.join(format!("native-{}", case.name));
+        let native_cache = sim::CodeCache::new(native_dir.join("cache"));
         let native_start = || {
             NativeDut::with_code_cache(&case.module, &native_cache)
                 .expect("the native simulator compiles it")
         };
-        let t = Instant::now();
-        let mut native = native_start();
-        let native_cold = t.elapsed();
-        native
-            .simulator()
-            .finish_compile()
-            .expect("the compiled engine builds it");
-        let native_compiled = t.elapsed();
+        let (mut native, [native_cold, native_compiled]) =
+            cold_starts(&case.module, &native_dir, &native_cache);
         let native_cached = median_start(native_start, |mut dut| {
             assert!(dut.simulator().program_from_cache());
             dut.simulator()
