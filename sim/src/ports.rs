@@ -90,7 +90,8 @@ impl Simulator {
     /// Writes `value` to input port `i` after the checks every setter shares; the
     /// logic reading it needs settling again only if the value changed. A port of
     /// one word given at most one word takes the short path here; wider ones, and
-    /// every error, go out of line, so that this path saves no registers.
+    /// every error, go out of line, so that this path needs few registers (and its
+    /// callers save few).
     #[inline]
     fn write_port(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
         let p = &self.ports[i];

@@ -188,15 +188,12 @@ fn round(duts: [&mut dyn Dut; 3], stim: &Stimulus, cycles: usize) -> [f64; 3] {
 /// engines' cached starts are timed in the same state of the process).
 const STARTS: usize = 5;
 
-/// The medians of [`STARTS`] native starts of `module` into an empty code cache
-/// (a directory of its own under `dir`, the first `first`): the first cycle (the
-/// program compiled) and the compiled engine ready; returns the model of the first
-/// start too, its engine built and in `first`.
-fn cold_starts(
-    module: &hdl::Module,
-    dir: &Path,
-    first: &sim::CodeCache,
-) -> (NativeDut, [Duration; 2]) {
+/// The medians of [`STARTS`] native starts of `module`, each into an empty code
+/// cache of its own (the first into `first`, the others into directories under
+/// `dir`): when the first cycle could run (the program compiled) and when the
+/// compiled engine was ready. Returns the first start's model too, its program and
+/// engine stored in `first`.
+fn cold_starts(module: &Module, dir: &Path, first: &sim::CodeCache) -> (NativeDut, [Duration; 2]) {
     let mut kept = None;
     let (mut colds, mut readies) = (Vec::new(), Vec::new());
     for k in 0..STARTS {
