@@ -216,9 +216,9 @@ fn cold_starts(module: &Module, dir: &Path, first: &sim::CodeCache) -> (NativeDu
 }
 
 /// The median of `times` (at least one).
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
+fn median(times: Vec<Duration>) -> Duration {
+    let secs: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
+    Duration::from_secs_f64(Spread::of(&secs).expect("at least one time").median)
 }
 
 /// The first native start of the process, untimed: a small design into a cache of
