@@ -20,6 +20,18 @@ pub(crate) struct Span {
     pub words: u32,
 }
 
+/// One part of a concatenation: its `width`-bit value (stored in `span`, zero
+/// above `width`) at bit `pos` of the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) struct Placed {
+    /// Where the part's value is stored.
+    pub span: Span,
+    /// The bit of the result the part's bit 0 lands on.
+    pub pos: u32,
+    /// The part's width in bits.
+    pub width: u32,
+}
+
 /// What the records of a batch compute. Every record has a destination word `d`,
 /// three fields `a`, `b`, `c` and two 64-bit constants `k`, `k2`; each kind says
 /// which fields are storage offsets (`vals[x]`) and which are parameters.
@@ -344,8 +356,8 @@ pub(crate) enum WideOp {
         lo: u32,
         mask: u64,
     },
-    /// Parts with their bit positions in the result.
-    Concat { dst: Span, parts: Vec<(Span, u32)> },
+    /// Parts placed at their bit positions in the result.
+    Concat { dst: Span, parts: Vec<Placed> },
     /// `count` copies of the `src_width`-bit `src`.
     Replicate {
         dst: Span,
@@ -403,7 +415,7 @@ impl WideOp {
             | WideOp::Extend { dst, src, .. } => [*dst, *src].into_iter().for_each(f),
             WideOp::Concat { dst, parts } => {
                 f(*dst);
-                parts.iter().for_each(|(s, _)| f(*s));
+                parts.iter().for_each(|p| f(p.span));
             }
             WideOp::Shift {
                 dst, src, amount, ..

@@ -3,7 +3,7 @@
 //! otherwise. Constant parts of a concatenation are folded into the record's
 //! constant.
 
-use crate::instr::{Amount, Kind, Rec, Span, WideOp};
+use crate::instr::{Amount, Kind, Placed, Rec, Span, WideOp};
 use crate::operands::all_operands;
 use crate::simplify::{Graph, Node};
 use crate::wide::last_mask;
@@ -308,8 +308,13 @@ impl Lowerer<'_> {
                 let mut pos = 0u32;
                 let mut placed = Vec::with_capacity(parts.len());
                 for p in parts.iter().rev() {
-                    placed.push((self.span(*p), pos));
-                    pos = pos.saturating_add(self.width(*p));
+                    let width = self.width(*p);
+                    placed.push(Placed {
+                        span: self.span(*p),
+                        pos,
+                        width,
+                    });
+                    pos = pos.saturating_add(width);
                 }
                 WideOp::Concat { dst, parts: placed }
             }

@@ -98,8 +98,8 @@ pub(crate) fn run_wide(op: &WideOp, vals: &mut [u64]) {
         WideOp::Concat { dst, ref parts } => {
             let (d, s) = split(vals, dst);
             d.fill(0);
-            for &(part, pos) in parts {
-                wide::insert(d, s.get(part), pos as u64);
+            for p in parts {
+                wide::insert(d, s.get(p.span), u64::from(p.pos));
             }
         }
         WideOp::Replicate {

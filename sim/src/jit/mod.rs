@@ -16,7 +16,8 @@
 //! read ports sampling, its memory writes, and its register commits ([`edge`],
 //! [`commit`]). A
 //! step runs only when a word it reads changed since it last ran ([`activity`]).
-//! The interpreter ([`exec`](crate::exec)) stays the reference.
+//! Before a function is compiled, the instructions whose results nothing uses,
+//! loads included, come out ([`dead_code`]). The interpreter ([`exec`](crate::exec)) stays the reference.
 //!
 //! # Safety
 //!
@@ -81,6 +82,7 @@
 mod activity;
 mod cache;
 mod commit;
+mod dead_code;
 mod edge;
 mod emit;
 mod image;
@@ -716,6 +718,7 @@ impl<'a> Definer<'a> {
             emit(&mut b, call_conv);
             b.finalize();
         }
+        dead_code::drop_dead_code(&mut self.ctx.func);
         self.ctx
             .compile(self.isa, &mut ControlPlane::default())
             .map_err(|e| JitError::Codegen(format!("function {name}: {:?}", e.inner)))?;

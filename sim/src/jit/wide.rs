@@ -16,7 +16,7 @@
 //! word is masked where the routine masks it.
 
 use super::emit::Emitter;
-use crate::instr::{Amount, Span, WideOp};
+use crate::instr::{Amount, Placed, Span, WideOp};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use hdl::ir::{BitOp, CmpOp, ReduceOp, ShiftOp};
@@ -224,18 +224,20 @@ impl Emitter<'_, '_> {
         // As `wide::read_amount`: a 1 above the amount's first word shifts
         // everything out, and so does any amount of `width` or more: both become
         // one that moves every index past the source.
-        let mut high = self.konst(0);
-        for i in 1..a.words {
-            let w = self.read(a.off + i);
-            high = self.b.ins().bor(high, w);
-        }
         let n = self.word_of(a, 0);
-        let out = self
+        let mut out = self
             .b
             .ins()
             .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, n, i64::from(width));
-        let out_high = self.b.ins().icmp_imm(IntCC::NotEqual, high, 0);
-        let out = self.b.ins().bor(out, out_high);
+        if a.words > 1 {
+            let mut high = self.read(a.off + 1);
+            for i in 2..a.words {
+                let w = self.read(a.off + i);
+                high = self.b.ins().bor(high, w);
+            }
+            let out_high = self.b.ins().icmp_imm(IntCC::NotEqual, high, 0);
+            out = self.b.ins().bor(out, out_high);
+        }
         let past = self.konst(64 * (u64::from(dst.words) + u64::from(len) + 2));
         let n = self.b.ins().select(out, past, n);
         let q = self.b.ins().ushr_imm(n, 6);
@@ -305,7 +307,7 @@ impl Emitter<'_, '_> {
     }
 
     /// `dst = 0`, then every part ORed in at its bit position (see `wide::insert`).
-    fn concat(&mut self, dst: Span, parts: &[(Span, u32)]) {
+    fn concat(&mut self, dst: Span, parts: &[Placed]) {
         let mut acc: Vec<Option<Value>> = vec![None; dst.words as usize];
         let mut or_into = |e: &mut Self, at: u32, v: Value| {
             if let Some(slot) = acc.get_mut(at as usize) {
@@ -315,14 +317,17 @@ impl Emitter<'_, '_> {
                 });
             }
         };
-        for &(part, pos) in parts {
-            let (q, s) = (pos / 64, u64::from(pos % 64));
-            for j in 0..part.words {
-                let w = self.read(part.off + j);
-                let low = self.shl(w, s);
+        for part in parts {
+            let (q, s) = (part.pos / 64, part.pos % 64);
+            for j in (0..part.span.words).take_while(|j| q + j < dst.words) {
+                let w = self.read(part.span.off + j);
+                let low = self.shl(w, u64::from(s));
                 or_into(self, q + j, low);
-                if s != 0 {
-                    let high = self.shr(w, 64 - s);
+                // The word's bits above the part's width are 0: it spills into the
+                // next word of the result only when its value reaches past bit 63.
+                let bits = part.width.saturating_sub(64 * j).min(64);
+                if s + bits > 64 && q + j + 1 < dst.words {
+                    let high = self.shr(w, u64::from(64 - s));
                     or_into(self, q + j + 1, high);
                 }
             }
