@@ -28,7 +28,9 @@ use crate::instr::{Kind, Rec, Span};
 use crate::vector::RunCall;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I64, I64X2, I8};
-use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlags, SigRef, Value};
+use cranelift_codegen::ir::{
+    Block, FuncRef, InstBuilder, MemFlags, SigRef, StackSlot, StackSlotData, StackSlotKind, Value,
+};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -144,7 +146,8 @@ pub(super) struct Emitter<'a, 'b> {
     code: &'a Code,
     vals: Value,
     len: Value,
-    dirty: Value,
+    /// The stack slot holding the dirty sources (see [`group`](Self::group)).
+    dirty: StackSlot,
     program: Value,
     flags: Value,
     runs: Value,
@@ -174,12 +177,15 @@ impl<'a, 'b> Emitter<'a, 'b> {
     ) -> Self {
         let entry = b.current_block().expect("the entry block is current");
         let p = b.block_params(entry).to_vec();
+        let dirty =
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        b.ins().stack_store(p[2], dirty, 0);
         Emitter {
             b,
             code,
             vals: p[0],
             len: p[1],
-            dirty: p[2],
+            dirty,
             program: p[3],
             flags: p[4],
             runs: p[5],
@@ -209,7 +215,11 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let mask = segments[0].mask;
         let next = self.b.create_block();
         if mask != u64::MAX {
-            let hit = self.b.ins().band_imm(self.dirty, mask as i64);
+            // Read from the stack at each test rather than kept in a register
+            // through the function, where the allocator spilled it anyway and
+            // reloaded it twice a test.
+            let dirty = self.b.ins().stack_load(I64, self.dirty, 0);
+            let hit = self.b.ins().band_imm(dirty, mask as i64);
             self.continue_if(hit, next);
         }
         let always = self.activity.always;
