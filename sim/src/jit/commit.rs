@@ -2,9 +2,11 @@
 //! per domain that does what [`state::commit_copies`](crate::state::commit_copies)
 //! does, without its loop or its data-dependent branches. A copy picks its source
 //! with selects (the reset value in reset, the next value when enabled, else the
-//! register itself) and moves its words with plain loads and stores (a call of
-//! [`move_words`] past [`MAX_UNROLLED`] words or when the source partly overlaps the
-//! register); a broadcast run selects word by word and branches on its reset.
+//! register itself) and moves its words with plain loads and stores, two words to
+//! a 128-bit one as the clock edge's samples and shadow commits do
+//! ([`copy_pairs`]), or with a call of [`move_words`] past [`MAX_UNROLLED`] words
+//! or when the source partly overlaps the register; a broadcast run selects word
+//! by word and branches on its reset.
 //!
 //! A copy runs only when its flag is set (see [`activity`](super::activity));
 //! eight consecutive flags are tested at once, their dirty words or-ed, before
@@ -18,7 +20,8 @@ use super::edge::EDGE_PARAMS;
 use super::emit::{continue_if_any_flagged, enter_if_flagged, or_into_flag, FLAGS_PER_TEST};
 use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types::I64, BlockArg, FuncRef, InstBuilder, MemFlags, Value};
+use cranelift_codegen::ir::types::{I64, I64X2};
+use cranelift_codegen::ir::{BlockArg, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// Moves `n` words from `src` to `dst` (the spans may overlap, as for `memmove`)
@@ -180,6 +183,52 @@ pub(super) fn store(b: &mut FunctionBuilder, base: Value, off: u32, v: Value) {
     b.ins().store(MemFlags::trusted(), v, base, at);
 }
 
+/// Copies `n` words from word `from.1` of the address `from.0` to word `to.1` of
+/// `to.0` (spans that are the same or do not overlap), two words at a time as one
+/// 128-bit load and store and an odd last word alone; when `track`, also returns a
+/// value that is nonzero when a word at `to` changed. Every copy of the clock edge
+/// (sample, shadow commit, register commit) pairs the same words, so a pair the
+/// commit loads was stored as one pair by the sample before it, and the store
+/// forwards to the load.
+pub(super) fn copy_pairs(
+    b: &mut FunctionBuilder,
+    to: (Value, u32),
+    from: (Value, u32),
+    n: u32,
+    track: bool,
+) -> Option<Value> {
+    // Words are 8-byte aligned, a pair not necessarily 16.
+    let pair = MemFlags::new().with_notrap();
+    let mut changed_pairs = None;
+    for k in (0..n & !1).step_by(2) {
+        let (base, at) = address(b, from.0, from.1 + k);
+        let v = b.ins().load(I64X2, pair, base, at);
+        let (base, at) = address(b, to.0, to.1 + k);
+        if track {
+            let old = b.ins().load(I64X2, pair, base, at);
+            let d = b.ins().bxor(old, v);
+            changed_pairs = Some(match changed_pairs {
+                Some(a) => b.ins().bor(a, d),
+                None => d,
+            });
+        }
+        b.ins().store(pair, v, base, at);
+    }
+    let mut changed = changed_pairs.map(|d| {
+        let any = b.ins().vany_true(d);
+        b.ins().uextend(I64, any)
+    });
+    if n % 2 == 1 {
+        let v = load(b, from.0, from.1 + n - 1);
+        if track {
+            let old = load(b, to.0, to.1 + n - 1);
+            changed = Some(diff(b, changed, old, v));
+        }
+        store(b, to.0, to.1 + n - 1, v);
+    }
+    changed.filter(|_| track)
+}
+
 /// Sets the flags `steps` (of the dirty words at `flags`) if `changed` is nonzero:
 /// or-s `changed` into each (no branch, no comparison).
 pub(super) fn wake(b: &mut FunctionBuilder, changed: Value, flags: Value, steps: &[u32]) {
@@ -315,16 +364,7 @@ impl Copy<'_, '_> {
             let changed = self.b.inst_results(call)[0];
             return self.track.then_some(changed);
         }
-        let mut changed = None;
-        for k in 0..c.len {
-            let v = self.load(from, k);
-            if self.track {
-                let old = self.load(self.vals, c.dst + k);
-                changed = self.diff(changed, old, v);
-            }
-            self.store(self.vals, c.dst + k, v);
-        }
-        changed
+        copy_pairs(self.b, (self.vals, c.dst), (from, 0), c.len, self.track)
     }
 }
 

@@ -175,10 +175,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
             self.b.ins().call(self.moves, &[to, from, count]);
             return;
         }
-        for k in 0..n {
-            let v = commit::load(self.b, from, k);
-            commit::store(self.b, to, k, v);
-        }
+        commit::copy_pairs(self.b, (to, 0), (from, 0), n, false);
     }
 
     /// A memory address held in storage at `off` (`words` words): saturated to
@@ -342,16 +339,8 @@ pub(super) fn commit_shadow(
     let (vals, shadow, flags) = (params[0], params[2], params[3]);
     for (i, (dst, src, words)) in shadow_entries(dom, mems).enumerate() {
         let readers = wake.get(i);
-        let mut changed = None;
-        for k in 0..words {
-            let v = commit::load(b, shadow, src + k);
-            if !readers.is_empty() {
-                let old = commit::load(b, vals, dst + k);
-                changed = Some(commit::diff(b, changed, old, v));
-            }
-            commit::store(b, vals, dst + k, v);
-        }
-        if let Some(changed) = changed {
+        let track = !readers.is_empty();
+        if let Some(changed) = commit::copy_pairs(b, (vals, dst), (shadow, src), words, track) {
             commit::wake(b, changed, flags, readers);
         }
     }
