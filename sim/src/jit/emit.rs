@@ -457,14 +457,20 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// Word `k` (a value computed at run time) of the first `len` words of
-    /// `span`, read from storage; 0 when `k >= len`. The address is clamped into
-    /// those words before the load, so any `k` reads within `span`.
+    /// `span`, read from storage; 0 when `k >= len`. The index is masked or clamped
+    /// into those words before the load, so any `k` reads within `span`.
     pub(super) fn word_at_run_time(&mut self, span: Span, len: u32, k: Value) -> Value {
         if len == 0 {
             return self.konst(0);
         }
-        let last = self.konst(u64::from(len - 1));
-        let at = self.b.ins().umin(k, last);
+        // Any index into the words: masked when their count is a power of two (one
+        // instruction), clamped otherwise.
+        let at = if len.is_power_of_two() {
+            self.b.ins().band_imm(k, i64::from(len - 1))
+        } else {
+            let last = self.konst(u64::from(len - 1));
+            self.b.ins().umin(k, last)
+        };
         let bytes = self.b.ins().ishl_imm(at, 3);
         let base = self.b.ins().iadd(self.vals, bytes);
         let (base, off) = match i32::try_from(u64::from(span.off) * 8) {

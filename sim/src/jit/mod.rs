@@ -47,8 +47,8 @@
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
-//!   and clamped below the length of the checked operand span before the load
-//!   (see [`emit::Emitter::word_at_run_time`]), and
+//!   and masked or clamped below the length of the checked operand span before
+//!   the load (see [`emit::Emitter::word_at_run_time`]), and
 //!   [`Compiled::run`] and [`Compiled::edge`] call it only with `base` and `len`
 //!   taken from a live `&mut [u64]` of exactly `words` words (checked), the shadow
 //!   buffer and memory storage from live `&mut [u64]`s of the lengths the edge was

@@ -7,7 +7,7 @@
 //!
 //! A logical shift by a net (Lightning's streamers shift 512-bit words by a
 //! sample count) reads its operand from storage at word indices computed at run
-//! time, each clamped into the operand's span before the load and its word
+//! time, each masked or clamped into the operand's span before the load and its word
 //! replaced by 0 past it; the operand's words are therefore always stored
 //! ([`reads_storage`]).
 //!
