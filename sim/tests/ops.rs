@@ -35,6 +35,9 @@ enum Spec {
     Slice(usize, usize),
     ConcatAB,
     ConcatBCA,
+    /// `a` above `n` 16-bit lanes of `{s, the low 15 bits of c}`: parts repeated
+    /// at the same place in several words of the result.
+    Lanes(usize),
     RepA(usize),
     RepS(usize),
     Zext(usize),
@@ -90,6 +93,8 @@ fn specs(rng: &mut impl Rng, s: Shape) -> Vec<Spec> {
         Mux,
         ConcatAB,
         ConcatBCA,
+        Lanes(3),
+        Lanes(16),
         RepA(3),
         RepS(77),
         Zext(w + 37),
@@ -170,6 +175,13 @@ fn build_one(m: &mut ModuleBuilder, spec: Spec, i: &Ins) -> Signal {
         Slice(lo, w) => m.slice(a, lo as u32, w as u32),
         ConcatAB => m.concat(&[a, b]),
         ConcatBCA => m.concat(&[b, c, a]),
+        Lanes(n) => {
+            let low = m.slice(c, 0, c.width().min(15));
+            let t = m.zext(low, 15);
+            let mut parts = vec![a];
+            (0..n).for_each(|_| parts.extend([s, t]));
+            m.concat(&parts)
+        }
         RepA(n) => m.replicate(a, n as u32),
         RepS(n) => m.replicate(s, n as u32),
         Zext(t) => m.zext(a, t as u32),
@@ -283,6 +295,12 @@ fn model(spec: Spec, s: Shape, v: &Vector) -> Bv {
         Slice(lo, sw) => slice(a, lo, sw),
         ConcatAB => concat(&[a, b]),
         ConcatBCA => concat(&[b, c, a]),
+        Lanes(n) => {
+            let t = resize(&slice(c, 0, s.wc.min(15)), 15, false);
+            let mut parts = vec![a];
+            (0..n).for_each(|_| parts.extend([&v.s, &t]));
+            concat(&parts)
+        }
         RepA(n) => concat(&vec![a; n]),
         RepS(n) => vec![v.s[0]; n],
         Zext(t) => resize(a, t, false),

@@ -20,6 +20,7 @@ use crate::instr::{Amount, Placed, Span, WideOp};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use hdl::ir::{BitOp, CmpOp, ReduceOp, ShiftOp};
+use std::collections::HashMap;
 
 /// Whether the compiled engine writes `op` inline (one of the operations above)
 /// rather than calling back.
@@ -307,36 +308,69 @@ impl Emitter<'_, '_> {
     }
 
     /// `dst = 0`, then every part ORed in at its bit position (see `wide::insert`).
+    ///
+    /// Each word of a part lands in a word of the result shifted left, and the
+    /// bits it carries past bit 63 in the next word shifted right. A term (a word
+    /// in hand, shifted by an amount) that lands in several words of the result,
+    /// as a field repeated in every lane of a vector of samples does, is shifted
+    /// once, and the terms that land in the same words are or-ed together once
+    /// for all of them.
     fn concat(&mut self, dst: Span, parts: &[Placed]) {
-        let mut acc: Vec<Option<Value>> = vec![None; dst.words as usize];
-        let mut or_into = |e: &mut Self, at: u32, v: Value| {
-            if let Some(slot) = acc.get_mut(at as usize) {
-                *slot = Some(match *slot {
-                    Some(old) => e.b.ins().bor(old, v),
-                    None => v,
-                });
-            }
-        };
+        let mut terms = Terms::default();
         for part in parts {
             let (q, s) = (part.pos / 64, part.pos % 64);
             for j in (0..part.span.words).take_while(|j| q + j < dst.words) {
-                let w = self.read(part.span.off + j);
-                let low = self.shl(w, u64::from(s));
-                or_into(self, q + j, low);
+                let off = part.span.off + j;
+                terms.add((off, Shift::Left(s)), q + j);
                 // The word's bits above the part's width are 0: it spills into the
                 // next word of the result only when its value reaches past bit 63.
                 let bits = part.width.saturating_sub(64 * j).min(64);
                 if s + bits > 64 && q + j + 1 < dst.words {
-                    let high = self.shr(w, u64::from(64 - s));
-                    or_into(self, q + j + 1, high);
+                    terms.add((off, Shift::Right(64 - s)), q + j + 1);
                 }
             }
+        }
+        // The groups shared by several words first, then the others term by term
+        // in order, so that few words are in hand at once.
+        let mut acc: Vec<Option<Value>> = vec![None; dst.words as usize];
+        let Grouped { shared, single } = terms.groups();
+        for (words, group) in shared {
+            let mut value = None;
+            for term in group {
+                let x = self.term(term);
+                value = Some(self.or_into_opt(value, x));
+            }
+            let value = value.expect("a group has a term");
+            for at in words {
+                acc[at as usize] = Some(self.or_into_opt(acc[at as usize], value));
+            }
+        }
+        for (term, at) in single {
+            let x = self.term(term);
+            acc[at as usize] = Some(self.or_into_opt(acc[at as usize], x));
         }
         let words: Vec<Value> = acc
             .into_iter()
             .map(|v| v.unwrap_or_else(|| self.konst(0)))
             .collect();
         self.store_words(dst, words, u64::MAX);
+    }
+
+    /// Storage word `off` moved by `shift`.
+    fn term(&mut self, (off, shift): Term) -> Value {
+        let w = self.read(off);
+        match shift {
+            Shift::Left(s) => self.shl(w, u64::from(s)),
+            Shift::Right(s) => self.shr(w, u64::from(s)),
+        }
+    }
+
+    /// `a | b`, or `b` without `a`.
+    fn or_into_opt(&mut self, a: Option<Value>, b: Value) -> Value {
+        match a {
+            Some(a) => self.b.ins().bor(a, b),
+            None => b,
+        }
     }
 
     /// Word `i` of `span`, 0 past its end.
@@ -359,4 +393,63 @@ impl Emitter<'_, '_> {
             self.write(dst.off + i as u32, w);
         }
     }
+}
+
+/// How a term of a concatenation moves its word: left by a part's position
+/// within a word, or right by what remains of the word for the bits that spill.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Shift {
+    Left(u32),
+    Right(u32),
+}
+
+/// A term of a concatenation: a storage word of a part, moved.
+type Term = (u32, Shift);
+
+/// The terms of a concatenation, each with the words of the result it lands in,
+/// in the order they were first added (so the emitted code does not depend on a
+/// hash order).
+#[derive(Default)]
+struct Terms {
+    order: Vec<Term>,
+    words: HashMap<Term, Vec<u32>>,
+}
+
+impl Terms {
+    /// Term `term` lands in word `at` of the result.
+    fn add(&mut self, term: Term, at: u32) {
+        let words = self.words.entry(term).or_insert_with(|| {
+            self.order.push(term);
+            Vec::new()
+        });
+        words.push(at);
+    }
+
+    /// The terms grouped by where they land.
+    fn groups(self) -> Grouped {
+        let mut index: HashMap<&[u32], usize> = HashMap::new();
+        let (mut shared, mut single) = (Vec::new(), Vec::new());
+        for &term in &self.order {
+            match self.words[&term].as_slice() {
+                &[at] => single.push((term, at)),
+                words => {
+                    let g = *index.entry(words).or_insert_with(|| {
+                        shared.push((words.to_vec(), Vec::new()));
+                        shared.len() - 1
+                    });
+                    shared[g].1.push(term);
+                }
+            }
+        }
+        Grouped { shared, single }
+    }
+}
+
+/// The terms of a concatenation by where they land.
+struct Grouped {
+    /// The terms that land in several words, grouped by those words: each group
+    /// with its words.
+    shared: Vec<(Vec<u32>, Vec<Term>)>,
+    /// Every other term with its one word, in order.
+    single: Vec<(Term, u32)>,
 }
