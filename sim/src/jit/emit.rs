@@ -523,6 +523,11 @@ impl<'a, 'b> Emitter<'a, 'b> {
                 }
             }
             Kind::Slice2 => self.slice2(&r),
+            Kind::Mux => {
+                let s = self.condition(r.a);
+                let (y, z) = (self.read(r.b), self.read(r.c));
+                self.b.ins().select(s, y, z)
+            }
             kind => match kind.offsets() {
                 [true, false, false] => {
                     let x = self.read(r.a);
@@ -539,6 +544,26 @@ impl<'a, 'b> Emitter<'a, 'b> {
             },
         };
         self.write(r.d, v);
+    }
+
+    /// A value that is nonzero exactly when bit 0 of word `off` is set, for a
+    /// select or a branch. A word not in hand that is a one-bit field of another
+    /// (recomputed where it is read, see [`remat`](super::remat)) tests that bit
+    /// of its source directly, instead of shifting and masking it first.
+    pub(super) fn condition(&mut self, off: u32) -> Value {
+        if !self.known.contains_key(&off) {
+            if let Some(i) = self.remat.get(off).filter(|i| i.kind == Kind::Field) {
+                let r = i.rec;
+                if r.k & 1 == 1 && r.c == 0 && r.k2 & 1 == 0 && r.b < 64 {
+                    let x = self.read(r.a);
+                    return self.b.ins().band_imm(x, (1u64 << r.b) as i64);
+                }
+            }
+        }
+        // Bit 0 tested in the low byte: a shorter encoding than the word's.
+        let x = self.read(off);
+        let s = self.b.ins().ireduce(I8, x);
+        self.b.ins().band_imm(s, 1)
     }
 
     /// A two-word slice (see [`Kind::Slice2`]) of the words at `r.a` and `r.a + 1`.
@@ -658,12 +683,6 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     fn ternary(&mut self, kind: Kind, x: Value, y: Value, z: Value, r: &Rec) -> Value {
         match kind {
-            Kind::Mux => {
-                // Bit 0 tested in the low byte: a shorter encoding than the word's.
-                let s = self.b.ins().ireduce(I8, x);
-                let s = self.b.ins().band_imm(s, 1);
-                self.b.ins().select(s, y, z)
-            }
             Kind::Cat3 => {
                 let x = self.shl(x, r.k2 & 63);
                 let y = self.shl(y, (r.k2 >> 8) & 63);

@@ -88,8 +88,7 @@ impl Emitter<'_, '_> {
                 self.store_words(dst, words, u64::MAX);
             }
             WideOp::Mux { dst, sel, t, f } => {
-                let s = self.read(sel);
-                let s = self.b.ins().band_imm(s, 1);
+                let s = self.condition(sel);
                 let words: Vec<Value> = (0..dst.words)
                     .map(|i| {
                         let (x, y) = (self.word_of(t, i), self.word_of(f, i));
