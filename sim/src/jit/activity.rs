@@ -19,7 +19,9 @@
 //! `partitions + k` for copy `k`, counting through the domains in order): a copy
 //! whose next value, enable and reset are unchanged since it last ran would leave
 //! its register as it is, so the commit skips it. (Its reset value is a constant;
-//! the register itself changes only by its own commit.)
+//! the register itself changes only by its own commit.) A copy that a profile
+//! found running at most edges runs at every edge instead, as such a partition
+//! does.
 
 use super::plan::Plan;
 use super::remat::Remat;

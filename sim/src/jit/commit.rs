@@ -17,7 +17,10 @@
 
 use super::activity::Fanout;
 use super::edge::EDGE_PARAMS;
-use super::emit::{continue_if_any_flagged, enter_if_flagged, or_into_flag, FLAGS_PER_TEST};
+use super::emit::{
+    continue_if_any_flagged, count_run, enter_if_flagged, or_into_flag, FLAGS_PER_TEST,
+};
+use super::tune::Always;
 use crate::state::{DirectCopy, DomainState, NONE};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I64, I64X2};
@@ -92,6 +95,18 @@ fn check_copy(c: &DirectCopy, words: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether copy `c` compares its words as it copies them, so that its register's
+/// readers wake only when a word changed: an unrolled copy that is no broadcast
+/// (a broadcast's reset counts as a change; a copy moved by [`move_words`] counts
+/// as changed whenever it runs). Only such a copy may run untested (see
+/// [`tune`](super::tune)).
+pub(super) fn compares(c: &DirectCopy) -> bool {
+    !c.broadcast
+        && c.len <= MAX_UNROLLED
+        && !partly_overlaps(c, c.src)
+        && (c.reset == NONE || !partly_overlaps(c, c.reset_value))
+}
+
 /// One domain's copies as the commit function sees them.
 pub(super) struct Copies<'a> {
     /// The copies, in order.
@@ -100,6 +115,11 @@ pub(super) struct Copies<'a> {
     pub first_flag: u32,
     /// Per copy, the flags to set when its register changes.
     pub wake: &'a Fanout,
+    /// The copies (by flag) that run untested.
+    pub always: &'a Always,
+    /// While profiling: the index of the first run count (see
+    /// [`emit::Activity::counts`](super::emit::Activity::counts)).
+    pub counts: Option<u32>,
 }
 
 /// Emits the copies of one domain's commit function into `b`, whose entry block is
@@ -111,32 +131,55 @@ pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let params = b.block_params(entry);
     debug_assert_eq!(params.len(), EDGE_PARAMS);
     let (vals, flags) = (params[0], params[3]);
-    for (k, chunk) in domain.copies.chunks(FLAGS_PER_TEST).enumerate() {
-        let first = k * FLAGS_PER_TEST;
-        let after = b.create_block();
-        if chunk.len() == FLAGS_PER_TEST {
-            continue_if_any_flagged(b, flags, domain.first_flag + first as u32, after);
+    let flag = |i: usize| domain.first_flag + i as u32;
+    let always = |i: &usize| domain.always.has(flag(*i));
+    let indices: Vec<usize> = (0..domain.copies.len()).collect();
+    for run in indices.chunk_by(|i, j| always(i) == always(j)) {
+        if always(&run[0]) {
+            run.iter()
+                .for_each(|&i| one(b, domain, i, (vals, flags), moves));
+            continue;
         }
-        for (j, c) in chunk.iter().enumerate() {
-            let i = first + j;
-            let wake = domain.wake.get(i);
-            let next = enter_if_flagged(b, flags, domain.first_flag + i as u32);
-            let mut copy = Copy {
-                b: &mut *b,
-                vals,
-                moves,
-                track: !wake.is_empty(),
-            };
-            if let Some(changed) = copy.emit(c) {
-                copy.wake(changed, flags, wake);
+        for chunk in run.chunks(FLAGS_PER_TEST) {
+            let after = b.create_block();
+            if chunk.len() == FLAGS_PER_TEST {
+                continue_if_any_flagged(b, flags, flag(chunk[0]), after);
             }
-            b.ins().jump(next, &[]);
-            b.switch_to_block(next);
-            b.seal_block(next);
+            for &i in chunk {
+                let next = enter_if_flagged(b, flags, flag(i));
+                if let Some(counts) = domain.counts {
+                    count_run(b, flags, counts, flag(i));
+                }
+                one(b, domain, i, (vals, flags), moves);
+                b.ins().jump(next, &[]);
+                b.switch_to_block(next);
+                b.seal_block(next);
+            }
+            b.ins().jump(after, &[]);
+            b.switch_to_block(after);
+            b.seal_block(after);
         }
-        b.ins().jump(after, &[]);
-        b.switch_to_block(after);
-        b.seal_block(after);
+    }
+}
+
+/// Copy `i` of `domain`, waking its register's readers when it changed, in the
+/// current block, which it leaves current (another after a branch on reset).
+fn one(
+    b: &mut FunctionBuilder,
+    domain: &Copies,
+    i: usize,
+    (vals, flags): (Value, Value),
+    moves: FuncRef,
+) {
+    let wake = domain.wake.get(i);
+    let mut copy = Copy {
+        b,
+        vals,
+        moves,
+        track: !wake.is_empty(),
+    };
+    if let Some(changed) = copy.emit(&domain.copies[i]) {
+        copy.wake(changed, flags, wake);
     }
 }
 

@@ -73,7 +73,7 @@ pub(super) struct Activity<'a> {
     /// The partitions that run at every settle, untested.
     pub always: &'a Always,
     /// While profiling: the index past the last flag, where the dirty words are
-    /// followed by one run count per partition (partition `p`'s at index
+    /// followed by one run count per flag (partition or copy `p`'s at index
     /// `counts + p`).
     pub counts: Option<u32>,
 }
@@ -108,6 +108,15 @@ pub(super) fn enter_if_flagged(b: &mut FunctionBuilder, flags: Value, flag: u32)
     let zero = b.ins().iconst(I64, 0);
     b.ins().store(MemFlags::trusted(), zero, flags, at);
     next
+}
+
+/// Adds 1 to flag `flag`'s run count (of the flags at `flags`, whose counts
+/// start at index `counts`), in a profiling build.
+pub(super) fn count_run(b: &mut FunctionBuilder, flags: Value, counts: u32, flag: u32) {
+    let at = flag_at(counts + flag);
+    let n = b.ins().load(I64, MemFlags::trusted(), flags, at);
+    let n = b.ins().iadd_imm(n, 1);
+    b.ins().store(MemFlags::trusted(), n, flags, at);
 }
 
 /// Continues in a new block when `cond` is nonzero; otherwise the code jumps to
@@ -272,10 +281,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         let tested = !self.activity.always.has(s.flag);
         let next = tested.then(|| enter_if_flagged(self.b, self.flags, s.flag));
         if let Some(counts) = self.activity.counts {
-            let at = flag_at(counts + s.flag);
-            let n = self.b.ins().load(I64, MemFlags::trusted(), self.flags, at);
-            let n = self.b.ins().iadd_imm(n, 1);
-            self.b.ins().store(MemFlags::trusted(), n, self.flags, at);
+            count_run(self.b, self.flags, counts, s.flag);
         }
         for item in items {
             match item {

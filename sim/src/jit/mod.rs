@@ -41,9 +41,9 @@
 //!   of a word, from [`activity::Readers`]), and as the 16 bytes at `flags + 8·i`
 //!   when `i` and `i + 1` are among eight consecutive steps, or eight
 //!   consecutive copies of one domain, tested together. A profiling build's
-//!   code also addresses `flags + 8·(n + p)` for the flag count `n` and a
-//!   partition `p`: the run counts, which [`Compiled`] allocates after the
-//!   flags for such a build (and [`Compiled::take_over`] copies only the flags).
+//!   code also addresses `flags + 8·(n + p)` for the flag count `n` and the
+//!   flag `p` of a partition or copy: the run counts, which [`Compiled`]
+//!   allocates after the flags for such a build (and [`Compiled::take_over`] copies only the flags).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
@@ -148,7 +148,7 @@ pub enum JitError {
     Memory(String),
     /// The design has more partitions and register copies than the code can
     /// address flags for (at most [`MAX_FLAGS`], with the profiling engine's run
-    /// counts, one per partition); the interpreter runs it.
+    /// counts, one per flag); the interpreter runs it.
     #[error(
         "the design needs {0} activity flags and run counts; the compiled engine \
          addresses at most {MAX_FLAGS}"
@@ -157,7 +157,7 @@ pub enum JitError {
 }
 
 /// The most activity flags (partitions and register copies) an engine can have,
-/// with the profiling engine's run counts (one per partition) after them: the
+/// with the profiling engine's run counts (one per flag) after them: the
 /// emitted code addresses a flag's 64-bit dirty word, or a count, at a 32-bit byte
 /// offset.
 pub const MAX_FLAGS: usize = i32::MAX as usize / 8;
@@ -228,7 +228,7 @@ pub(crate) struct Compiled {
     executable: image::Executable,
     /// One dirty word per step and per register copy: nonzero when a word it reads
     /// changed since it ran (see [`activity`]); while profiling, followed by one
-    /// run count per partition (see [`tune`]).
+    /// run count per step and per copy (see [`tune`]).
     flags: Vec<u64>,
     /// The dirty words (the rest of `flags` are run counts).
     flag_words: usize,
@@ -332,7 +332,13 @@ impl Prepared {
         }
         let partitions = activity::flags(&self.plans);
         let wakes = (&self.readers, always, partitions);
-        emit_edges(&mut def, &mut image, &self.source.edge, wakes)?;
+        emit_edges(
+            &mut def,
+            &mut image,
+            &self.source.edge,
+            wakes,
+            activity.counts,
+        )?;
         Ok(image)
     }
 
@@ -374,7 +380,10 @@ impl Prepared {
             cached,
             tuned: match &tuning {
                 Tuning::Profiling => None,
-                Tuning::Tuned(always) => Some((always.len(), activity::flags(&plans))),
+                Tuning::Tuned(always) => {
+                    let partitions = activity::flags(&plans);
+                    Some((always.below(partitions), partitions))
+                }
             },
         };
         let runs = run_calls(&source.code, &plans)?;
@@ -386,7 +395,8 @@ impl Prepared {
             executable,
             flags,
             flag_words,
-            profile: (tuning == Tuning::Profiling).then(|| tune::Profile::new(&plans)),
+            profile: (tuning == Tuning::Profiling)
+                .then(|| tune::Profile::new(&plans, &source.edge.domains)),
             first: None,
             input_wake: activity::Fanout::of_spans(&readers, tuning.always(), source.inputs),
             code: Box::new(source.code),
@@ -502,6 +512,9 @@ impl Compiled {
             self.edge_words,
             "shadow and memory words of the compiled program"
         );
+        if let Some(profile) = &mut self.profile {
+            profile.edged(fired);
+        }
         let args = (
             vals.as_mut_ptr(),
             mem.as_mut_ptr(),
@@ -627,10 +640,10 @@ fn flag_count(plans: &[plan::Plan], domains: &[DomainState]) -> usize {
 }
 
 /// The words the code addresses from the flags: the [`flag_count`], and while
-/// profiling a run count per partition after them.
+/// profiling a run count per partition and per copy after them.
 fn flag_space(plans: &[plan::Plan], domains: &[DomainState], tuning: &Tuning) -> usize {
     let counts = match tuning {
-        Tuning::Profiling => activity::flags(plans),
+        Tuning::Profiling => flag_count(plans, domains),
         Tuning::Tuned(_) => 0,
     };
     flag_count(plans, domains) + counts
@@ -783,13 +796,15 @@ fn emit_all(
 
 /// Emits and compiles the edge functions of every domain of `edge` into `image`:
 /// its commit (waking the `readers` of the registers it changes, but those that
-/// run `always`; the copies' flags follow the `partitions`'), its sample and its
-/// writes.
+/// run `always`; the copies' flags follow the `partitions`'; the copies that run
+/// `always` untested, the others counting their runs from index `counts` while
+/// profiling), its sample and its writes.
 fn emit_edges(
     def: &mut Definer,
     image: &mut Image,
     edge: &Edge,
     (readers, always, partitions): (&activity::Readers, &tune::Always, usize),
+    counts: Option<u32>,
 ) -> Result<(), JitError> {
     let group = |g: EdgeGroup| image::PARTS + g as usize;
     let mut first = 0;
@@ -812,6 +827,8 @@ fn emit_edges(
                 copies: &dom.copies,
                 first_flag: (partitions + first) as u32,
                 wake: &wake,
+                always,
+                counts,
             };
             commit::body(b, &domain, moves);
             edge::commit_shadow(b, state, &params, &shadow_wake);
@@ -1300,6 +1317,59 @@ mod tests {
             [6, 6, 6, 6],
             "the input wakes its register, the step's change the other"
         );
+    }
+
+    /// A copy that ran at most of its domain's edges while profiling runs untested
+    /// in the tuned engine, one that never ran keeps its test, and the tuned
+    /// engine commits what the profiling one does.
+    #[test]
+    fn copies_that_ran_at_most_edges_run_untested_after_tuning() {
+        // w1 = w0 | w0 (w0 is input 0); registers w2 <= w1 and w4 <= w3 (w3 is
+        // never written).
+        let rec = Rec {
+            d: 1,
+            a: 0,
+            b: 0,
+            ..Rec::default()
+        };
+        let source = Source {
+            code: program(Kind::Or, Mode::Gather, vec![rec], 1),
+            words: 5,
+            edge: edge_of(&[vec![plain_copy(2, 1, 1), plain_copy(4, 3, 1)]]),
+            inputs: vec![Span { off: 0, words: 1 }],
+            ..Source::default()
+        };
+        let cycle = |c: &mut Compiled, vals: &mut Vec<u64>, input: u64| {
+            if vals[0] != input {
+                vals[0] = input;
+                c.input_changed(0);
+            }
+            c.run_all(vals, 1);
+            c.commit(vals, 0);
+        };
+        let mut profiling = Compiled::new(source.clone()).expect("compiles");
+        let mut vals = vec![0, 0, 0, 7, 0];
+        for i in 1..=10 {
+            cycle(&mut profiling, &mut vals, i);
+        }
+        let Some(Tuning::Tuned(always)) = profiling.take_profile() else {
+            panic!("a profiling engine gives a tuning");
+        };
+        let (changing, still) = (
+            profiling.flag_words as u32 - 2,
+            profiling.flag_words as u32 - 1,
+        );
+        assert!(always.has(changing), "w2's copy ran at every edge");
+        assert!(!always.has(still), "w4's copy ran only at the first");
+        let mut tuned = Compiled::obtain(source, Tuning::Tuned(always), None).expect("compiles");
+        tuned.take_over(&profiling);
+        let mut want = vals.clone();
+        for (i, input) in [11, 11, 12, 12, 12, 13].into_iter().enumerate() {
+            cycle(&mut profiling, &mut want, input);
+            cycle(&mut tuned, &mut vals, input);
+            assert_eq!(vals, want, "cycle {i} after tuning");
+        }
+        assert_eq!(vals, [13, 13, 13, 7, 7]);
     }
 
     /// A register commit wakes the readers of every register that changed, and

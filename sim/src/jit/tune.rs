@@ -1,24 +1,32 @@
 //! Tuning from a profile: the first build of the compiled engine tests every
-//! partition's flag (see [`activity`](super::activity)) and counts how often each
-//! partition runs. After [`TUNE_AFTER`] settles of the rest of the design (a
-//! simulator's default, see
+//! partition's flag and every register copy's (see [`activity`](super::activity))
+//! and counts how often each runs. After [`TUNE_AFTER`] settles of the rest of the
+//! design (a simulator's default, see
 //! [`Simulator::set_tune_after`](crate::Simulator::set_tune_after)), the engine
 //! is built again with the partitions that ran in at least half of their
-//! part's settles marked [`Always`]: they run at every settle, inline, without a
-//! test, a flag to clear, or a wake or change comparison from their writers. The
-//! others keep their tests.
+//! part's settles, and the copies that ran in at least half of their domain's
+//! clock edges, marked [`Always`]: they run every time, inline, without a test, a
+//! flag to clear, or a wake or change comparison from their writers. The others
+//! keep their tests.
 //!
 //! Running a partition whose inputs did not change computes the values it last
-//! computed, so the tuned engine is exact whatever the profile: the profile only
-//! moves cost. Activity pays for a partition that sleeps in most cycles (341 of
-//! PANAMA SUME's 460 run in under a tenth of them); for one that runs in most
-//! cycles, the test, the out-of-line jump and its readers' change comparisons cost
-//! more code than the runs it skips, and the code a cycle fetches is what the
-//! engine waits for (Lightning with one core). Counted there, a threshold of ½
-//! beat ⅖ and ⅗.
+//! computed, and a copy whose next value, enable and reset did not change leaves
+//! its register as it is, so the tuned engine is exact whatever the profile: the
+//! profile only moves cost. Activity pays for a partition that sleeps in most
+//! cycles (341 of PANAMA SUME's 460 run in under a tenth of them); for one that
+//! runs in most cycles, the test, the out-of-line jump and its readers' change
+//! comparisons cost more code than the runs it skips, and the code a cycle fetches
+//! is what the engine waits for (Lightning with one core). Counted there, a
+//! threshold of ½ beat ⅖ and ⅗. Only a copy that compares its words before waking
+//! its register's readers may run untested (see
+//! [`commit::compares`](super::commit::compares)): one moved by a call counts as
+//! changed whenever it runs, and would wake them at every edge.
 
+use super::commit;
 use super::plan::Plan;
+use crate::clock::Fired;
 use crate::demand::Part;
+use crate::state::DomainState;
 
 /// Settles of the rest of the design the first build counts before the engine is
 /// built again, tuned, unless a simulator is told otherwise: about as many
@@ -53,9 +61,16 @@ impl Always {
         Always(set)
     }
 
-    /// The number of partitions that run untested.
+    /// The number of partitions and copies that run untested.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.0.iter().filter(|&&a| a).count()
+    }
+
+    /// The number of flags below `n` (the partitions', for the count of
+    /// partitions) that run untested.
+    pub fn below(&self, n: usize) -> usize {
+        self.0.iter().take(n).filter(|&&a| a).count()
     }
 }
 
@@ -79,23 +94,43 @@ impl Tuning {
     }
 }
 
-/// What a profiling engine has counted: its settles per part. The runs of each
-/// partition are counted by the emitted code, in the words after the flags.
+/// What a profiling engine has counted: its settles per part and its clock
+/// edges per domain. The runs of each partition and copy are counted by the
+/// emitted code, in the words after the flags.
 #[derive(Clone, Debug)]
 pub(super) struct Profile {
     /// Settles per [`Part`].
     settles: [u64; 2],
     /// The flags of the output part's partitions: `0..outputs` (the rest's follow).
     outputs: u32,
+    /// The flags of all partitions: `0..partitions` (the copies' follow).
+    partitions: u32,
+    /// Clock edges per domain.
+    edges: Vec<u64>,
+    /// Per copy (its flag past the partitions'), its domain, or `None` for a copy
+    /// that may not run untested.
+    copies: Vec<Option<usize>>,
 }
 
 impl Profile {
     /// Nothing counted yet, for the partitions of `plans` (the output part's, then
-    /// the rest's).
-    pub fn new(plans: &[Plan; 2]) -> Profile {
+    /// the rest's) and the copies of `domains`.
+    pub fn new(plans: &[Plan; 2], domains: &[DomainState]) -> Profile {
+        let copies = domains
+            .iter()
+            .enumerate()
+            .flat_map(|(d, dom)| {
+                dom.copies
+                    .iter()
+                    .map(move |c| commit::compares(c).then_some(d))
+            })
+            .collect();
         Profile {
             settles: [0; 2],
             outputs: plans[0].flags(),
+            partitions: plans.iter().map(Plan::flags).sum(),
+            edges: vec![0; domains.len()],
+            copies,
         }
     }
 
@@ -105,29 +140,53 @@ impl Profile {
         self.settles[part as usize] += 1;
     }
 
+    /// Counts a clock edge of the domains `fired`.
+    #[inline]
+    pub fn edged(&mut self, fired: Fired) {
+        for d in fired.iter() {
+            if let Some(n) = self.edges.get_mut(d) {
+                *n += 1;
+            }
+        }
+    }
+
     /// Settles of the rest of the design counted.
     #[inline]
     pub fn rest_settles(&self) -> u64 {
         self.settles[Part::Rest as usize]
     }
 
-    /// The partitions that ran in at least half of their part's settles, given
-    /// each partition's runs (by flag).
+    /// The partitions that ran in at least half of their part's settles and the
+    /// copies that ran in at least half of their domain's edges, given each one's
+    /// runs (by flag).
     pub fn always(&self, runs: &[u64]) -> Always {
         Always(
             runs.iter()
                 .enumerate()
                 .map(|(flag, &n)| {
-                    let part = if (flag as u32) < self.outputs {
-                        Part::Outputs
-                    } else {
-                        Part::Rest
-                    };
-                    let settles = self.settles[part as usize];
-                    settles > 0 && 2 * n >= settles
+                    let times = self.chances(flag as u32);
+                    times > 0 && 2 * n >= times
                 })
                 .collect(),
         )
+    }
+
+    /// How many times flag `flag` could have run: its part's settles for a
+    /// partition, its domain's edges for a copy (0 for one that may not run
+    /// untested).
+    fn chances(&self, flag: u32) -> u64 {
+        if flag < self.partitions {
+            let part = if flag < self.outputs {
+                Part::Outputs
+            } else {
+                Part::Rest
+            };
+            return self.settles[part as usize];
+        }
+        match self.copies.get((flag - self.partitions) as usize) {
+            Some(&Some(d)) => self.edges[d],
+            _ => 0,
+        }
     }
 }
 
@@ -135,12 +194,26 @@ impl Profile {
 mod tests {
     use super::*;
 
+    /// A profile of `settles` per part, `outputs` output partitions of
+    /// `partitions`, `edges` per domain and `copies` (domain, or `None`).
+    fn profile_of(
+        settles: [u64; 2],
+        (outputs, partitions): (u32, u32),
+        edges: Vec<u64>,
+        copies: Vec<Option<usize>>,
+    ) -> Profile {
+        Profile {
+            settles,
+            outputs,
+            partitions,
+            edges,
+            copies,
+        }
+    }
+
     #[test]
     fn a_partition_is_always_run_when_it_ran_in_half_of_its_parts_settles() {
-        let profile = Profile {
-            settles: [10, 4],
-            outputs: 3,
-        };
+        let profile = profile_of([10, 4], (3, 7), Vec::new(), Vec::new());
         // Output partitions 0..3 against 10 settles, the rest against 4.
         let always = profile.always(&[5, 4, 10, 2, 1, 0, 4]);
         let got: Vec<bool> = (0..8).map(|f| always.has(f)).collect();
@@ -150,15 +223,31 @@ mod tests {
             "5/10, 4/10, 10/10 | 2/4, 1/4, 0/4, 4/4 | a flag past the profile"
         );
         assert_eq!(always.len(), 4);
+        assert_eq!(always.below(3), 2);
         assert!(always.wakes(1) && !always.wakes(0) && always.wakes(99));
-        let none = Profile {
-            settles: [0, 0],
-            outputs: 1,
-        };
+        let none = profile_of([0, 0], (1, 2), Vec::new(), Vec::new());
         assert_eq!(
             none.always(&[0, 0]).len(),
             0,
             "nothing settled, nothing hot"
         );
+    }
+
+    #[test]
+    fn a_copy_is_always_run_when_it_ran_in_half_of_its_domains_edges() {
+        // Two partitions; copies 2 and 3 in domain 0, 4 in domain 1, 5 in domain
+        // 0 but moved by a call. Domain 0 fires 8 times, domain 1 twice.
+        let copies = vec![Some(0), Some(0), Some(1), None];
+        let mut profile = profile_of([4, 4], (1, 2), vec![0, 0], copies);
+        (0..2).for_each(|_| profile.edged([0, 1].into_iter().collect()));
+        (0..6).for_each(|_| profile.edged([0].into_iter().collect()));
+        let always = profile.always(&[0, 0, 4, 3, 1, 8]);
+        let got: Vec<bool> = (2..6).map(|f| always.has(f)).collect();
+        assert_eq!(
+            got,
+            [true, false, true, false],
+            "4/8, 3/8 | 1/2 | a moved copy, whatever its runs"
+        );
+        assert_eq!(always.below(2), 0, "no partition ran");
     }
 }
