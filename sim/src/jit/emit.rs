@@ -219,11 +219,15 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// Consecutive segments of one mask: skipped at once unless a source in the
-    /// mask is dirty (no flag of theirs can be set otherwise).
+    /// mask is dirty (no flag of theirs can be set otherwise). A group of one
+    /// tested segment has its flag's test alone, which the mask's would only
+    /// precede.
     fn group(&mut self, segments: &[Segment], items: &[Item]) {
         let mask = segments[0].mask;
         let next = self.b.create_block();
-        if mask != u64::MAX {
+        let always = self.activity.always;
+        let alone = matches!(segments, [s] if !always.has(s.flag));
+        if mask != u64::MAX && !alone {
             // Read from the stack at each test rather than kept in a register
             // through the function, where the allocator spilled it anyway and
             // reloaded it twice a test.
@@ -231,7 +235,6 @@ impl<'a, 'b> Emitter<'a, 'b> {
             let hit = self.b.ins().band_imm(dirty, mask as i64);
             self.continue_if(hit, next);
         }
-        let always = self.activity.always;
         let alike = |a: &Segment, b: &Segment| always.has(a.flag) == always.has(b.flag);
         for run in segments.chunk_by(|a, b| b.flag == a.flag + 1 && alike(a, b)) {
             if always.has(run[0].flag) {
