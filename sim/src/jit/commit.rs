@@ -8,7 +8,9 @@
 //! or when the source partly overlaps the register; a broadcast run selects word
 //! by word and branches on its reset.
 //!
-//! A copy runs only when its flag is set (see [`activity`](super::activity));
+//! A copy runs only when its flag is set (see [`activity`](super::activity)), or
+//! at every edge in an engine tuned from a profile that found it running at most
+//! edges (see [`tune`](super::tune));
 //! eight consecutive flags are tested at once, their dirty words or-ed, before
 //! their own tests, as the settle's are. When
 //! steps or copies read the register, the copy notes whether any word changed (an
@@ -269,7 +271,7 @@ pub(super) fn copy_pairs(
         }
         store(b, to.0, to.1 + n - 1, v);
     }
-    changed.filter(|_| track)
+    changed
 }
 
 /// Sets the flags `steps` (of the dirty words at `flags`) if `changed` is nonzero:

@@ -17,7 +17,8 @@
 //! [`commit`]). A
 //! step runs only when a word it reads changed since it last ran ([`activity`]).
 //! Before a function is compiled, the instructions whose results nothing uses,
-//! loads included, come out ([`dead_code`]). The interpreter ([`exec`](crate::exec)) stays the reference.
+//! loads included, come out ([`dead_code`]). The interpreter
+//! ([`exec`](crate::exec)) stays the reference.
 //!
 //! # Safety
 //!
@@ -43,7 +44,8 @@
 //!   consecutive copies of one domain, tested together. A profiling build's
 //!   code also addresses `flags + 8·(n + p)` for the flag count `n` and the
 //!   flag `p` of a partition or copy: the run counts, which [`Compiled`]
-//!   allocates after the flags for such a build (and [`Compiled::take_over`] copies only the flags).
+//!   allocates after the flags for such a build (and [`Compiled::take_over`]
+//!   copies only the flags).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
@@ -228,7 +230,7 @@ pub(crate) struct Compiled {
     executable: image::Executable,
     /// One dirty word per step and per register copy: nonzero when a word it reads
     /// changed since it ran (see [`activity`]); while profiling, followed by one
-    /// run count per step and per copy (see [`tune`]).
+    /// run count per partition and per copy (see [`tune`]).
     flags: Vec<u64>,
     /// The dirty words (the rest of `flags` are run counts).
     flag_words: usize,

@@ -7,8 +7,8 @@
 //!
 //! A logical shift by a net (Lightning's streamers shift 512-bit words by a
 //! sample count) reads its operand from storage at word indices computed at run
-//! time, each masked or clamped into the operand's span before the load and its word
-//! replaced by 0 past it; the operand's words are therefore always stored
+//! time, each masked or clamped into the operand's span before the load and its
+//! word replaced by 0 past it; the operand's words are therefore always stored
 //! ([`reads_storage`]).
 //!
 //! Each follows its routine in [`wide`](crate::wide) exactly: operands are
