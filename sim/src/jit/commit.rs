@@ -200,10 +200,15 @@ pub(super) fn word_at(b: &mut FunctionBuilder, base: Value, off: u32) -> Value {
     b.ins().iadd_imm(base, i64::from(off) * 8)
 }
 
-/// Whether bit 0 of word `off` from `vals` equals `level`.
+/// A condition for a select or a branch: nonzero exactly when bit 0 of word `off`
+/// from `vals` equals `level` (for level 1 the bit itself, which a select or a
+/// branch tests without a comparison first).
 pub(super) fn bit_is(b: &mut FunctionBuilder, vals: Value, off: u32, level: u64) -> Value {
     let w = load(b, vals, off);
     let bit = b.ins().band_imm(w, 1);
+    if level == 1 {
+        return bit;
+    }
     b.ins().icmp_imm(IntCC::Equal, bit, level as i64)
 }
 
