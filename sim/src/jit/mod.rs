@@ -1282,26 +1282,31 @@ mod tests {
         }
     }
 
-    /// A register copy runs at the first commit, then only when an input it reads
-    /// changed or a step changed its next value.
-    #[test]
-    fn copies_run_when_what_they_read_changed() {
-        // w1 = w0 | w0 (w0 is input 0); registers w2 <= w1
-        // and w3 <= w0.
+    /// The program `w1 = w0 | w0` (w0 is input 0) over `words` storage words,
+    /// with one clock domain of the direct register `copies`.
+    fn or_of_input(words: usize, copies: Vec<DirectCopy>) -> Source {
         let rec = Rec {
             d: 1,
             a: 0,
             b: 0,
             ..Rec::default()
         };
-        let mut compiled = Compiled::new(Source {
+        Source {
             code: program(Kind::Or, Mode::Gather, vec![rec], 1),
-            words: 4,
-            edge: edge_of(&[vec![plain_copy(2, 1, 1), plain_copy(3, 0, 1)]]),
+            words,
+            edge: edge_of(&[copies]),
             inputs: vec![Span { off: 0, words: 1 }],
             ..Source::default()
-        })
-        .expect("compiles");
+        }
+    }
+
+    /// A register copy runs at the first commit, then only when an input it reads
+    /// changed or a step changed its next value.
+    #[test]
+    fn copies_run_when_what_they_read_changed() {
+        // Registers w2 <= w1 and w3 <= w0.
+        let copies = vec![plain_copy(2, 1, 1), plain_copy(3, 0, 1)];
+        let mut compiled = Compiled::new(or_of_input(4, copies)).expect("compiles");
         let mut vals = vec![5, 0, 0, 0];
         compiled.run_all(&mut vals, u64::MAX);
         compiled.commit(&mut vals, 0);
@@ -1326,21 +1331,8 @@ mod tests {
     /// engine commits what the profiling one does.
     #[test]
     fn copies_that_ran_at_most_edges_run_untested_after_tuning() {
-        // w1 = w0 | w0 (w0 is input 0); registers w2 <= w1 and w4 <= w3 (w3 is
-        // never written).
-        let rec = Rec {
-            d: 1,
-            a: 0,
-            b: 0,
-            ..Rec::default()
-        };
-        let source = Source {
-            code: program(Kind::Or, Mode::Gather, vec![rec], 1),
-            words: 5,
-            edge: edge_of(&[vec![plain_copy(2, 1, 1), plain_copy(4, 3, 1)]]),
-            inputs: vec![Span { off: 0, words: 1 }],
-            ..Source::default()
-        };
+        // Registers w2 <= w1 and w4 <= w3 (w3 is never written).
+        let source = or_of_input(5, vec![plain_copy(2, 1, 1), plain_copy(4, 3, 1)]);
         let cycle = |c: &mut Compiled, vals: &mut Vec<u64>, input: u64| {
             if vals[0] != input {
                 vals[0] = input;
