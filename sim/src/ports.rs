@@ -227,6 +227,24 @@ impl Simulator {
         to_u64(&self.ports[i].name, self.ports[i].width, value)
     }
 
+    /// The words of the port of handle `h`, as [`get_words`](Self::get_words) gives
+    /// them, when reading them needs no settle first (an input, or an output whose
+    /// logic is settled); `None` otherwise, and for a foreign handle. The short
+    /// path of a test bench's port read: it calls nothing, so its caller saves no
+    /// registers and sets up no frame for it.
+    #[inline]
+    pub fn settled_words(&self, h: PortHandle) -> Option<&[u64]> {
+        let p = self
+            .ports
+            .get(h.index as usize)
+            .filter(|_| h.sim == self.id)?;
+        if p.direction == Direction::Output && self.dirty_out != 0 {
+            return None;
+        }
+        let Span { off, words } = p.span;
+        self.vals.get(off as usize..(off + words) as usize)
+    }
+
     /// The settled value of the port of handle `h` as `ceil(width / 64)` little-endian
     /// words (bits above the width are 0).
     #[inline]

@@ -545,9 +545,17 @@ impl Simulator {
     #[inline]
     pub(crate) fn settle_outputs(&mut self) {
         if self.dirty_out != 0 {
-            self.settle_part(self.dirty_out, Part::Outputs);
-            self.dirty_out = 0;
+            self.settle_dirty_outputs();
         }
+    }
+
+    /// [`settle_outputs`](Self::settle_outputs) once some output is dirty, out of
+    /// line: a port read then calls nothing on its short path (once per port read
+    /// of a cycle, after the first), so it saves no registers.
+    #[inline(never)]
+    fn settle_dirty_outputs(&mut self) {
+        self.settle_part(self.dirty_out, Part::Outputs);
+        self.dirty_out = 0;
     }
 
     /// Settles `part` after the sources in `dirty` changed, unless none of its

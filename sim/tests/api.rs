@@ -80,6 +80,22 @@ fn user_mistakes_are_errors_naming_the_culprit() {
 }
 
 #[test]
+fn settled_words_are_none_until_an_output_is_settled() {
+    let mut s = Simulator::new(&module()).unwrap();
+    let big = s.port_handle("big").unwrap();
+    let out = s.port_handle("big_q").unwrap();
+    s.set_words(big, &[5, 7]).unwrap();
+    assert_eq!(s.settled_words(big), Some(&[5, 7][..]), "an input as set");
+    assert_eq!(s.settled_words(out), None, "an output before its settle");
+    assert_eq!(s.get_words(out).unwrap(), &[5, 7]);
+    assert_eq!(s.settled_words(out), Some(&[5, 7][..]), "after it");
+    s.set_words(big, &[9]).unwrap();
+    assert_eq!(s.settled_words(out), None, "after its input changed");
+    let other = Simulator::new(&module()).unwrap();
+    assert_eq!(other.settled_words(out), None, "a foreign handle");
+}
+
+#[test]
 fn wide_values_and_handles() {
     let mut s = Simulator::new(&module()).unwrap();
     let big = s.port_handle("big").unwrap();
