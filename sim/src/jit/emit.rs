@@ -332,6 +332,19 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
     }
 
+    /// Whether the `words` words of `span` (all of them its own) are read from
+    /// storage: none is in hand or recomputed where read.
+    pub(super) fn in_storage(&self, span: Span, words: u32) -> bool {
+        span.words == words
+            && (span.off..span.off + words)
+                .all(|w| !self.known.contains_key(&w) && self.remat.get(w).is_none())
+    }
+
+    /// The address of word `off` as a value.
+    pub(super) fn address_of(&mut self, off: u32) -> Value {
+        self.b.ins().iadd_imm(self.vals, i64::from(off) * 8)
+    }
+
     /// The current value of word `off`.
     pub(super) fn read(&mut self, off: u32) -> Value {
         if let Some(&v) = self.known.get(&off) {

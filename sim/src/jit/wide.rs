@@ -18,7 +18,8 @@
 use super::emit::Emitter;
 use crate::instr::{Amount, Placed, Span, WideOp};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{InstBuilder, MemFlags, Value};
 use hdl::ir::{BitOp, CmpOp, ReduceOp, ShiftOp};
 use std::collections::HashMap;
 
@@ -83,6 +84,23 @@ impl Emitter<'_, '_> {
                             BitOp::Or => self.b.ins().bor(x, y),
                             BitOp::Xor => self.b.ins().bxor(x, y),
                         }
+                    })
+                    .collect();
+                self.store_words(dst, words, u64::MAX);
+            }
+            WideOp::Mux { dst, sel, t, f }
+                if self.in_storage(t, dst.words) && self.in_storage(f, dst.words) =>
+            {
+                // Both operands only in storage: the select picks an address, and
+                // each word is one load from it (no load of the other operand's
+                // word, no test and conditional move per word).
+                let s = self.condition(sel);
+                let (t, f) = (self.address_of(t.off), self.address_of(f.off));
+                let from = self.b.ins().select(s, t, f);
+                let words: Vec<Value> = (0..dst.words)
+                    .map(|i| {
+                        let at = (i as i32) * 8;
+                        self.b.ins().load(I64, MemFlags::trusted(), from, at)
                     })
                     .collect();
                 self.store_words(dst, words, u64::MAX);
