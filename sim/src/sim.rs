@@ -550,8 +550,8 @@ impl Simulator {
     }
 
     /// [`settle_outputs`](Self::settle_outputs) once some output is dirty, out of
-    /// line: a port read then calls nothing on its short path (once per port read
-    /// of a cycle, after the first), so it saves no registers.
+    /// line, so that a port read whose outputs are settled (every read of a cycle
+    /// after the first) runs no call and saves no registers.
     #[inline(never)]
     fn settle_dirty_outputs(&mut self) {
         self.settle_part(self.dirty_out, Part::Outputs);

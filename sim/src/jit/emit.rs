@@ -332,8 +332,8 @@ impl<'a, 'b> Emitter<'a, 'b> {
         }
     }
 
-    /// Whether the `words` words of `span` (all of them its own) are read from
-    /// storage: none is in hand or recomputed where read.
+    /// Whether `span` has `words` words and each is read from storage: none is in
+    /// hand or recomputed where read.
     pub(super) fn in_storage(&self, span: Span, words: u32) -> bool {
         span.words == words
             && (span.off..span.off + words)

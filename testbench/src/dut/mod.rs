@@ -228,9 +228,9 @@ pub(crate) fn copy_words(
 }
 
 /// `dst.copy_from_slice(src)` (slices of one length) with plain loads and stores
-/// for the one to four words of most ports, instead of a call of `memcpy`: the
-/// call made a port read of Lightning's closed loop, ten a cycle, save and
-/// restore six registers.
+/// for the one to four words of most ports, instead of a call of `memcpy` (with
+/// the call, each of the ten port reads of a Lightning cycle saved and restored
+/// six registers).
 #[inline]
 pub(crate) fn copy_short(dst: &mut [u64], src: &[u64]) {
     match (dst, src) {
