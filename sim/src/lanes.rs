@@ -187,9 +187,10 @@ unsafe fn single<const MANY: bool>(p: *const u64) -> V {
     }
 }
 
-/// Runs a call's loop into the destination: four vectors per iteration, then one
-/// at a time, then the masked rest. `$load(j)` is the result of the four instances
-/// from `j`, `$masked(j, mask)` the same from operands loaded in `mask`'s lanes.
+/// Runs a call's loop into the destination: four vectors per iteration, then the
+/// at most three whole vectors left as two and one without a loop, then the masked
+/// rest. `$load(j)` is the result of the four instances from `j`, `$masked(j,
+/// mask)` the same from operands loaded in `mask`'s lanes.
 macro_rules! run_loop {
     ($n:expr, $d:expr, |$j:ident| $load:expr, |$jm:ident, $mask:ident| $masked:expr) => {{
         let (n, d): (usize, *mut u64) = ($n, $d);
@@ -209,7 +210,16 @@ macro_rules! run_loop {
             _mm256_storeu_si256(d.add(at + 12).cast(), v3);
             at += 16;
         }
-        while at + 4 <= n {
+        if at + 8 <= n {
+            let $j = at;
+            let v0 = $load;
+            let $j = at + 4;
+            let v1 = $load;
+            _mm256_storeu_si256(d.add(at).cast(), v0);
+            _mm256_storeu_si256(d.add(at + 4).cast(), v1);
+            at += 8;
+        }
+        if at + 4 <= n {
             let $j = at;
             _mm256_storeu_si256(d.add(at).cast(), $load);
             at += 4;
