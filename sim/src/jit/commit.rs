@@ -8,6 +8,10 @@
 //! or when the source partly overlaps the register; a broadcast run selects word
 //! by word and branches on its reset.
 //!
+//! The reset most of a domain's copies share is tested once, before them all
+//! ([`body`]): the copies are emitted twice, on a cold path taken in reset and,
+//! without that reset's selects, on the path taken otherwise.
+//!
 //! A copy runs only when its flag is set (see [`activity`](super::activity)), or
 //! at every edge in an engine tuned from a profile that found it running at most
 //! edges (see [`tune`](super::tune));
@@ -28,6 +32,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I64, I64X2};
 use cranelift_codegen::ir::{BlockArg, FuncRef, InstBuilder, MemFlags, Value};
 use cranelift_frontend::FunctionBuilder;
+use std::collections::BTreeMap;
 
 /// Moves `n` words from `src` to `dst` (the spans may overlap, as for `memmove`)
 /// and returns 1, or returns 0 at once when `src` is `dst` (a disabled register
@@ -128,18 +133,68 @@ pub(super) struct Copies<'a> {
 /// current and has the edge function's parameters (the storage base and the flags
 /// are used); `moves` is the imported [`move_words`]. The caller continues in the
 /// current block and returns.
+///
+/// When at least [`MIN_HOISTED`] copies share a reset (see [`hoisted_reset`]), the
+/// function tests it once: the copies are emitted twice, as they are on a cold path
+/// taken while it is asserted, and without its test on the path taken otherwise.
 pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
     let entry = b.current_block().expect("the entry block is current");
     let params = b.block_params(entry);
     debug_assert_eq!(params.len(), EDGE_PARAMS);
     let (vals, flags) = (params[0], params[3]);
+    let Some(reset) = hoisted_reset(domain.copies) else {
+        return copies(b, domain, (vals, flags), moves, None);
+    };
+    let (on, off, done) = (b.create_block(), b.create_block(), b.create_block());
+    let asserted = bit_is(b, vals, reset.0, reset.1);
+    b.ins().brif(asserted, on, &[], off, &[]);
+    b.set_cold_block(on);
+    for (block, low) in [(off, Some(reset)), (on, None)] {
+        b.switch_to_block(block);
+        b.seal_block(block);
+        copies(b, domain, (vals, flags), moves, low);
+        b.ins().jump(done, &[]);
+    }
+    b.switch_to_block(done);
+    b.seal_block(done);
+}
+
+/// Copies sharing a reset that their commit function tests once (see [`body`]):
+/// fewer would not pay for the copies' code emitted twice.
+const MIN_HOISTED: usize = 4;
+
+/// The reset word and level most of `copies` share, if at least [`MIN_HOISTED`]
+/// do and no copy writes that word (so that it reads the same at every copy, and
+/// one test before them all is exact). Ties go to the lowest word.
+fn hoisted_reset(copies: &[DirectCopy]) -> Option<(u32, u64)> {
+    let mut users: BTreeMap<(u32, u64), usize> = BTreeMap::new();
+    for c in copies.iter().filter(|c| c.reset != NONE) {
+        *users.entry((c.reset, c.reset_level)).or_default() += 1;
+    }
+    let written = |w: u32| copies.iter().any(|c| c.dst <= w && w < c.dst + c.len);
+    users
+        .into_iter()
+        .filter(|&((word, _), n)| n >= MIN_HOISTED && !written(word))
+        .max_by_key(|&((word, _), n)| (n, std::cmp::Reverse(word)))
+        .map(|(reset, _)| reset)
+}
+
+/// The copies of `domain` in order, each tested on its flag unless it runs
+/// untested; `low` is a reset known not to be asserted (see [`body`]).
+fn copies(
+    b: &mut FunctionBuilder,
+    domain: &Copies,
+    (vals, flags): (Value, Value),
+    moves: FuncRef,
+    low: Option<(u32, u64)>,
+) {
     let flag = |i: usize| domain.first_flag + i as u32;
     let always = |i: &usize| domain.always.has(flag(*i));
     let indices: Vec<usize> = (0..domain.copies.len()).collect();
     for run in indices.chunk_by(|i, j| always(i) == always(j)) {
         if always(&run[0]) {
             run.iter()
-                .for_each(|&i| one(b, domain, i, (vals, flags), moves));
+                .for_each(|&i| one(b, domain, i, (vals, flags), moves, low));
             continue;
         }
         for chunk in run.chunks(FLAGS_PER_TEST) {
@@ -152,7 +207,7 @@ pub(super) fn body(b: &mut FunctionBuilder, domain: &Copies, moves: FuncRef) {
                 if let Some(counts) = domain.counts {
                     count_run(b, flags, counts, flag(i));
                 }
-                one(b, domain, i, (vals, flags), moves);
+                one(b, domain, i, (vals, flags), moves, low);
                 b.ins().jump(next, &[]);
                 b.switch_to_block(next);
                 b.seal_block(next);
@@ -172,6 +227,7 @@ fn one(
     i: usize,
     (vals, flags): (Value, Value),
     moves: FuncRef,
+    low: Option<(u32, u64)>,
 ) {
     let wake = domain.wake.get(i);
     let mut copy = Copy {
@@ -179,6 +235,7 @@ fn one(
         vals,
         moves,
         track: !wake.is_empty(),
+        low,
     };
     if let Some(changed) = copy.emit(&domain.copies[i]) {
         copy.wake(changed, flags, wake);
@@ -293,6 +350,8 @@ struct Copy<'a, 'b> {
     moves: FuncRef,
     /// Whether the copy reports a change (steps read the register).
     track: bool,
+    /// A reset word and level known not to be asserted here (see [`body`]).
+    low: Option<(u32, u64)>,
 }
 
 impl Copy<'_, '_> {
@@ -312,7 +371,7 @@ impl Copy<'_, '_> {
     /// The copy; when tracked, a value that is nonzero if a word changed.
     fn emit(&mut self, c: &DirectCopy) -> Option<Value> {
         let enabled = (c.enable != NONE).then(|| self.bit_is(c.enable, 1));
-        if c.reset == NONE {
+        if c.reset == NONE || self.low == Some((c.reset, c.reset_level)) {
             return self.load_next(c, enabled);
         }
         let reset = self.bit_is(c.reset, c.reset_level);
@@ -423,4 +482,56 @@ impl Copy<'_, '_> {
 /// layouts never have one, but every checked program is exact).
 fn partly_overlaps(c: &DirectCopy, source: u32) -> bool {
     source != c.dst && source < c.dst + c.len && c.dst < source + c.len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-word register at `dst` reset by the bit at `reset` (high), or without
+    /// a reset for `NONE`.
+    fn copy(dst: u32, reset: u32) -> DirectCopy {
+        DirectCopy {
+            dst,
+            src: 100 + dst,
+            len: 1,
+            broadcast: false,
+            enable: NONE,
+            reset,
+            reset_level: 1,
+            reset_value: if reset == NONE { NONE } else { 200 + dst },
+        }
+    }
+
+    #[test]
+    fn the_reset_most_copies_share_is_tested_once_unless_a_copy_writes_it() {
+        let shared = |n: u32, reset: u32| (0..n).map(move |d| copy(d, reset));
+        // Too few to pay for the copies emitted twice.
+        let three: Vec<_> = shared(3, 50).collect();
+        assert_eq!(hoisted_reset(&three), None);
+        // Four share word 50, two word 40, one none.
+        let mut many: Vec<_> = shared(4, 50).collect();
+        many.extend([copy(10, 40), copy(11, 40), copy(12, NONE)]);
+        assert_eq!(hoisted_reset(&many), Some((50, 1)));
+        // A level is part of the reset: three high and three low are two resets
+        // of three copies each.
+        let mut split: Vec<_> = shared(3, 50).collect();
+        split.extend((20..23).map(|d| DirectCopy {
+            reset_level: 0,
+            ..copy(d, 50)
+        }));
+        assert_eq!(hoisted_reset(&split), None);
+        // Equal counts: the lower word.
+        let mut tie: Vec<_> = shared(4, 60).collect();
+        tie.extend((30..34).map(|d| copy(d, 55)));
+        assert_eq!(hoisted_reset(&tie), Some((55, 1)));
+        // A copy that writes the reset word (a register holding the reset) reads
+        // differently before and after it: not hoisted.
+        let mut written = many.clone();
+        written.push(DirectCopy {
+            len: 3,
+            ..copy(49, NONE)
+        });
+        assert_eq!(hoisted_reset(&written), None);
+    }
 }
