@@ -199,8 +199,8 @@ fn copies(
         }
         for chunk in run.chunks(FLAGS_PER_TEST) {
             let after = b.create_block();
-            if chunk.len() == FLAGS_PER_TEST {
-                continue_if_any_flagged(b, flags, flag(chunk[0]), after);
+            if chunk.len() >= 2 {
+                continue_if_any_flagged(b, flags, flag(chunk[0]), chunk.len(), after);
             }
             for &i in chunk {
                 let next = enter_if_flagged(b, flags, flag(i));

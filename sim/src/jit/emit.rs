@@ -128,24 +128,32 @@ fn continue_if(b: &mut FunctionBuilder, cond: Value, skip: Block) {
     b.seal_block(body);
 }
 
-/// Continues in a new block only when one of the [`FLAGS_PER_TEST`] flags from
-/// `first` (of the dirty words at `flags`) is set, their words or-ed; otherwise
-/// the code jumps to `skip`, as for [`continue_if`]. Exact when only code between
-/// here and `skip` sets those flags.
+/// Continues in a new block only when one of the `n` flags from `first` (of the
+/// dirty words at `flags`; at least 2, at most [`FLAGS_PER_TEST`]) is set, their
+/// words or-ed two at a time (an odd count's last pair overlapping the one
+/// before); otherwise the code jumps to `skip`, as for [`continue_if`]. Exact when
+/// only code between here and `skip` sets those flags.
 pub(super) fn continue_if_any_flagged(
     b: &mut FunctionBuilder,
     flags: Value,
     first: u32,
+    n: usize,
     skip: Block,
 ) {
+    debug_assert!((2..=FLAGS_PER_TEST).contains(&n));
+    let n = n as u32;
     // Two dirty words per vector load (not necessarily 16-byte aligned).
     let pair = MemFlags::new().with_notrap();
-    let mut any = b.ins().load(I64X2, pair, flags, flag_at(first));
-    for k in (2..FLAGS_PER_TEST as u32).step_by(2) {
+    let starts = (0..n - 1).step_by(2).chain((n % 2 == 1).then_some(n - 2));
+    let mut any: Option<Value> = None;
+    for k in starts {
         let f = b.ins().load(I64X2, pair, flags, flag_at(first + k));
-        any = b.ins().bor(any, f);
+        any = Some(match any {
+            Some(a) => b.ins().bor(a, f),
+            None => f,
+        });
     }
-    let any = b.ins().vany_true(any);
+    let any = b.ins().vany_true(any.expect("at least one pair"));
     continue_if(b, any, skip);
 }
 
@@ -252,15 +260,15 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.seal_block(next);
     }
 
-    /// Segments of consecutive flags; [`FLAGS_PER_TEST`] of them are skipped at
-    /// once while all their flags are clear (their dirty words or-ed).
+    /// Segments of consecutive flags, up to [`FLAGS_PER_TEST`]; two or more are
+    /// skipped at once while all their flags are clear (their dirty words or-ed).
     /// Exact: a segment's flag is set only by a segment that runs, so while none of
     /// these runs none of their flags can become set.
     fn chunk(&mut self, segments: &[Segment], items: &[Item]) {
-        let whole = segments.len() == FLAGS_PER_TEST;
         let after = self.b.create_block();
-        if whole {
-            continue_if_any_flagged(self.b, self.flags, segments[0].flag, after);
+        if segments.len() >= 2 {
+            let first = segments[0].flag;
+            continue_if_any_flagged(self.b, self.flags, first, segments.len(), after);
         }
         for s in segments {
             self.segment(s, &items[s.items.clone()]);
