@@ -1036,8 +1036,9 @@ mod tests {
     /// up to that limit, vector code where the kind has a vector form (see
     /// [`vector`]; an odd length ends in a scalar record), past it a called loop
     /// (the explicit AVX2 loops take sixteen words per iteration, then eight and
-    /// four, then a masked rest: the lengths from 17 to 31 take every way out). The compiled engine computes what the interpreter computes,
-    /// and each run took the form it should.
+    /// four, then a masked rest: the lengths from 17 to 31 take every way out).
+    /// The compiled engine computes what the interpreter computes, and each run
+    /// took the form it should.
     #[test]
     fn every_run_matches_the_interpreter() {
         let kinds = Kind::NARROW.into_iter().filter(|k| k.vectorizes());
