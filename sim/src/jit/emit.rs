@@ -350,7 +350,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
 
     /// The address of word `off` as a value.
     pub(super) fn address_of(&mut self, off: u32) -> Value {
-        self.b.ins().iadd_imm(self.vals, i64::from(off) * 8)
+        super::commit::word_at(self.b, self.vals, off)
     }
 
     /// The current value of word `off`.

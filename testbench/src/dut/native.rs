@@ -68,14 +68,18 @@ impl NativeDut {
         &mut self.sim
     }
 
+    /// The handle of port `port` (an index into [`Dut::ports`]), or the error
+    /// naming the index.
+    #[inline]
+    fn handle(&self, port: usize) -> Result<PortHandle, DutError> {
+        (self.handles.get(port).copied()).ok_or_else(|| DutError::UnknownPort(format!("#{port}")))
+    }
+
     /// [`Dut::get_into`] after settling the logic the port depends on, and its
     /// errors: out of line, so that a read whose words are settled calls nothing.
     #[inline(never)]
     fn get_into_settled(&mut self, port: usize, out: &mut [u64]) -> Result<(), DutError> {
-        let h = *self
-            .handles
-            .get(port)
-            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        let h = self.handle(port)?;
         let words = self.sim.get_words(h)?;
         super::copy_words(&self.ports, port, words, out)
     }
@@ -99,18 +103,12 @@ impl Dut for NativeDut {
     }
 
     fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError> {
-        let h = *self
-            .handles
-            .get(port)
-            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        let h = self.handle(port)?;
         Ok(self.sim.set_words(h, words)?)
     }
 
     fn get(&mut self, port: usize) -> Result<Vec<u64>, DutError> {
-        let h = *self
-            .handles
-            .get(port)
-            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
+        let h = self.handle(port)?;
         Ok(self.sim.get_words(h)?.to_vec())
     }
 
