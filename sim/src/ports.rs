@@ -110,10 +110,36 @@ impl Simulator {
         Ok(())
     }
 
-    /// [`write_port`](Self::write_port) for a port of several words or a value
-    /// given in several (missing words are 0), and the errors of both.
+    /// [`write_port`](Self::write_port) for a port of several words given exactly
+    /// its words, the value fitting: a loop and no more. Every other case (fewer
+    /// or more words, an error) goes on out of line.
     #[inline(never)]
     fn write_words(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
+        let p = &self.ports[i];
+        let Span { off, words } = p.span;
+        let fits_exactly = p.settable
+            && value.len() == words as usize
+            && value.last().is_some_and(|top| top & p.above == 0);
+        if !fits_exactly {
+            return self.write_other(i, value);
+        }
+        let cone = p.cone;
+        let dst = &mut self.vals[off as usize..(off + words) as usize];
+        // The differences or-ed without a branch per word.
+        let diff = (dst.iter_mut().zip(value))
+            .fold(0, |diff, (d, &v)| diff | (std::mem::replace(d, v) ^ v));
+        if diff != 0 {
+            self.touch(cone);
+            self.changed(i);
+        }
+        Ok(())
+    }
+
+    /// [`write_port`](Self::write_port) for a value given in fewer words than the
+    /// port has (missing words are 0) or in more, and the errors of every write.
+    #[cold]
+    #[inline(never)]
+    fn write_other(&mut self, i: usize, value: &[u64]) -> Result<(), SimError> {
         let p = &self.ports[i];
         if !p.settable {
             return Err(not_settable(p));
@@ -123,8 +149,6 @@ impl Simulator {
             return Err(too_wide(p));
         }
         let dst = &mut self.vals[off as usize..(off + words) as usize];
-        // The differences or-ed without a branch or an index check per word,
-        // so that the compiler vectorizes the loop.
         let given = value.len().min(dst.len());
         let (set, missing) = dst.split_at_mut(given);
         let mut diff = 0;

@@ -89,6 +89,23 @@ fn settled_words_are_none_until_an_output_is_settled() {
     assert_eq!(s.settled_words(out), None, "an output before its settle");
     assert_eq!(s.get_words(out).unwrap(), &[5, 7]);
     assert_eq!(s.settled_words(out), Some(&[5, 7][..]), "after it");
+    s.set_words(big, &[5, 7]).unwrap();
+    assert_eq!(
+        s.settled_words(out),
+        Some(&[5, 7][..]),
+        "after the same words again"
+    );
+    s.set_words(big, &[5, 8]).unwrap();
+    assert_eq!(
+        s.settled_words(out),
+        None,
+        "after a change in the top word alone"
+    );
+    assert_eq!(s.get_words(out).unwrap(), &[5, 8]);
+    assert!(
+        matches!(s.set_words(out, &[1, 2]), Err(SimError::NotAnInput(ref n)) if n == "big_q"),
+        "an output given all its words"
+    );
     s.set_words(big, &[9]).unwrap();
     assert_eq!(s.settled_words(out), None, "after its input changed");
     let other = Simulator::new(&module()).unwrap();
