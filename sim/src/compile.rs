@@ -26,6 +26,7 @@ use crate::tables::{state_tables, Tables};
 use crate::wide::words;
 use hdl::ir::NetId;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Everything the simulator executes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -73,9 +74,11 @@ fn probe(graph: &Graph, instrs: &[NetId]) -> Vec<(Kind, [u64; 5])> {
             words: words(*w) as u32,
         })
         .collect();
+    let no_pads = HashMap::new();
     let mut probe = Lowerer {
         graph,
         spans: &shapes,
+        pads: &no_pads,
         parts: Vec::new(),
         wide: Vec::new(),
     };
@@ -162,6 +165,7 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
     let mut lower = Lowerer {
         graph: &graph,
         spans: &lay.spans,
+        pads: &lay.pads,
         parts: Vec::new(),
         wide: Vec::new(),
     };

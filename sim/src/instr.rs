@@ -382,6 +382,9 @@ pub(crate) enum WideOp {
         width: u32,
         amount: Amount,
         mask: u64,
+        /// `src` lies in storage with the zero words `layout::shift_pads` gives
+        /// for a shift by a net around it, which nothing writes.
+        padded: bool,
     },
     /// Reduction of the `width`-bit `a` to 1 bit.
     Reduce {

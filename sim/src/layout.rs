@@ -9,6 +9,13 @@
 //! 4. computed nets batch by batch, each batch ordered by (role, operand words,
 //!    parameters), so that the instructions of identical instances write
 //!    consecutive words and read consecutive operands (vector runs).
+//!
+//! A net of several words that a logical shift by a net reads (one that owns its
+//! words and is placed outside the mirror images) gets the zero words
+//! [`shift_pads`] asks for around it, which nothing ever writes: the compiled
+//! engine then loads whichever of its words the amount selects without a bounds
+//! check. One-word shifts are single records (vector runs of them read operands
+//! side by side), so their sources get none.
 
 use crate::flatten::FlatDesign;
 use crate::instr::{Kind, Span};
@@ -16,7 +23,33 @@ use crate::operands::each_node_operand;
 use crate::simplify::{Graph, Node};
 use crate::state::NONE;
 use crate::wide::words;
-use hdl::ir::{NetId, Op};
+use hdl::ir::{NetId, Op, ShiftAmount, ShiftOp};
+use std::collections::HashMap;
+
+/// The zero words (below, above) a logical shift by a net needs around its
+/// `src_words`-word source for a `dst_words`-word result, so that every source
+/// word the compiled engine can select lies in storage and reads as the shift
+/// reads it (0 past the source). An amount below the result's width selects,
+/// for result word `i`, word `i - q` and the one below it (left) or `i + q` and
+/// the one above it (right), with `q` below `dst_words`; an amount that shifts
+/// everything out is taken as `q = dst_words` (left) or `src_words` (right),
+/// which selects only zero words. `None` for a right shift of a source wider
+/// than its result, which reads only the source's low words.
+pub(crate) fn shift_pads(op: ShiftOp, dst_words: u32, src_words: u32) -> Option<(u32, u32)> {
+    match op {
+        ShiftOp::Left => Some((
+            dst_words.saturating_add(1),
+            dst_words.saturating_sub(src_words),
+        )),
+        ShiftOp::RightLogical if src_words <= dst_words => Some((
+            0,
+            dst_words
+                .saturating_add(1)
+                .max(dst_words.saturating_mul(2) - src_words),
+        )),
+        _ => None,
+    }
+}
 
 /// Where every net lives, and the initial storage image.
 pub(crate) struct Layout {
@@ -24,12 +57,24 @@ pub(crate) struct Layout {
     pub spans: Vec<Span>,
     /// Initial storage: constants and reset values; everything else zero.
     pub init: Vec<u64>,
+    /// The nets placed with zero words around them (see [`shift_pads`]), by
+    /// offset: their words, and the zero words below and above.
+    pub pads: HashMap<u32, (u32, u32, u32)>,
+    /// The zero words (below, above) each net is to be placed with.
+    wanted: Vec<(u32, u32)>,
 }
 
 impl Layout {
-    /// Gives net `n` `count` fresh zeroed words.
+    /// Gives net `n` `count` fresh zeroed words, with the zero words it wants
+    /// around them.
     fn place(&mut self, n: NetId, count: usize) {
+        let (below, above) = self.wanted[n.0 as usize];
+        self.alloc(below as usize);
         let off = self.alloc(count);
+        self.alloc(above as usize);
+        if below + above > 0 {
+            self.pads.insert(off, (count as u32, below, above));
+        }
         self.spans[n.0 as usize] = Span {
             off,
             words: count as u32,
@@ -68,6 +113,39 @@ pub(crate) struct Inputs<'a> {
     pub order: &'a [NetId],
 }
 
+/// The zero words (below, above) every net is to be placed with: for each source
+/// of several words of a logical shift by a net that owns its words (not a
+/// constant), the most any such shift asks for (see [`shift_pads`]); none for the
+/// others.
+fn shift_sources(inp: &Inputs<'_>) -> Vec<(u32, u32)> {
+    let (graph, owner) = (inp.graph, inp.owner);
+    let count = |n: NetId| words(inp.flat.nets[n.0 as usize].width) as u32;
+    let mut wanted = vec![(0, 0); graph.nodes.len()];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let Node::Op(Op::Shift {
+            op,
+            src,
+            amount: ShiftAmount::Net(_),
+        }) = node
+        else {
+            continue;
+        };
+        let owns = count(*src) > 1
+            && owner[src.0 as usize] == (*src, 0)
+            && matches!(
+                graph.nodes[src.0 as usize],
+                Node::Source | Node::Op(_) | Node::Copy(_)
+            );
+        if let Some((below, above)) =
+            shift_pads(*op, count(NetId(i as u32)), count(*src)).filter(|_| owns)
+        {
+            let w = &mut wanted[src.0 as usize];
+            *w = (w.0.max(below), w.1.max(above));
+        }
+    }
+    wanted
+}
+
 /// Sort key of an instruction in its batch: role, operand words, parameters.
 type Key = (u64, [u32; 3], [u64; 5]);
 
@@ -91,6 +169,8 @@ pub(crate) fn lay_out(
             flat.nets.len()
         ],
         init: Vec::new(),
+        pads: HashMap::new(),
+        wanted: shift_sources(inp),
     };
 
     // Registers with computed next values, and their mirror images.
@@ -105,6 +185,8 @@ pub(crate) fn lay_out(
     }
     mirrored.sort_by_key(|&ri| (flat.regs[ri].domain.0, role[flat.regs[ri].q.0 as usize], ri));
     for &ri in &mirrored {
+        // Side by side, for the commit's runs: no room between them.
+        lay.wanted[flat.regs[ri].q.0 as usize] = (0, 0);
         lay.place(flat.regs[ri].q, count(flat.regs[ri].q));
     }
     let mut sources: Vec<NetId> = (0..flat.nets.len() as u32)
@@ -177,4 +259,101 @@ pub(crate) fn lay_out(
         }
     }
     (lay, ordered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::compile;
+    use crate::flatten::flatten;
+    use crate::instr::WideOp;
+    use hdl::ModuleBuilder;
+
+    /// Shifts of a 200-bit input and of a 200-bit sum by an 8-bit input, both ways.
+    fn shifts() -> hdl::Module {
+        let mut m = ModuleBuilder::new("shifts");
+        let a = m.input("a", 200);
+        let b = m.input("b", 200);
+        let n = m.input("n", 8);
+        let sum = m.add(a, b);
+        for (name, src) in [("a", a), ("sum", sum)] {
+            let l = m.shl_by(src, n);
+            let r = m.shr_by(src, n);
+            m.output(&format!("{name}_l"), l);
+            m.output(&format!("{name}_r"), r);
+        }
+        m.finish().expect("a valid module")
+    }
+
+    #[test]
+    fn shift_sources_lie_between_zero_words_nothing_else_holds() {
+        let prog = compile(&flatten(&shifts()).expect("flattens")).expect("compiles");
+        let mut checked = 0;
+        for op in &prog.code.wide {
+            let WideOp::Shift {
+                op,
+                dst,
+                src,
+                padded,
+                ..
+            } = *op
+            else {
+                continue;
+            };
+            assert!(padded, "a shift of an input or a sum by a net is padded");
+            let (below, above) = shift_pads(op, dst.words, src.words).expect("pads");
+            let pad =
+                (src.off - below..src.off).chain(src.off + src.words..src.off + src.words + above);
+            for w in pad {
+                assert_eq!(prog.init[w as usize], 0, "word {w} starts zero");
+                let held = prog
+                    .nets
+                    .iter()
+                    .any(|s| s.off != NONE && (s.off..s.off + s.words).contains(&w));
+                assert!(
+                    !held,
+                    "word {w} next to the source of {op:?} belongs to no net"
+                );
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, 4, "four shifts by a net");
+    }
+
+    #[test]
+    fn pads_cover_every_word_a_shift_selects() {
+        for (dst, src) in [(1, 1), (4, 4), (8, 8), (4, 8), (8, 4), (2, 7)] {
+            for op in [ShiftOp::Left, ShiftOp::RightLogical] {
+                let Some((below, above)) = shift_pads(op, dst, src) else {
+                    assert!(op == ShiftOp::RightLogical && src > dst);
+                    continue;
+                };
+                let (below, above) = (i64::from(below), i64::from(above));
+                let (dst, src) = (i64::from(dst), i64::from(src));
+                // Every `q` an amount below the width gives, and the one taken for
+                // an amount that shifts everything out.
+                let out = if op == ShiftOp::Left { dst } else { src };
+                for q in (0..dst).chain([out]) {
+                    for i in 0..dst {
+                        let (near, far) = match op {
+                            ShiftOp::Left => (i - q, i - q - 1),
+                            _ => (i + q, i + q + 1),
+                        };
+                        for k in [near, far] {
+                            assert!(
+                                (-below..src + above).contains(&k),
+                                "{op:?} {dst}/{src} q {q}: word {k}"
+                            );
+                            if q == out {
+                                assert!(
+                                    !(0..src).contains(&k),
+                                    "shifted out, {op:?} reads source word {k}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -4,10 +4,12 @@
 //! constant.
 
 use crate::instr::{Amount, Kind, Placed, Rec, Span, WideOp};
+use crate::layout::shift_pads;
 use crate::operands::all_operands;
 use crate::simplify::{Graph, Node};
 use crate::wide::last_mask;
 use hdl::ir::{ArithOp, BitOp, CmpOp, NetId, Op, ReduceOp, ShiftAmount, ShiftOp};
+use std::collections::HashMap;
 
 /// Where every net lives, and the side tables instructions refer to.
 pub(crate) struct Lowerer<'a> {
@@ -15,6 +17,8 @@ pub(crate) struct Lowerer<'a> {
     pub graph: &'a Graph,
     /// Storage of every net (placed before its users are lowered).
     pub spans: &'a [Span],
+    /// The nets placed with zero words around them (see `layout::shift_pads`).
+    pub pads: &'a HashMap<u32, (u32, u32, u32)>,
     /// Parts of `CatN` records: `(offset, shift)`.
     pub parts: Vec<(u32, u32)>,
     /// Operations on values wider than 64 bits.
@@ -28,6 +32,18 @@ impl Lowerer<'_> {
 
     fn span(&self, n: NetId) -> Span {
         self.spans[n.0 as usize]
+    }
+
+    /// Whether `src` lies in storage with the zero words a shift `op` into `dst`
+    /// by a net needs around it (see `layout::shift_pads`).
+    fn padded(&self, op: ShiftOp, dst: Span, src: Span) -> bool {
+        let needed = shift_pads(op, dst.words, src.words);
+        match (needed, self.pads.get(&src.off)) {
+            (Some((below, above)), Some(&(words, has_below, has_above))) => {
+                words == src.words && has_below >= below && has_above >= above
+            }
+            _ => false,
+        }
     }
 
     fn off(&self, n: NetId) -> u32 {
@@ -332,17 +348,21 @@ impl Lowerer<'_> {
                 signed: *signed,
                 mask,
             },
-            Op::Shift { op, src, amount } => WideOp::Shift {
-                op: *op,
-                dst,
-                src: self.span(*src),
-                width: w,
-                amount: match amount {
-                    ShiftAmount::Const(k) => Amount::Const(*k as u64),
-                    ShiftAmount::Net(n) => Amount::Net(self.span(*n)),
-                },
-                mask,
-            },
+            Op::Shift { op, src, amount } => {
+                let src = self.span(*src);
+                WideOp::Shift {
+                    op: *op,
+                    dst,
+                    src,
+                    width: w,
+                    amount: match amount {
+                        ShiftAmount::Const(k) => Amount::Const(*k as u64),
+                        ShiftAmount::Net(n) => Amount::Net(self.span(*n)),
+                    },
+                    mask,
+                    padded: matches!(amount, ShiftAmount::Net(_)) && self.padded(*op, dst, src),
+                }
+            }
             Op::Reduce(o, a) => WideOp::Reduce {
                 op: *o,
                 dst: dst.off,

@@ -129,6 +129,7 @@ pub(crate) fn run_wide(op: &WideOp, vals: &mut [u64]) {
             width,
             amount,
             mask,
+            ..
         } => {
             let (d, s) = split(vals, dst);
             let n = match amount {

@@ -161,7 +161,8 @@ pub(super) fn continue_if_any_flagged(
 pub(super) struct Emitter<'a, 'b> {
     pub(super) b: &'a mut FunctionBuilder<'b>,
     code: &'a Code,
-    vals: Value,
+    /// The storage's first word.
+    pub(super) vals: Value,
     len: Value,
     /// The stack slot holding the dirty sources (see [`group`](Self::group)).
     dirty: StackSlot,

@@ -50,7 +50,12 @@
 //!   offsets (an edge's [`commit::move_words`] moves only checked spans), or, for
 //!   a shift by a net, as `base + 8·(offset + k)` with `k` computed at run time
 //!   and masked or clamped below the length of the checked operand span before
-//!   the load (see [`emit::Emitter::word_at_run_time`]), and
+//!   the load (see [`emit::Emitter::word_at_run_time`]); for a padded shift by a
+//!   net, as `base ∓ 8·q + 8·(offset + j)`, with `j` a constant from −1 to the
+//!   result's words and `q` an amount's word count below the result's words or
+//!   the one taken for an amount that shifts everything out: the plan checks that
+//!   the source's zero words (`layout::shift_pads`, whose bounds cover every
+//!   such `q` and `j`) lie inside storage; and
 //!   [`Compiled::run`] and [`Compiled::edge`] call it only with `base` and `len`
 //!   taken from a live `&mut [u64]` of exactly `words` words (checked), the shadow
 //!   buffer and memory storage from live `&mut [u64]`s of the lengths the edge was
@@ -1477,6 +1482,23 @@ mod tests {
             let err = compile(code, &[], 3).expect_err("malformed").to_string();
             assert!(err.contains(what), "`{err}` should name {what}");
         }
+        // A padded shift whose source has no room below it for its zero words.
+        let mut shift = program(Kind::Wide, Mode::Gather, vec![or(0, 0, 0)], 1);
+        let span = |off, words| Span { off, words };
+        shift.wide.push(crate::instr::WideOp::Shift {
+            op: hdl::ir::ShiftOp::Left,
+            dst: span(5, 2),
+            src: span(1, 2),
+            width: 128,
+            amount: crate::instr::Amount::Net(span(3, 1)),
+            mask: u64::MAX,
+            padded: true,
+        });
+        let err = compile(shift, &[], 8).expect_err("malformed").to_string();
+        assert!(
+            err.contains("zero words around padded shift source 1+2 are outside storage"),
+            "{err}"
+        );
         // A run whose loop would read words it writes (within storage).
         let overlapping = program(Kind::Or, Mode::Run { strides: 1 }, vec![or(4, 0, 0)], 8);
         let err = compile(overlapping, &[], 16)

@@ -9,7 +9,8 @@
 use super::partition::partitions;
 use crate::demand::{each_word, Part};
 use crate::exec::{each_record, Code};
-use crate::instr::{Kind, Mode, Rec, Span, Step};
+use crate::instr::{Kind, Mode, Rec, Span, Step, WideOp};
+use crate::layout::shift_pads;
 use std::ops::Range;
 
 /// At most this many items (records or kernel calls) go into one native function, so that compile time
@@ -297,6 +298,33 @@ fn check_step(code: &Code, s: &Step, record: usize) -> Result<(), Malformed> {
     })
 }
 
+/// Checks that the zero words around the source of a padded shift (which the
+/// compiled engine loads from unchecked) lie within `words`.
+fn check_pads(op: &WideOp, words: usize) -> Result<(), String> {
+    let WideOp::Shift {
+        op,
+        dst,
+        src,
+        padded: true,
+        ..
+    } = *op
+    else {
+        return Ok(());
+    };
+    match shift_pads(op, dst.words, src.words) {
+        Some((below, above))
+            if below <= src.off
+                && src.off as usize + src.words as usize + above as usize <= words =>
+        {
+            Ok(())
+        }
+        _ => Err(format!(
+            "the zero words around padded shift source {}+{} are outside storage of {words} words",
+            src.off, src.words
+        )),
+    }
+}
+
 /// Checks that every word `inst` reads or writes lies within `words`.
 fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
     let word = |off: u32, role: &str| {
@@ -324,7 +352,8 @@ fn check(code: &Code, inst: &Inst, words: usize) -> Result<(), String> {
                     ));
                 }
             });
-            bad.map_or(Ok(()), Err)
+            bad.map_or(Ok(()), Err)?;
+            check_pads(op, words)
         }
         Kind::CatN => {
             word(r.d, "destination")?;

@@ -7,9 +7,13 @@
 //!
 //! A logical shift by a net (Lightning's streamers shift 512-bit words by a
 //! sample count) reads its operand from storage at word indices computed at run
-//! time, each masked or clamped into the operand's span before the load and its
-//! word replaced by 0 past it; the operand's words are therefore always stored
-//! ([`reads_storage`]).
+//! time; the operand's words are therefore always stored ([`reads_storage`]).
+//! When the layout placed the operand between zero words that nothing writes
+//! (`layout::shift_pads`, the operation marked `padded`), each word is one load
+//! at a constant offset from an address computed once per shift; the plan checks
+//! that those zero words lie in storage, so that no amount loads outside it.
+//! Otherwise each index is masked or clamped into the operand's span before the
+//! load and its word replaced by 0 past it.
 //!
 //! Each follows its routine in [`wide`](crate::wide) exactly: operands are
 //! zero-extended (a word past an operand's span reads 0) and the destination's top
@@ -186,16 +190,26 @@ impl Emitter<'_, '_> {
                 width,
                 amount,
                 mask,
-            } => self.shift(op, dst, src, width, amount, mask),
+                padded,
+            } => self.shift(op, dst, src, width, (amount, padded), mask),
             _ => unreachable!("{op:?} has no inline form (see `inlines`)"),
         }
     }
 
     /// A logical shift of the `width`-bit `src` into `dst` (see `wide::shift`):
     /// by a constant, word by word from the values in hand; by a net, from
-    /// storage at indices computed at run time. An amount of `width` or more
-    /// gives 0.
-    fn shift(&mut self, op: ShiftOp, dst: Span, src: Span, width: u32, amount: Amount, mask: u64) {
+    /// storage at indices computed at run time (`padded`: `src` lies between the
+    /// zero words `layout::shift_pads` gives). An amount of `width` or more gives
+    /// 0.
+    fn shift(
+        &mut self,
+        op: ShiftOp,
+        dst: Span,
+        src: Span,
+        width: u32,
+        (amount, padded): (Amount, bool),
+        mask: u64,
+    ) {
         let left = op == ShiftOp::Left;
         // Right shifts read the source zero-extended to the destination's words.
         let len = if left {
@@ -224,24 +238,16 @@ impl Emitter<'_, '_> {
                     })
                     .collect()
             }
-            Amount::Net(a) => self.shift_by_net(left, dst, src, len, width, a),
+            Amount::Net(a) => self.shift_by_net(left, dst, (src, len, padded), width, a),
         };
         self.store_words(dst, words, mask);
     }
 
-    /// The words of a logical shift by the value of net `a` (see [`shift`]).
-    fn shift_by_net(
-        &mut self,
-        left: bool,
-        dst: Span,
-        src: Span,
-        len: u32,
-        width: u32,
-        a: Span,
-    ) -> Vec<Value> {
-        // As `wide::read_amount`: a 1 above the amount's first word shifts
-        // everything out, and so does any amount of `width` or more: both become
-        // one that moves every index past the source.
+    /// The amount of a shift by net `a` of a `width`-bit value, as
+    /// `wide::read_amount` reads it, with `past` (bits) instead when it shifts
+    /// everything out: when a 1 lies above its first word, or it is `width` or
+    /// more.
+    fn amount_or(&mut self, a: Span, width: u32, past: u64) -> Value {
         let n = self.word_of(a, 0);
         let mut out = self
             .b
@@ -256,22 +262,65 @@ impl Emitter<'_, '_> {
             let out_high = self.b.ins().icmp_imm(IntCC::NotEqual, high, 0);
             out = self.b.ins().bor(out, out_high);
         }
-        let past = self.konst(64 * (u64::from(dst.words) + u64::from(len) + 2));
-        let n = self.b.ins().select(out, past, n);
+        let past = self.konst(past);
+        self.b.ins().select(out, past, n)
+    }
+
+    /// The words of a logical shift by the value of net `a` (see [`shift`]).
+    ///
+    /// Result word `i` takes source words `i ∓ q` and `i ∓ q ∓ 1`. From a padded
+    /// source (between the zero words `layout::shift_pads` gives, which says why
+    /// every word selected lies in them or the source) the address of word `-q`
+    /// (left) or `q` (right) is computed once and every word loaded at a constant
+    /// offset to it, unchecked; otherwise each index is checked (masked or
+    /// clamped into the source, its word replaced by 0 past it).
+    fn shift_by_net(
+        &mut self,
+        left: bool,
+        dst: Span,
+        (src, len, padded): (Span, u32, bool),
+        width: u32,
+        a: Span,
+    ) -> Vec<Value> {
+        // An amount that shifts everything out selects only words past the
+        // source (below it, for a padded left shift).
+        let past = match (padded, left) {
+            (true, true) => dst.words,
+            (true, false) => src.words,
+            (false, _) => dst.words + len + 2,
+        };
+        let n = self.amount_or(a, width, 64 * u64::from(past));
         let q = self.b.ins().ushr_imm(n, 6);
         let s = self.b.ins().band_imm(n, 63);
         let back = self.konst(63);
         let back = self.b.ins().isub(back, s);
-        // Word `i` of the result takes source words `i ∓ q` and `i ∓ q ∓ 1`
-        // (wrapping below 0 to a large index, which reads 0).
-        let source = |e: &mut Self, j: i64| {
-            let k = if left {
-                let j = e.konst(j as u64);
-                e.b.ins().isub(j, q)
+        let moved = padded.then(|| {
+            let bytes = self.b.ins().ishl_imm(q, 3);
+            if left {
+                self.b.ins().isub(self.vals, bytes)
             } else {
-                e.b.ins().iadd_imm(q, j)
-            };
-            e.word_at_run_time(src, len, k)
+                self.b.ins().iadd(self.vals, bytes)
+            }
+        });
+        let source = |e: &mut Self, j: i64| match moved {
+            Some(base) => {
+                let at = (i64::from(src.off) + j) * 8;
+                let (base, at) = match i32::try_from(at) {
+                    Ok(at) => (base, at),
+                    Err(_) => (e.b.ins().iadd_imm(base, at), 0),
+                };
+                e.b.ins().load(I64, MemFlags::trusted(), base, at)
+            }
+            None => {
+                // A negative index wraps to a large one, which reads 0.
+                let k = if left {
+                    let j = e.konst(j as u64);
+                    e.b.ins().isub(j, q)
+                } else {
+                    e.b.ins().iadd_imm(q, j)
+                };
+                e.word_at_run_time(src, len, k)
+            }
         };
         // The word next to word `i`'s own is word `i + 1`'s own for a right shift
         // and word `i - 1`'s for a left one: each source word is loaded once.
