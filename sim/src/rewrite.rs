@@ -172,6 +172,14 @@ impl Simplifier<'_> {
                     share(sel)
                 } else if w == 1 && self.is_zero(if_true) && self.is_ones(if_false) {
                     Step::Again(Op::Not(sel))
+                } else if let Some(&Op::Not(s)) = self.op_of(sel).as_deref() {
+                    // The select's complement: the operands swapped instead (the
+                    // complement then often has no other reader and is dropped).
+                    Step::Again(Op::Mux {
+                        sel: s,
+                        if_true: if_false,
+                        if_false: if_true,
+                    })
                 } else {
                     Step::Done(Node::Op(Op::Mux {
                         sel,
