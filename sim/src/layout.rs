@@ -60,15 +60,12 @@ pub(crate) struct Layout {
     /// The nets placed with zero words around them (see [`shift_pads`]), by
     /// offset: their words, and the zero words below and above.
     pub pads: HashMap<u32, (u32, u32, u32)>,
-    /// The zero words (below, above) each net is to be placed with.
-    wanted: Vec<(u32, u32)>,
 }
 
 impl Layout {
-    /// Gives net `n` `count` fresh zeroed words, with the zero words it wants
-    /// around them.
-    fn place(&mut self, n: NetId, count: usize) {
-        let (below, above) = self.wanted[n.0 as usize];
+    /// Gives net `n` `count` fresh zeroed words, with `below` and `above` zero
+    /// words around them.
+    fn place(&mut self, n: NetId, count: usize, (below, above): (u32, u32)) {
         self.alloc(below as usize);
         let off = self.alloc(count);
         self.alloc(above as usize);
@@ -170,8 +167,8 @@ pub(crate) fn lay_out(
         ],
         init: Vec::new(),
         pads: HashMap::new(),
-        wanted: shift_sources(inp),
     };
+    let wanted = shift_sources(inp);
 
     // Registers with computed next values, and their mirror images.
     let mut claimed = vec![false; flat.nets.len()];
@@ -186,8 +183,7 @@ pub(crate) fn lay_out(
     mirrored.sort_by_key(|&ri| (flat.regs[ri].domain.0, role[flat.regs[ri].q.0 as usize], ri));
     for &ri in &mirrored {
         // Side by side, for the commit's runs: no room between them.
-        lay.wanted[flat.regs[ri].q.0 as usize] = (0, 0);
-        lay.place(flat.regs[ri].q, count(flat.regs[ri].q));
+        lay.place(flat.regs[ri].q, count(flat.regs[ri].q), (0, 0));
     }
     let mut sources: Vec<NetId> = (0..flat.nets.len() as u32)
         .map(NetId)
@@ -195,14 +191,14 @@ pub(crate) fn lay_out(
         .collect();
     sources.sort_by_key(|n| (role[n.0 as usize], n.0));
     for n in sources {
-        lay.place(n, count(n));
+        lay.place(n, count(n), wanted[n.0 as usize]);
     }
     // The mirror images are filled in batch order, for the runs' sake.
     let mut next_slot = lay.alloc(mirrored.iter().map(|&ri| count(flat.regs[ri].q)).sum());
     for (i, node) in graph.nodes.iter().enumerate() {
         if let Node::Const(v) = node {
             let n = NetId(i as u32);
-            lay.place(n, count(n));
+            lay.place(n, count(n), (0, 0));
             lay.store(lay.spans[i].off, v, count(n));
         }
     }
@@ -243,7 +239,7 @@ pub(crate) fn lay_out(
                 };
                 next_slot += words as u32;
             } else {
-                lay.place(*n, words);
+                lay.place(*n, words, wanted[n.0 as usize]);
             }
         }
         ordered.push((*kind, keyed.into_iter().map(|(_, n)| n).collect()));
