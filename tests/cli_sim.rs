@@ -433,6 +433,21 @@ fn lightning_released_rtl_contract_runs_and_equals_its_golden_model() {
     );
 }
 
+/// `--engine compiled` runs the native simulator waiting for its compiled engines:
+/// the same golden checks pass, and the report names the engine.
+#[test]
+fn the_compiled_engine_choice_runs_and_is_named() {
+    let stdout = ok(&lightning(&["--images", "2", "--engine", "compiled"]));
+    assert!(stdout.contains(" on compiled: "), "{stdout}");
+    assert!(
+        stdout.contains("logits equal the golden model's on 2/2 images"),
+        "{stdout}"
+    );
+    let stdout = ok(&panama(&["--elements", "512", "--engine", "compiled"]));
+    assert!(stdout.contains(", engine compiled"), "{stdout}");
+    assert!(stdout.contains("golden model: 0 bypass and "), "{stdout}");
+}
+
 /// Runs `wirespeed sim lightning <args>`.
 fn lightning(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wirespeed"))

@@ -132,5 +132,5 @@ pub use jit::{
 };
 pub use levelize::levelize;
 pub use ports::PortHandle;
-pub use sim::{Backend, DomainHandle, DomainRef, PortInfo, Simulator};
+pub use sim::{Backend, DomainHandle, DomainRef, PortInfo, Simulator, Takeover};
 pub use trace::TraceSelection;

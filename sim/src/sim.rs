@@ -147,12 +147,31 @@ impl Backend {
     }
 }
 
+/// When the compiled engines of a simulator made with a [`CodeCache`] take over
+/// (see [`Simulator::with_cache_takeover`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Takeover {
+    /// The interpreter runs at once; the compiled engine, and later the one tuned
+    /// from its profile, take over at the first settle after their background
+    /// builds (or loads from the cache) are done: the quickest start, with the
+    /// cycle of each switch depending on the machine's load.
+    #[default]
+    Background,
+    /// Each engine is built, or loaded from the cache, on the calling thread when
+    /// it is due, the simulation waiting for it: the compiled engine before the
+    /// first cycle, the tuned one at the settle that completes its profile. Every
+    /// run of a design then runs each cycle on the same engine, which counted
+    /// profiles and measurements of the steady state need.
+    Waiting,
+}
+
 /// How a simulator's engine comes up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Start {
     /// The interpreter only.
     Interpreted,
-    /// The compiled engine, built before the first cycle.
+    /// The compiled engine, built (or loaded from the cache) before the first
+    /// cycle; the tuned one built when its profile is complete.
     Compiled,
     /// The interpreter at once, the compiled engine when its background build is done.
     Tiered,
@@ -318,15 +337,31 @@ impl Simulator {
     /// the cache once [`finish_compile`](Self::finish_compile) returns), not
     /// before the first cycle.
     pub fn with_cache(module: &Module, cache: &CodeCache) -> Result<Simulator, SimError> {
+        Self::with_cache_takeover(module, cache, Takeover::Background)
+    }
+
+    /// [`with_cache`](Self::with_cache), the compiled engines taking over as
+    /// `takeover` says: [`Takeover::Waiting`] builds or loads the compiled engine
+    /// before this returns (on a host it does not support, an error) and the tuned
+    /// one when its profile is complete.
+    pub fn with_cache_takeover(
+        module: &Module,
+        cache: &CodeCache,
+        takeover: Takeover,
+    ) -> Result<Simulator, SimError> {
+        let start = match takeover {
+            Takeover::Background => Start::Tiered,
+            Takeover::Waiting => Start::Compiled,
+        };
         let entry = cache.program_entry(&design_digest(module));
         if let Some(built) = entry.read().and_then(|bytes| Built::from_bytes(&bytes)) {
-            let mut sim = Self::from_built(built, Start::Tiered, Some(cache), None)?;
+            let mut sim = Self::from_built(built, start, Some(cache), None)?;
             sim.program_cached = true;
             return Ok(sim);
         }
         let built = Built::compile(flatten(module)?)?;
         let store = Store::new(entry, &built);
-        Self::from_built(built, Start::Tiered, Some(cache), Some(store))
+        Self::from_built(built, start, Some(cache), Some(store))
     }
 
     /// [`new`](Self::new) on the engine `backend` from the first cycle on (the

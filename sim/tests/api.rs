@@ -468,6 +468,40 @@ fn a_tuned_engine_takes_over_after_its_profile_and_comes_from_the_cache_too() {
     assert_eq!(run(), (true, true));
 }
 
+/// A waiting takeover runs each cycle on the same engine in every run: the
+/// compiled engine from the first cycle, the tuned one from the settle that
+/// completes its profile, whether the engines are built or loaded from the cache.
+#[test]
+fn a_waiting_takeover_switches_engines_at_the_same_cycle_in_every_run() {
+    use sim::{Backend, CodeCache, Takeover};
+    let m = module();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CodeCache::new(dir.path().join("engines"));
+    let run = || {
+        let mut s = Simulator::with_cache_takeover(&m, &cache, Takeover::Waiting).unwrap();
+        assert_eq!(s.backend(), Backend::Compiled, "before the first cycle");
+        s.set_tune_after(Some(5));
+        let mut reference = Simulator::with_backend(&m, Backend::Interpreted).unwrap();
+        agree_after_reset(&mut s, &mut reference, 60);
+        let (tuned_from, tuned) = s
+            .tuned_stats()
+            .expect("tuned once its profile was complete");
+        let first = s.compile_stats().unwrap();
+        (
+            s.compiled_from_cycle(),
+            tuned_from,
+            first.cached,
+            tuned.cached,
+        )
+    };
+    let (built, loaded) = (run(), run());
+    assert_eq!((built.0, loaded.0), (Some(0), Some(0)));
+    assert!((1..=8).contains(&built.1), "tuned from cycle {}", built.1);
+    assert_eq!(built.1, loaded.1, "the same cycle, built or loaded");
+    assert_eq!((built.2, built.3), (false, false), "built the first time");
+    assert_eq!((loaded.2, loaded.3), (true, true), "loaded the second");
+}
+
 /// A tiered start switches engines at a settle, with no wait: from the
 /// interpreter to the first compiled engine, then, its profile complete, to the
 /// tuned one; each switch records the cycle it happened at, and the results stay

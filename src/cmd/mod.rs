@@ -18,6 +18,12 @@ pub enum EngineArg {
     /// program and native code kept in `<target dir>/compiled-engine-cache` for
     /// the next run of the same design).
     Native,
+    /// Native, waiting for its compiled engines instead of starting on the
+    /// interpreter while they are built: the engine before the first cycle, the
+    /// one tuned from its profile when the profile is complete. Every run then
+    /// runs each cycle on the same engine (for counted profiles; see
+    /// `scripts/engine-profile`).
+    Compiled,
     /// wirespeed's own simulator on its interpreter (the reference engine).
     Interpreted,
     /// Verilator on the emitted Verilog.
@@ -34,6 +40,7 @@ impl From<EngineArg> for Engine {
     fn from(arg: EngineArg) -> Engine {
         match arg {
             EngineArg::Native => Engine::Native,
+            EngineArg::Compiled => Engine::Compiled,
             EngineArg::Interpreted => Engine::Interpreted,
             EngineArg::Verilator => Engine::Verilator,
             EngineArg::Both => Engine::Both,

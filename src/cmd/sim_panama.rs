@@ -371,8 +371,16 @@ fn run_frames(
     })?;
     let run = m.run();
     println!(
-        "PANAMA on {} ({}, {}-bit, {mhz} MHz, raw {:.1} Gb/s), {} ports, {} slots, {}{}, engine {:?}",
-        board.name, board.part, cfg.data_width, f64::from(cfg.data_width) * mhz / 1000.0, cfg.ports(), cfg.slots, cfg.format.name(), if cfg.ftz { " ftz" } else { "" }, args.engine
+        "PANAMA on {} ({}, {}-bit, {mhz} MHz, raw {:.1} Gb/s), {} ports, {} slots, {}{}, engine {}",
+        board.name,
+        board.part,
+        cfg.data_width,
+        f64::from(cfg.data_width) * mhz / 1000.0,
+        cfg.ports(),
+        cfg.slots,
+        cfg.format.name(),
+        if cfg.ftz { " ftz" } else { "" },
+        options.engine
     );
     println!(
         "  traffic: {} frames ({} aggregation results expected, {} bypass), {} beats; load {:.2}, back-pressure {:.2}",

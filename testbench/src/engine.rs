@@ -7,7 +7,7 @@ use crate::turns::SLICE_CYCLES;
 use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
 use gen::board::Board;
-use sim::Backend;
+use sim::{Backend, Takeover};
 use std::time::{Duration, Instant};
 
 /// Which engine runs the design.
@@ -16,6 +16,13 @@ pub enum Engine {
     /// wirespeed's own simulator, on its compiled engine (native code generated at
     /// load time; the interpreter on a host it does not support).
     Native,
+    /// [`Native`](Self::Native), its compiled engines built (or loaded from the
+    /// code cache) on the calling thread when due rather than in the background:
+    /// the engine before the first cycle, the one tuned from its profile at the
+    /// settle that completes the profile (see [`sim::Takeover::Waiting`]). A slower
+    /// start, but every run of a design runs each cycle on the same engine, as
+    /// counted profiles need.
+    Compiled,
     /// wirespeed's own simulator on its interpreter, the reference engine.
     Interpreted,
     /// Verilator on the emitted Verilog.
@@ -41,6 +48,7 @@ impl Engine {
             Engine::Both => &[Engine::Native, Engine::Verilator],
             Engine::All => &[Engine::Native, Engine::Interpreted, Engine::Verilator],
             Engine::Native => &[Engine::Native],
+            Engine::Compiled => &[Engine::Compiled],
             Engine::Interpreted => &[Engine::Interpreted],
             Engine::Verilator => &[Engine::Verilator],
         }
@@ -50,6 +58,7 @@ impl Engine {
     pub fn name(self) -> &'static str {
         match self {
             Engine::Native => "native",
+            Engine::Compiled => "compiled",
             Engine::Interpreted => "interpreted",
             Engine::Verilator => "verilator",
             Engine::Both => "both",
@@ -77,6 +86,7 @@ impl Engine {
         let mut dut: Box<dyn Dut> = match self {
             Engine::Verilator => Box::new(VerilatorDut::new(module, &verilator_options(trace))?),
             Engine::Interpreted => Box::new(NativeDut::with_backend(module, Backend::Interpreted)?),
+            Engine::Compiled => Box::new(NativeDut::with_takeover(module, Takeover::Waiting)?),
             Engine::Native | Engine::Both | Engine::All => Box::new(NativeDut::new(module)?),
         };
         for domain in dut.domains().to_vec() {
@@ -564,5 +574,37 @@ mod tests {
             "after the profile began: {tuned:?}"
         );
         assert!(tuned.untested <= tuned.partitions && tuned.partitions > 0);
+    }
+
+    /// `--engine compiled` waits for each engine where `native` starts on the
+    /// interpreter: compiled from the first cycle, tuned at the settle that
+    /// completes the profile, with no wait for a background build.
+    #[test]
+    fn the_compiled_engine_choice_switches_engines_without_background_builds() {
+        let m = hdl::blocks::counter::up_counter(8).unwrap();
+        let clocks = [DomainClock {
+            domain: "clk".into(),
+            role: "test".into(),
+            period_ps: 4000,
+        }];
+        let (mut dut, _) = Engine::Compiled.build(&m, false, &clocks).unwrap();
+        assert_eq!(dut.engine(), Engine::Compiled);
+        assert_eq!(dut.compiled_start().map(|c| c.cycle), Some(0));
+        let bound = 2 * sim::TUNE_AFTER;
+        let mut tuned = None;
+        for cycle in 1..=bound {
+            dut.step();
+            if let Some(t) = dut.compiled_start().and_then(|c| c.tuned) {
+                tuned = Some((cycle, t.cycle));
+                break;
+            }
+        }
+        let (seen, from) = tuned.expect("tuned once its profile was complete");
+        assert!(
+            from <= seen && seen <= from + 1,
+            "tuned from cycle {from}, seen at {seen}: taken over when built"
+        );
+        assert_eq!(Engine::Compiled.engines(), &[Engine::Compiled]);
+        assert!(!Engine::Compiled.compares());
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{ports_of, CompiledStart, Dut, DutError, DutPort, TunedStart};
 use crate::engine::Engine;
-use sim::{Backend, Fired, PortHandle, Simulator, TraceSelection};
+use sim::{Backend, Fired, PortHandle, Simulator, Takeover, TraceSelection};
 use std::path::Path;
 
 /// `sim::Simulator` behind the `Dut` trait.
@@ -31,6 +31,19 @@ impl NativeDut {
     pub fn with_code_cache(module: &hdl::Module, cache: &sim::CodeCache) -> Result<Self, DutError> {
         let sim = Simulator::with_cache(module, cache)?;
         Self::from_simulator(module, sim, Engine::Native)
+    }
+
+    /// [`new`](Self::new), the compiled engines taking over as `takeover` says
+    /// (see [`sim::Takeover`]); the engine is [`Engine::Compiled`] for
+    /// [`Takeover::Waiting`].
+    pub fn with_takeover(module: &hdl::Module, takeover: Takeover) -> Result<Self, DutError> {
+        let cache = crate::caches::code_cache();
+        let sim = Simulator::with_cache_takeover(module, &cache, takeover)?;
+        let engine = match takeover {
+            Takeover::Background => Engine::Native,
+            Takeover::Waiting => Engine::Compiled,
+        };
+        Self::from_simulator(module, sim, engine)
     }
 
     /// Simulates `module` natively on the engine `backend` from the first cycle on.
