@@ -27,7 +27,7 @@ use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use crate::vector::RunCall;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I64, I64X2, I8};
+use cranelift_codegen::ir::types::{I16, I32, I64, I64X2, I8};
 use cranelift_codegen::ir::{
     Block, FuncRef, InstBuilder, MemFlags, SigRef, StackSlot, StackSlotData, StackSlotKind, Value,
 };
@@ -462,13 +462,19 @@ impl<'a, 'b> Emitter<'a, 'b> {
         self.b.ins().iconst(I64, k as i64)
     }
 
-    /// `v & k`, left out when `k` is all ones.
+    /// `v & k`, left out when `k` is all ones; the low 8, 16 or 32 bits as a zero
+    /// extension (`movzx`, or a 32-bit `mov`: three or four bytes of code where an
+    /// `and` with a 32-bit immediate takes seven).
     pub(super) fn mask(&mut self, v: Value, k: u64) -> Value {
-        if k == u64::MAX {
-            v
-        } else {
-            self.b.ins().band_imm(v, k as i64)
-        }
+        let narrow = match k {
+            u64::MAX => return v,
+            0xff => I8,
+            0xffff => I16,
+            0xffff_ffff => I32,
+            _ => return self.b.ins().band_imm(v, k as i64),
+        };
+        let low = self.b.ins().ireduce(narrow, v);
+        self.b.ins().uextend(I64, low)
     }
 
     /// `v << s` by a constant, left out when `s` is 0.
