@@ -22,23 +22,31 @@ impl NativeDut {
     /// when it holds it, else the interpreter at once and the compiled engine as
     /// soon as its background build is done (see `sim::Simulator::with_cache`).
     pub fn new(module: &hdl::Module) -> Result<Self, DutError> {
-        Self::with_code_cache(module, &crate::caches::code_cache())
+        Self::with_takeover(module, Takeover::Background)
     }
 
     /// [`new`](Self::new) with the code cache `cache` instead of the test bench's
     /// (an empty one times a first start: the program compiled, the compiled
     /// engine built).
     pub fn with_code_cache(module: &hdl::Module, cache: &sim::CodeCache) -> Result<Self, DutError> {
-        let sim = Simulator::with_cache(module, cache)?;
-        Self::from_simulator(module, sim, Engine::Native)
+        Self::cached(module, cache, Takeover::Background)
     }
 
     /// [`new`](Self::new), the compiled engines taking over as `takeover` says
     /// (see [`sim::Takeover`]); the engine is [`Engine::Compiled`] for
     /// [`Takeover::Waiting`].
     pub fn with_takeover(module: &hdl::Module, takeover: Takeover) -> Result<Self, DutError> {
-        let cache = crate::caches::code_cache();
-        let sim = Simulator::with_cache_takeover(module, &cache, takeover)?;
+        Self::cached(module, &crate::caches::code_cache(), takeover)
+    }
+
+    /// `module` on the code cache `cache`, its compiled engines taking over as
+    /// `takeover` says.
+    fn cached(
+        module: &hdl::Module,
+        cache: &sim::CodeCache,
+        takeover: Takeover,
+    ) -> Result<Self, DutError> {
+        let sim = Simulator::with_cache_takeover(module, cache, takeover)?;
         let engine = match takeover {
             Takeover::Background => Engine::Native,
             Takeover::Waiting => Engine::Compiled,
