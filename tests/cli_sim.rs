@@ -96,6 +96,35 @@ fn rising_edges_ps(path: &Path, clock: &str) -> Vec<u64> {
 }
 
 #[test]
+fn panama_tensors_are_whole_packets_of_at_least_one_element() {
+    // A 64-byte payload holds 16 fp32 elements: 20 elements take 2 packets.
+    let stdout = ok(&panama(&[
+        "--elements",
+        "20",
+        "--payload",
+        "64",
+        "--jobs",
+        "1",
+        "--workers",
+        "2",
+    ]));
+    let (per_packet, packets) = (64 / 4, 20usize.div_ceil(64 / 4));
+    let tensors = format!(
+        "tensors: {} elements in {packets} packets per worker (--elements 20), jobs × workers 1 × 2",
+        packets * per_packet
+    );
+    assert!(stdout.contains(&tensors), "{tensors} in\n{stdout}");
+    // One job of two workers, each sending its packets: the frames agree.
+    let frames = format!("traffic: {} frames", 2 * packets);
+    assert!(stdout.contains(&frames), "{frames} in\n{stdout}");
+    assert!(stdout.contains("result frames identical"), "{stdout}");
+    let out = panama(&["--elements", "0"]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--elements 0"), "{stderr}");
+}
+
+#[test]
 fn vcds_of_both_engines_run_at_the_board_clock() {
     let dir = tempfile::tempdir().expect("temp dir");
     let native = dir.path().join("p.vcd");

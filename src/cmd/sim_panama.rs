@@ -43,7 +43,8 @@ pub struct PanamaArgs {
     /// Workers per job (one per port, ports 0..W; default: every port).
     #[arg(long)]
     workers: Option<usize>,
-    /// Tensor length per worker, in elements.
+    /// Tensor length per worker, in elements (at least 1; rounded up to whole
+    /// packets of --payload bytes, and the report says how many were sent).
     #[arg(long, default_value_t = 16_384)]
     elements: usize,
     /// Payload bytes per aggregation packet (default: max_payload_bytes).
@@ -289,13 +290,13 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
     }
     let mut rng = seeded("wirespeed sim panama", args.seed);
     let mut golden_cfg = golden_config(&cfg, vec![]);
-    let frames = if !args.pcap_in.is_empty() {
+    let (frames, tensor) = if !args.pcap_in.is_empty() {
         let frames = read_pcap_inputs(&args.pcap_in, &cfg.port_codes)?;
         golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
         golden_cfg
             .slots
             .resize(cfg.slots as usize, SlotConfig::DISABLED);
-        frames
+        (frames, None)
     } else {
         let workers = args.workers.unwrap_or(cfg.port_codes.len());
         if workers < 1 || workers > cfg.port_codes.len() {
@@ -314,8 +315,11 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
                 cfg.max_payload_bytes
             );
         }
+        if args.elements == 0 {
+            bail!("--elements 0: a worker's tensor needs at least one element");
+        }
         let per_packet = payload / (cfg.format.width() as usize / 8);
-        let packets = args.elements.div_ceil(per_packet).max(1);
+        let packets = args.elements.div_ceil(per_packet);
         let mut scenario = Scenario::uniform(args.jobs, workers, packets, payload, cfg.format);
         scenario.background = args.background;
         if args.jobs == 0 {
@@ -327,13 +331,14 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
                 &board,
                 mhz,
                 golden_cfg,
-                {
-                    (0..args.bypass_frames)
+                Traffic {
+                    frames: (0..args.bypass_frames)
                         .map(|_| InFrame {
                             src: ports[rand::Rng::gen_range(&mut rng, 0..ports.len())],
                             bytes: background_frame(&mut rng, DEFAULT_AGG_UDP_PORT),
                         })
-                        .collect()
+                        .collect(),
+                    tensor: None,
                 },
                 rng,
             );
@@ -341,9 +346,34 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         scenario.faults = args.faults;
         scenario.round_robin = !args.random_interleave;
         golden_cfg.slots = scenario.slot_configs(cfg.slots as usize);
-        scenario.frames(&mut rng, &golden_cfg)
+        let tensor = Tensor {
+            jobs: scenario.jobs.len(),
+            workers,
+            packets,
+            elements: scenario.jobs.first().map_or(0, |j| j.elements),
+        };
+        (scenario.frames(&mut rng, &golden_cfg), Some(tensor))
     };
-    run_frames(args, &cfg, &board, mhz, golden_cfg, frames, rng)
+    let traffic = Traffic { frames, tensor };
+    run_frames(args, &cfg, &board, mhz, golden_cfg, traffic, rng)
+}
+
+/// The frames a run sends and, for generated aggregation traffic, the tensors
+/// they carry.
+struct Traffic {
+    frames: Vec<InFrame>,
+    tensor: Option<Tensor>,
+}
+
+/// The tensors of an aggregation run: each of `workers` workers of each of
+/// `jobs` jobs sends `elements` elements in `packets` packets (`--elements`
+/// rounded up to whole packets).
+#[derive(Clone, Copy)]
+struct Tensor {
+    jobs: usize,
+    workers: usize,
+    packets: usize,
+    elements: usize,
 }
 
 /// Runs `frames` through the accelerator ([`measure`]) and prints the report (the
@@ -354,9 +384,10 @@ fn run_frames(
     board: &gen::board::Board,
     mhz: f64,
     golden_cfg: GoldenConfig,
-    frames: Vec<InFrame>,
+    traffic: Traffic,
     rng: impl rand::Rng + Clone + Sync,
 ) -> Result<()> {
+    let Traffic { frames, tensor } = traffic;
     let options = MeasureOptions {
         engine: args.engine.into(),
         load: args.load,
@@ -382,6 +413,12 @@ fn run_frames(
         if cfg.ftz { " ftz" } else { "" },
         options.engine
     );
+    if let Some(t) = tensor {
+        println!(
+            "  tensors: {} elements in {} packets per worker (--elements {}), jobs × workers {} × {}",
+            t.elements, t.packets, args.elements, t.jobs, t.workers
+        );
+    }
     println!(
         "  traffic: {} frames ({} aggregation results expected, {} bypass), {} beats; load {:.2}, back-pressure {:.2}",
         m.frames.len(),
