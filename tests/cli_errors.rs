@@ -50,6 +50,23 @@ fn chaos_options_without_chaos_are_refused_not_ignored() {
 }
 
 #[test]
+fn aggregation_sizes_outside_the_instance_are_errors_giving_the_range() {
+    // NetFPGA SUME's instance has four ports.
+    for workers in ["0", "5"] {
+        let (ok, err) = wirespeed(&["sim", "panama", "--workers", workers]);
+        assert!(!ok, "--workers {workers} was accepted");
+        let named = format!("--workers {workers}");
+        assert!(err.contains(&named) && err.contains("1..=4"), "{err}");
+    }
+    let (ok, err) = wirespeed(&["sim", "panama", "--elements", "0"]);
+    assert!(!ok, "--elements 0 was accepted");
+    assert!(
+        err.contains("--elements 0") && err.contains("at least one"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_parameter_given_twice_is_an_error() {
     let (ok, err) = wirespeed(&[
         "sim",

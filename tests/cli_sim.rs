@@ -96,7 +96,7 @@ fn rising_edges_ps(path: &Path, clock: &str) -> Vec<u64> {
 }
 
 #[test]
-fn panama_tensors_are_whole_packets_of_at_least_one_element() {
+fn panama_tensors_are_sent_in_whole_packets() {
     // A 64-byte payload holds 16 fp32 elements: 20 elements take 2 packets.
     let stdout = ok(&panama(&[
         "--elements",
@@ -118,10 +118,6 @@ fn panama_tensors_are_whole_packets_of_at_least_one_element() {
     let frames = format!("traffic: {} frames", 2 * packets);
     assert!(stdout.contains(&frames), "{frames} in\n{stdout}");
     assert!(stdout.contains("result frames identical"), "{stdout}");
-    let out = panama(&["--elements", "0"]);
-    assert!(!out.status.success(), "{}", text(&out.stdout));
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains("--elements 0"), "{stderr}");
 }
 
 #[test]

@@ -301,7 +301,8 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         let workers = args.workers.unwrap_or(cfg.port_codes.len());
         if workers < 1 || workers > cfg.port_codes.len() {
             bail!(
-                "--workers {workers}: the instance has {} ports",
+                "--workers {workers}: the instance has {} ports; give 1..={}",
+                cfg.port_codes.len(),
                 cfg.port_codes.len()
             );
         }
