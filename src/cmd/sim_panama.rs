@@ -298,12 +298,11 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             .resize(cfg.slots as usize, SlotConfig::DISABLED);
         (frames, None)
     } else {
-        let workers = args.workers.unwrap_or(cfg.port_codes.len());
-        if workers < 1 || workers > cfg.port_codes.len() {
+        let port_count = cfg.port_codes.len();
+        let workers = args.workers.unwrap_or(port_count);
+        if !(1..=port_count).contains(&workers) {
             bail!(
-                "--workers {workers}: the instance has {} ports; give 1..={}",
-                cfg.port_codes.len(),
-                cfg.port_codes.len()
+                "--workers {workers}: the instance has {port_count} ports; give 1..={port_count}"
             );
         }
         if args.jobs > cfg.slots as usize {

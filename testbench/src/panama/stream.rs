@@ -375,14 +375,17 @@ impl StreamDriver {
         self.output_beats += 1;
         let snap = &self.snapshot;
         let per = self.width / 8;
-        // Room for the length the first beat's `tuser` gives, so that the bytes
-        // are not copied again as the frame grows (a longer frame still grows).
-        let frame = self.partial.get_or_insert_with(|| Observed {
-            dst: (snap.user[0] >> 24) as u8,
-            tuser_len: snap.user[0] as u16,
-            bytes: Vec::with_capacity(usize::from(snap.user[0] as u16)),
-            first_cycle: cycle,
-            last_cycle: cycle,
+        let frame = self.partial.get_or_insert_with(|| {
+            let tuser_len = snap.user[0] as u16;
+            Observed {
+                dst: (snap.user[0] >> 24) as u8,
+                tuser_len,
+                // Room for the length `tuser` gives, so that the bytes are not
+                // copied again as the frame grows (a longer frame still grows).
+                bytes: Vec::with_capacity(usize::from(tuser_len)),
+                first_cycle: cycle,
+                last_cycle: cycle,
+            }
         });
         for (k, word) in snap.data.iter().enumerate().take(per.div_ceil(8)) {
             let keep = (snap.keep[k / 8] >> (8 * (k % 8))) as u8;
