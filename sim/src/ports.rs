@@ -103,10 +103,8 @@ impl Simulator {
             return Err(too_wide(p));
         }
         let (off, cone) = (p.span.off, p.cone);
-        if std::mem::replace(&mut self.vals[off as usize], v) != v {
-            self.touch(cone);
-            self.changed(i);
-        }
+        let old = std::mem::replace(&mut self.vals[off as usize], v);
+        self.wrote(i, cone, old ^ v);
         Ok(())
     }
 
@@ -128,10 +126,7 @@ impl Simulator {
         // The differences or-ed without a branch per word.
         let diff = (dst.iter_mut().zip(value))
             .fold(0, |diff, (d, &v)| diff | (std::mem::replace(d, v) ^ v));
-        if diff != 0 {
-            self.touch(cone);
-            self.changed(i);
-        }
+        self.wrote(i, cone, diff);
         Ok(())
     }
 
@@ -159,11 +154,19 @@ impl Simulator {
         for d in missing {
             diff |= std::mem::take(d);
         }
+        self.wrote(i, cone, diff);
+        Ok(())
+    }
+
+    /// After a write of port `i` whose words differ from the old ones in the bits
+    /// of `diff`: when any differs, marks the logic of the port's `cone` dirty and
+    /// tells the compiled engine.
+    #[inline]
+    fn wrote(&mut self, i: usize, cone: u64, diff: u64) {
         if diff != 0 {
             self.touch(cone);
             self.changed(i);
         }
-        Ok(())
     }
 
     /// The settled words of port `i` (an input as set; an output after settling
