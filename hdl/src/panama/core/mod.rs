@@ -217,7 +217,8 @@ impl CoreIo {
 
 /// The core's memories.
 struct Storage {
-    /// Per port, its packet buffer: cells per (slot, packet) of `cell_beats` beats.
+    /// Per port, its packet buffer: a cell of `cell_beats` beats per (slot, queue
+    /// position).
     packet_mems: Vec<Memory>,
     /// Per port, the records of its buffered packets.
     meta_mems: Vec<Memory>,
