@@ -11,7 +11,7 @@
 use crate::error::SimError;
 use hdl::ir::{
     ClockDomain, DomainId, Driver, MemId, MemRead, MemWrite, Memory, Module, Net, NetId, Op, Port,
-    RegId, ResetPolarity, ShiftAmount,
+    PortId, RegId, ResetPolarity, ShiftAmount,
 };
 use hdl::Bits;
 
@@ -136,149 +136,217 @@ fn expand(
     prefix: &str,
     inputs: Option<&[Option<NetId>]>,
 ) -> Result<u32, SimError> {
-    let base = flat.nets.len() as u32;
-    let reg_base = flat.regs.len() as u32;
-    let mem_base = flat.mems.len() as u32;
-    let id = |n: NetId| NetId(n.0 + base);
-
-    for (i, net) in m.nets.iter().enumerate() {
-        let driver = match &net.driver {
-            Driver::Input(p) => match inputs {
-                None => Driver::Input(*p),
-                Some(conns) => match conns.get(p.0 as usize).copied().flatten() {
-                    Some(parent) => Driver::Alias(parent),
-                    None => {
-                        let name = m.ports.get(p.0 as usize).map_or("?", |p| p.name.as_str());
-                        return Err(flatten_error(
-                            prefix,
-                            m,
-                            format!("input `{name}` is not connected"),
-                        ));
-                    }
-                },
-            },
-            Driver::Op(op) => Driver::Op(remap_op(op, base)),
-            Driver::Alias(n) => Driver::Alias(id(*n)),
-            Driver::Reg(r) => Driver::Reg(RegId(r.0 + reg_base)),
-            Driver::MemRead { mem, port } => Driver::MemRead {
-                mem: MemId(mem.0 + mem_base),
-                port: *port,
-            },
-            // Set once the instance is expanded.
-            Driver::InstanceOutput { .. } => Driver::Undriven,
-            Driver::Undriven => {
-                return Err(flatten_error(
-                    prefix,
-                    m,
-                    format!("net `{}` is undriven", m.describe_net(NetId(i as u32))),
-                ))
-            }
-        };
-        flat.nets.push(Net {
-            name: net.name.as_deref().map(|n| prefixed(prefix, n)),
-            width: net.width,
-            driver,
-            location: net.location,
-        });
-    }
-
-    let mut bindings = Vec::with_capacity(m.domains.len());
-    for d in &m.domains {
-        let root = resolve_alias(&flat.nets, id(d.clock));
-        let Some(top) = flat.domains.iter().position(|td| td.clock == root) else {
-            return Err(flatten_error(
-                prefix,
-                m,
-                format!(
-                    "the clock of domain `{}` does not come from a top-level clock",
-                    d.name
-                ),
-            ));
-        };
-        bindings.push(Binding {
-            top: DomainId(top as u32),
-            reset: d.reset.map(|r| FlatReset {
-                net: id(r),
-                polarity: d.polarity,
-            }),
-        });
-    }
-    let binding = |d: DomainId| -> Result<&Binding, SimError> {
-        bindings
-            .get(d.0 as usize)
-            .ok_or_else(|| flatten_error(prefix, m, format!("domain #{} does not exist", d.0)))
+    let scope = Scope {
+        m,
+        prefix,
+        base: flat.nets.len() as u32,
+        reg_base: flat.regs.len() as u32,
+        mem_base: flat.mems.len() as u32,
     };
+    scope.nets(flat, inputs)?;
+    let bindings = scope.bindings(flat)?;
+    scope.regs(flat, &bindings)?;
+    scope.mems(flat, &bindings)?;
+    scope.instances(flat)?;
+    scope.check_driven(flat)?;
+    Ok(scope.base)
+}
 
-    for r in &m.regs {
-        let b = binding(r.domain)?;
-        flat.regs.push(FlatReg {
-            q: id(r.q),
-            next: id(r.next),
-            enable: r.enable.map(id),
-            reset_value: r.reset_value.clone(),
-            domain: b.top,
-            reset: b.reset,
-        });
+/// One module instance being expanded: the module, its hierarchical prefix and
+/// where its nets, registers and memories start in the flat design.
+struct Scope<'a> {
+    m: &'a Module,
+    prefix: &'a str,
+    base: u32,
+    reg_base: u32,
+    mem_base: u32,
+}
+
+impl Scope<'_> {
+    /// The flat id of the module's net `n`.
+    fn id(&self, n: NetId) -> NetId {
+        NetId(n.0 + self.base)
     }
-    for mem in &m.mems {
-        let write = match &mem.write {
-            Some(w) => Some(MemWrite {
-                domain: binding(w.domain)?.top,
-                addr: id(w.addr),
-                data: id(w.data),
-                enable: id(w.enable),
-            }),
-            None => None,
-        };
-        let mut reads = Vec::with_capacity(mem.reads.len());
-        for r in &mem.reads {
-            reads.push(MemRead {
-                domain: binding(r.domain)?.top,
-                addr: id(r.addr),
-                enable: r.enable.map(id),
-                data: id(r.data),
+
+    /// An error naming this instance.
+    fn error(&self, reason: String) -> SimError {
+        flatten_error(self.prefix, self.m, reason)
+    }
+
+    /// Appends the module's nets, their drivers moved into the flat design; an
+    /// input's becomes an alias of the parent net connected to it.
+    fn nets(
+        &self,
+        flat: &mut FlatDesign,
+        inputs: Option<&[Option<NetId>]>,
+    ) -> Result<(), SimError> {
+        for (i, net) in self.m.nets.iter().enumerate() {
+            let driver = match &net.driver {
+                Driver::Input(p) => self.input(*p, inputs)?,
+                Driver::Op(op) => Driver::Op(remap_op(op, self.base)),
+                Driver::Alias(n) => Driver::Alias(self.id(*n)),
+                Driver::Reg(r) => Driver::Reg(RegId(r.0 + self.reg_base)),
+                Driver::MemRead { mem, port } => Driver::MemRead {
+                    mem: MemId(mem.0 + self.mem_base),
+                    port: *port,
+                },
+                // Set once the instance is expanded.
+                Driver::InstanceOutput { .. } => Driver::Undriven,
+                Driver::Undriven => {
+                    let net = self.m.describe_net(NetId(i as u32));
+                    return Err(self.error(format!("net `{net}` is undriven")));
+                }
+            };
+            flat.nets.push(Net {
+                name: net.name.as_deref().map(|n| prefixed(self.prefix, n)),
+                width: net.width,
+                driver,
+                location: net.location,
             });
         }
-        flat.mems.push(Memory {
-            name: prefixed(prefix, &mem.name),
-            width: mem.width,
-            depth: mem.depth,
-            init: mem.init.clone(),
-            write,
-            reads,
-            location: mem.location,
-        });
+        Ok(())
     }
 
-    for inst in &m.instances {
-        let conns: Vec<Option<NetId>> = inst.connections.iter().map(|c| c.map(id)).collect();
-        let mut child_prefix = prefixed(prefix, &inst.name);
-        child_prefix.push('.');
-        let child_base = expand(flat, &inst.module, &child_prefix, Some(&conns))?;
-        for (pi, port) in inst.module.ports.iter().enumerate() {
-            if port.direction != hdl::ir::Direction::Output {
-                continue;
-            }
-            if let Some(Some(parent)) = conns.get(pi) {
-                flat.nets[parent.0 as usize].driver = Driver::Alias(NetId(port.net.0 + child_base));
+    /// The flat driver of input port `p`: a top-level input, or an alias of the
+    /// parent net connected to it.
+    fn input(&self, p: PortId, inputs: Option<&[Option<NetId>]>) -> Result<Driver, SimError> {
+        let Some(conns) = inputs else {
+            return Ok(Driver::Input(p));
+        };
+        match conns.get(p.0 as usize).copied().flatten() {
+            Some(parent) => Ok(Driver::Alias(parent)),
+            None => {
+                let name = self
+                    .m
+                    .ports
+                    .get(p.0 as usize)
+                    .map_or("?", |p| p.name.as_str());
+                Err(self.error(format!("input `{name}` is not connected")))
             }
         }
     }
-    if let Some(i) = (base as usize..flat.nets.len())
-        .take(m.nets.len())
-        .find(|&i| flat.nets[i].driver == Driver::Undriven)
-    {
-        let local = NetId(i as u32 - base);
-        return Err(flatten_error(
-            prefix,
-            m,
-            format!(
-                "net `{}` is not driven by its instance",
-                m.describe_net(local)
-            ),
-        ));
+
+    /// Each of the module's domains as the top-level domain its clock comes from,
+    /// with its reset net in the flat design.
+    fn bindings(&self, flat: &FlatDesign) -> Result<Vec<Binding>, SimError> {
+        let mut bindings = Vec::with_capacity(self.m.domains.len());
+        for d in &self.m.domains {
+            let root = resolve_alias(&flat.nets, self.id(d.clock));
+            let Some(top) = flat.domains.iter().position(|td| td.clock == root) else {
+                return Err(self.error(format!(
+                    "the clock of domain `{}` does not come from a top-level clock",
+                    d.name
+                )));
+            };
+            bindings.push(Binding {
+                top: DomainId(top as u32),
+                reset: d.reset.map(|r| FlatReset {
+                    net: self.id(r),
+                    polarity: d.polarity,
+                }),
+            });
+        }
+        Ok(bindings)
     }
-    Ok(base)
+
+    /// The binding of the module's domain `d`.
+    fn binding<'b>(&self, bindings: &'b [Binding], d: DomainId) -> Result<&'b Binding, SimError> {
+        bindings
+            .get(d.0 as usize)
+            .ok_or_else(|| self.error(format!("domain #{} does not exist", d.0)))
+    }
+
+    /// Appends the module's registers, each in its top-level domain.
+    fn regs(&self, flat: &mut FlatDesign, bindings: &[Binding]) -> Result<(), SimError> {
+        for r in &self.m.regs {
+            let b = self.binding(bindings, r.domain)?;
+            flat.regs.push(FlatReg {
+                q: self.id(r.q),
+                next: self.id(r.next),
+                enable: r.enable.map(|n| self.id(n)),
+                reset_value: r.reset_value.clone(),
+                domain: b.top,
+                reset: b.reset,
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends the module's memories, named under the prefix, their ports in
+    /// their top-level domains.
+    fn mems(&self, flat: &mut FlatDesign, bindings: &[Binding]) -> Result<(), SimError> {
+        for mem in &self.m.mems {
+            let write = match &mem.write {
+                Some(w) => Some(MemWrite {
+                    domain: self.binding(bindings, w.domain)?.top,
+                    addr: self.id(w.addr),
+                    data: self.id(w.data),
+                    enable: self.id(w.enable),
+                }),
+                None => None,
+            };
+            let mut reads = Vec::with_capacity(mem.reads.len());
+            for r in &mem.reads {
+                reads.push(MemRead {
+                    domain: self.binding(bindings, r.domain)?.top,
+                    addr: self.id(r.addr),
+                    enable: r.enable.map(|n| self.id(n)),
+                    data: self.id(r.data),
+                });
+            }
+            flat.mems.push(Memory {
+                name: prefixed(self.prefix, &mem.name),
+                width: mem.width,
+                depth: mem.depth,
+                init: mem.init.clone(),
+                write,
+                reads,
+                location: mem.location,
+            });
+        }
+        Ok(())
+    }
+
+    /// Expands each instance under its own prefix, and makes every parent net
+    /// connected to one of its outputs an alias of that output.
+    fn instances(&self, flat: &mut FlatDesign) -> Result<(), SimError> {
+        for inst in &self.m.instances {
+            let conns: Vec<Option<NetId>> = inst
+                .connections
+                .iter()
+                .map(|c| c.map(|n| self.id(n)))
+                .collect();
+            let mut child_prefix = prefixed(self.prefix, &inst.name);
+            child_prefix.push('.');
+            let child_base = expand(flat, &inst.module, &child_prefix, Some(&conns))?;
+            for (pi, port) in inst.module.ports.iter().enumerate() {
+                if port.direction != hdl::ir::Direction::Output {
+                    continue;
+                }
+                if let Some(Some(parent)) = conns.get(pi) {
+                    flat.nets[parent.0 as usize].driver =
+                        Driver::Alias(NetId(port.net.0 + child_base));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An error if one of the module's nets is still undriven: an instance output
+    /// connected to nothing of the instance's.
+    fn check_driven(&self, flat: &FlatDesign) -> Result<(), SimError> {
+        let base = self.base as usize;
+        let undriven = (base..flat.nets.len())
+            .take(self.m.nets.len())
+            .find(|&i| flat.nets[i].driver == Driver::Undriven);
+        match undriven {
+            Some(i) => {
+                let net = self.m.describe_net(NetId((i - base) as u32));
+                Err(self.error(format!("net `{net}` is not driven by its instance")))
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// Follows `Alias` drivers from `net` to the net that really drives it

@@ -187,7 +187,18 @@ struct Origin {
     inputs: BTreeSet<PortId>,
 }
 
+/// Checks that no logic combines values of two clock domains and that every
+/// sampled value comes from the sampling domain; returns which domains each port
+/// feeds or comes from, and which inputs each output follows combinationally.
 fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, HdlError> {
+    let origin = origins(data, maps)?;
+    let input_sinks = check_sinks(data, &origin, &sinks(data, maps))?;
+    port_summary(data, &origin, &input_sinks)
+}
+
+/// Every net's [`Origin`], in combinational order; an error where logic uses a
+/// clock as data or combines values of two domains.
+fn origins(data: &ModuleData, maps: &DomainMap) -> Result<Vec<Origin>, HdlError> {
     let order = comb_order(data)?;
     let is_clock: BTreeSet<NetId> = data.domains.iter().map(|d| d.clock).collect();
     let reset_domain: BTreeMap<NetId, DomainId> = data
@@ -198,31 +209,7 @@ fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, Hdl
         .collect();
     let mut origin = vec![Origin::default(); data.nets.len()];
     for &net in &order {
-        let mut o = Origin::default();
-        match &data.net(net).driver {
-            Driver::Input(p) => match data.ports[p.0 as usize].kind {
-                PortKind::Data => {
-                    o.inputs.insert(*p);
-                }
-                // A reset belongs to its domain: logic of another domain may not use it.
-                PortKind::Reset => o.domains.extend(reset_domain.get(&net)),
-                PortKind::Clock => {}
-            },
-            Driver::Reg(r) => {
-                o.domains.insert(data.regs[r.0 as usize].domain);
-            }
-            Driver::MemRead { mem, port } => {
-                o.domains
-                    .insert(data.mems[mem.0 as usize].reads[*port as usize].domain);
-            }
-            Driver::InstanceOutput { inst, port } => {
-                let summary = &data.instances[inst.0 as usize].module.summary;
-                for d in &summary.domains[port.0 as usize] {
-                    o.domains.insert(maps[inst.0 as usize][d]);
-                }
-            }
-            Driver::Op(_) | Driver::Alias(_) | Driver::Undriven => {}
-        }
+        let mut o = own_origin(data, maps, &reset_domain, net);
         for dep in comb_deps(data, net) {
             if is_clock.contains(&dep) {
                 return Err(err(
@@ -250,9 +237,54 @@ fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, Hdl
         }
         origin[net.0 as usize] = o;
     }
+    Ok(origin)
+}
 
-    // Sinks: every place a value is sampled by a clock domain.
-    let mut sinks: Vec<(String, DomainId, NetId)> = Vec::new();
+/// The origin `net`'s driver gives it by itself, before its operands': a data
+/// input, a reset's or a register's domain, a memory read port's, or the domains
+/// an instance's output comes from.
+fn own_origin(
+    data: &ModuleData,
+    maps: &DomainMap,
+    reset_domain: &BTreeMap<NetId, DomainId>,
+    net: NetId,
+) -> Origin {
+    let mut o = Origin::default();
+    match &data.net(net).driver {
+        Driver::Input(p) => match data.ports[p.0 as usize].kind {
+            PortKind::Data => {
+                o.inputs.insert(*p);
+            }
+            // A reset belongs to its domain: logic of another domain may not use it.
+            PortKind::Reset => o.domains.extend(reset_domain.get(&net)),
+            PortKind::Clock => {}
+        },
+        Driver::Reg(r) => {
+            o.domains.insert(data.regs[r.0 as usize].domain);
+        }
+        Driver::MemRead { mem, port } => {
+            o.domains
+                .insert(data.mems[mem.0 as usize].reads[*port as usize].domain);
+        }
+        Driver::InstanceOutput { inst, port } => {
+            let summary = &data.instances[inst.0 as usize].module.summary;
+            for d in &summary.domains[port.0 as usize] {
+                o.domains.insert(maps[inst.0 as usize][d]);
+            }
+        }
+        Driver::Op(_) | Driver::Alias(_) | Driver::Undriven => {}
+    }
+    o
+}
+
+/// A place where a clock domain samples a net: what samples it (for errors), the
+/// domain and the net.
+type Sink = (String, DomainId, NetId);
+
+/// Every place a value is sampled by a clock domain: registers and their
+/// enables, memory ports, and the data inputs of instances.
+fn sinks(data: &ModuleData, maps: &DomainMap) -> Vec<Sink> {
+    let mut sinks = Vec::new();
     for r in &data.regs {
         let name = data.describe_net(r.q);
         if !r.crossing {
@@ -289,9 +321,18 @@ fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, Hdl
             }
         }
     }
+    sinks
+}
 
+/// Checks that every sink samples only values of its own domain; returns, per
+/// data input, the domains that sample values computed from it.
+fn check_sinks(
+    data: &ModuleData,
+    origin: &[Origin],
+    sinks: &[Sink],
+) -> Result<BTreeMap<PortId, BTreeSet<DomainId>>, HdlError> {
     let mut input_sinks: BTreeMap<PortId, BTreeSet<DomainId>> = BTreeMap::new();
-    for (what, domain, net) in &sinks {
+    for (what, domain, net) in sinks {
         let o = &origin[net.0 as usize];
         if let Some(other) = o.domains.iter().find(|d| *d != domain) {
             return Err(err(
@@ -308,7 +349,16 @@ fn check_domains(data: &ModuleData, maps: &DomainMap) -> Result<PortSummary, Hdl
             input_sinks.entry(*p).or_default().insert(*domain);
         }
     }
+    Ok(input_sinks)
+}
 
+/// Per port, the domains it feeds (an input, at most one) or comes from (an
+/// output), and the inputs an output follows combinationally.
+fn port_summary(
+    data: &ModuleData,
+    origin: &[Origin],
+    input_sinks: &BTreeMap<PortId, BTreeSet<DomainId>>,
+) -> Result<PortSummary, HdlError> {
     let mut summary = PortSummary::default();
     for (pi, port) in data.ports.iter().enumerate() {
         let pid = PortId(pi as u32);
