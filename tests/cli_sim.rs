@@ -139,6 +139,7 @@ fn vcds_of_both_engines_run_at_the_board_clock() {
     // Same clock count on both engines (the run compares them), at 200 MHz.
     assert!(stdout.contains("200 MHz"), "{stdout}");
     assert!(stdout.contains("engines: identical results"), "{stdout}");
+    assert_setting(&stdout, "--trace");
     assert_repeat_report(&stdout, 2, &["native", "verilator"]);
     assert_engine_only(&stdout, &["native", "verilator"]);
     let n = rising_edges_ps(&native, "axis_aclk");
@@ -292,6 +293,29 @@ fn pcap_in_arguments_parse() {
     assert_eq!(p("run=3.pcap").map(|x| x.path), Ok("run=3.pcap".into()));
     assert_eq!(p("0x03=a.pcap"), Err(PcapInError::BadCode("0x03".into())));
     assert_eq!(p("1="), Err(PcapInError::NoFile));
+}
+
+/// Asserts that `stdout`'s engine comparison names its setting: the Verilator
+/// model's flags (among them `flag`) with the version `verilator --version` gives,
+/// and the machine.
+fn assert_setting(stdout: &str, flag: &str) {
+    let version = Command::new("verilator")
+        .arg("--version")
+        .output()
+        .expect("verilator runs");
+    let version = text(&version.stdout);
+    let version = version.lines().next().expect("a version line");
+    let built = (stdout.lines())
+        .find(|l| {
+            l.trim_start()
+                .starts_with("Verilator built with `verilator -O3")
+        })
+        .unwrap_or_else(|| panic!("no Verilator build line in\n{stdout}"));
+    assert!(built.contains(flag) && built.contains(version), "{built}");
+    let machine = (stdout.lines())
+        .find(|l| l.trim_start().starts_with("measured on "))
+        .unwrap_or_else(|| panic!("no machine line in\n{stdout}"));
+    assert!(machine.contains(" logical CPU"), "{machine}");
 }
 
 /// Asserts that `stdout` sums up `rounds` rounds of `engines`: each engine's

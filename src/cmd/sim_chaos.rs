@@ -4,7 +4,9 @@
 
 use anyhow::{bail, Result};
 use hdl::panama::config::PanamaConfig;
-use testbench::engine::{speed_report, verilator_options, DomainClock, Engine, EngineTime};
+use testbench::engine::{
+    speed_report, verilator_options, DomainClock, Engine, EngineTime, Setting,
+};
 use testbench::panama::chaos::{run_engines, ChaosConfig, EngineChaos};
 
 /// Runs `chaos` on `cfg` with every engine of `engine` (clock periods from
@@ -26,14 +28,10 @@ pub fn run(
     print_report(cfg, board, mhz, chaos, first);
     if runs.len() > 1 {
         let times: Vec<EngineTime> = runs.iter().map(|r| r.time).collect();
-        println!(
-            "  {} (the same frames out at the same cycles)",
-            speed_report(
-                first.outcome.cycles,
-                &times,
-                &verilator_options(false).describe()
-            )
-        );
+        let setting = Setting::of(&verilator_options(false), &times);
+        let identical = "the same frames out at the same cycles";
+        let report = speed_report(first.outcome.cycles, identical, &times, &setting);
+        println!("  {report}");
     }
     let violations = first.outcome.violations();
     if violations.is_empty() {

@@ -16,6 +16,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use testbench::engine::{
     board_clocks, engine_only_report, repeat_report, speed_report, verilator_options, EngineTime,
+    Setting,
 };
 use testbench::lightning::arith::Contract;
 use testbench::lightning::impaired::{
@@ -215,15 +216,9 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
     );
     if run.engines.len() > 1 {
         let times: Vec<EngineTime> = run.engines.iter().map(|e| e.time).collect();
-        println!(
-            "{} (logits, cycles and timelines of {} runs)",
-            speed_report(
-                cycles,
-                &times,
-                &verilator_options(args.vcd.is_some()).describe()
-            ),
-            2 * n
-        );
+        let setting = Setting::of(&verilator_options(args.vcd.is_some()), &times);
+        let identical = format!("logits, cycles and timelines of {} runs", 2 * n);
+        println!("{}", speed_report(cycles, &identical, &times, &setting));
     }
     if let Some(report) = repeat_report(cycles, &run.rounds) {
         println!("{report}");

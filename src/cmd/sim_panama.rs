@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use testbench::engine::{
     board_clocks, engine_only_report, repeat_report, speed_report, verilator_options, DomainClock,
-    EngineTime,
+    EngineTime, Setting,
 };
 use testbench::panama::chaos::{ChaosConfig, CHAOS_FULL_WAIT, CHAOS_SLOT_TIMEOUT};
 use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
@@ -437,13 +437,11 @@ fn run_frames(
     );
     if m.runs.len() > 1 {
         let times: Vec<EngineTime> = m.runs.iter().map(|r| r.time).collect();
+        let setting = Setting::of(&verilator_options(args.vcd.is_some()), &times);
+        let identical = "the same frames out at the same cycles";
         println!(
-            "  {} (the same frames out at the same cycles)",
-            speed_report(
-                run.cycles,
-                &times,
-                &verilator_options(args.vcd.is_some()).describe()
-            )
+            "  {}",
+            speed_report(run.cycles, identical, &times, &setting)
         );
     }
     if let Some(report) = repeat_report(run.cycles, &m.rounds) {

@@ -1,7 +1,8 @@
 //! Simulator benchmark, engine against engine: for a few designs, the native
 //! simulator (compiled and interpreted) and Verilator run the same pre-generated
 //! random stimulus through the same `Dut` calls in one process, with no test bench
-//! logic in between; prints time to first cycle, cold and cached, of both engines
+//! logic in between; prints the Verilator flags with the tools' versions and the
+//! machine, then time to first cycle, cold and cached, of both engines
 //! in the same way (native: the median of starts into an empty code cache, the
 //! program compiled and the interpreter ready while the compiled engine builds in
 //! the background, and of when that engine is ready, and the median of later
@@ -290,7 +291,9 @@ fn main() {
          {rounds} rounds, each engine once per round, the engines taking turns in {SLICES} \
          slices of a round: medians (range)"
     );
-    println!("Verilator flags: {}\n", cold_opts.describe());
+    let tools = (cold_opts.toolchain()).unwrap_or_else(|e| format!("tool versions unknown: {e}"));
+    println!("Verilator flags: {} ({tools})", cold_opts.describe());
+    println!("Measured on {}\n", testbench::host::Host::detect());
     warm_up(&cold_cache);
     println!("| design | native first cycle: cold (program compiled) / compiled engine ready / cached (medians of {STARTS}) | Verilator first cycle: cold build / cached load (median of {STARTS}) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
     println!("|---|---|---|---|---|---|---|---|");

@@ -3,6 +3,7 @@
 //! domains run at.
 
 use crate::dut::{CompiledStart, Dut, NativeDut, Replayed, Script, VerilatorDut};
+use crate::host::Host;
 use crate::turns::SLICE_CYCLES;
 use crate::verilator::BuildOptions;
 use anyhow::{anyhow, bail, Context, Result};
@@ -207,7 +208,7 @@ pub fn board_clocks(board: &Board, bindings: &[(&str, &str)]) -> Result<Vec<Doma
 }
 
 /// The options [`Engine::build`] builds Verilator models with (`trace`: VCD tracing
-/// compiled in); [`BuildOptions::describe`] gives their flags for [`speed_report`].
+/// compiled in); [`Setting::of`] describes them for [`speed_report`].
 pub fn verilator_options(trace: bool) -> BuildOptions {
     if trace {
         BuildOptions::with_trace()
@@ -232,14 +233,50 @@ pub struct EngineTime {
     pub compiled: Option<CompiledStart>,
 }
 
-/// The lines comparing engines that ran the same `cycles` with identical results:
-/// per engine its cycles per second, time to first cycle and speed relative to
-/// Verilator (when Verilator ran), then the flags the Verilator model was built with
-/// (`verilator_flags`, from [`BuildOptions::describe`]).
-pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> String {
+/// What an engine comparison was measured with, printed beneath it: how the
+/// Verilator model was built (when one ran) and the machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The Verilator model's flags ([`BuildOptions::describe`]) and the versions
+    /// of Verilator and the C++ compiler ([`BuildOptions::toolchain`]); `None`
+    /// when no run was Verilator's.
+    pub verilator: Option<(String, String)>,
+    /// The machine.
+    pub host: Host,
+}
+
+impl Setting {
+    /// The setting of `runs` on this machine, their Verilator models built with
+    /// `options`. The tools are asked their versions only if a run was
+    /// Verilator's; a tool that does not answer is named in their place.
+    pub fn of(options: &BuildOptions, runs: &[EngineTime]) -> Setting {
+        let verilator = runs.iter().any(|r| r.engine == Engine::Verilator).then(|| {
+            let tools = options
+                .toolchain()
+                .unwrap_or_else(|e| format!("tool versions unknown: {e}"));
+            (options.describe(), tools)
+        });
+        Setting {
+            verilator,
+            host: Host::detect(),
+        }
+    }
+}
+
+/// The lines comparing engines that ran the same `cycles` with identical results
+/// (`identical` says which: "the same frames out at the same cycles"): per engine
+/// its cycles per second, time to first cycle and speed relative to
+/// Verilator (when Verilator ran), then the [`Setting`]: how the Verilator model was
+/// built and the machine.
+pub fn speed_report(
+    cycles: u64,
+    identical: &str,
+    runs: &[EngineTime],
+    setting: &Setting,
+) -> String {
     let rate = |wall: Duration| cycles as f64 / wall.as_secs_f64().max(1e-9);
     let verilator = runs.iter().find(|r| r.engine == Engine::Verilator);
-    let mut out = format!("engines: identical results over {cycles} cycles");
+    let mut out = format!("engines: identical results over {cycles} cycles ({identical})");
     for r in runs {
         let first = if r.build.as_secs_f64() < 0.1 {
             format!("{:.1} ms", r.build.as_secs_f64() * 1e3)
@@ -293,9 +330,10 @@ pub fn speed_report(cycles: u64, runs: &[EngineTime], verilator_flags: &str) -> 
             }
         }
     }
-    if verilator.is_some() {
-        out += &format!("\n    Verilator built with `{verilator_flags}`");
+    if let Some((flags, tools)) = &setting.verilator {
+        out += &format!("\n    Verilator built with `{flags}` ({tools})");
     }
+    out += &format!("\n    measured on {}", setting.host);
     out
 }
 
@@ -437,8 +475,12 @@ mod tests {
                 compiled: None,
             },
         ];
+        let setting = Setting {
+            verilator: Some(("verilator -O3".into(), "Verilator 5.006; g++ 12.2.0".into())),
+            host: Host::from_cpuinfo("model name : AMD EPYC\n", 2),
+        };
         let has = |runs: &[EngineTime], line: &str| {
-            let report = speed_report(10_000, runs, "-O3");
+            let report = speed_report(10_000, "the same frames", runs, &setting);
             assert!(report.contains(line), "{line}\nnot in\n{report}");
             report
         };
@@ -488,6 +530,45 @@ mod tests {
             "tuned from its profile (built alongside in 10.7 ms), running from cycle 4100: \
              40 of 139 partitions untested",
         );
+    }
+
+    #[test]
+    fn the_report_names_the_verilator_build_and_the_machine() {
+        let run = |engine| EngineTime {
+            engine,
+            build: Duration::from_millis(1),
+            wall: Duration::from_millis(10),
+            compiled: None,
+        };
+        let host = Host::from_cpuinfo("model name : AMD EPYC\ncpu family : 25\nmodel : 17\n", 2);
+        let setting = Setting {
+            verilator: Some(("verilator -O3".into(), "Verilator 5.006; g++ 12.2.0".into())),
+            host: host.clone(),
+        };
+        let runs = [run(Engine::Native), run(Engine::Verilator)];
+        let report = speed_report(1000, "the same frames", &runs, &setting);
+        assert!(
+            report.starts_with("engines: identical results over 1000 cycles (the same frames)\n")
+        );
+        let tail: Vec<&str> = report.lines().rev().take(2).collect();
+        assert_eq!(
+            tail,
+            [
+                "    measured on AMD EPYC (family 25, model 17), 2 logical CPUs",
+                "    Verilator built with `verilator -O3` (Verilator 5.006; g++ 12.2.0)",
+            ]
+        );
+        // Without a Verilator run, only the machine.
+        let native_only = Setting {
+            verilator: None,
+            host,
+        };
+        let runs = [run(Engine::Native), run(Engine::Interpreted)];
+        let report = speed_report(1000, "the same frames", &runs, &native_only);
+        assert!(!report.contains("Verilator built"), "{report}");
+        assert!(report.ends_with("measured on AMD EPYC (family 25, model 17), 2 logical CPUs"));
+        // A setting taken from runs without Verilator does not ask for its version.
+        assert_eq!(Setting::of(&BuildOptions::default(), &runs).verilator, None);
     }
 
     #[test]

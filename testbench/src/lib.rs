@@ -11,6 +11,7 @@ pub mod dut;
 pub mod engine;
 pub mod golden;
 pub mod harness;
+pub mod host;
 pub mod lightning;
 pub mod models;
 pub mod panama;

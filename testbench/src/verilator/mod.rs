@@ -171,6 +171,16 @@ impl BuildOptions {
         format!("verilator {}; {make}", verilator.join(" "))
     }
 
+    /// The versions of the tools a model is built with, for printing beside its
+    /// flags: the first line of `verilator --version` and of `g++ --version`, e.g.
+    /// `Verilator 5.006 2023-01-22 rev (Debian 5.006-3); g++ (Debian 12.2.0-14) 12.2.0`.
+    /// Asked once per process; an error names the tool that did not run.
+    pub fn toolchain(&self) -> Result<String, BridgeError> {
+        let v = tools::versions(&self.verilator)?;
+        let verilator = v.verilator.lines().next().unwrap_or_default();
+        Ok(format!("{verilator}; {}", v.cxx))
+    }
+
     /// Default options with VCD tracing compiled in.
     pub fn with_trace() -> Self {
         Self {
