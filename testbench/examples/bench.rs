@@ -291,9 +291,11 @@ fn main() {
          {rounds} rounds, each engine once per round, the engines taking turns in {SLICES} \
          slices of a round: medians (range)"
     );
-    let tools = (cold_opts.toolchain()).unwrap_or_else(|e| format!("tool versions unknown: {e}"));
-    println!("Verilator flags: {} ({tools})", cold_opts.describe());
-    println!("Measured on {}\n", testbench::host::Host::detect());
+    let setting = testbench::engine::Setting::with_verilator(&cold_opts);
+    if let Some((flags, tools)) = &setting.verilator {
+        println!("Verilator flags: {flags} ({tools})");
+    }
+    println!("Measured on {}\n", setting.host);
     warm_up(&cold_cache);
     println!("| design | native first cycle: cold (program compiled) / compiled engine ready / cached (medians of {STARTS}) | Verilator first cycle: cold build / cached load (median of {STARTS}) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
     println!("|---|---|---|---|---|---|---|---|");

@@ -250,14 +250,20 @@ impl Setting {
     /// `options`. The tools are asked their versions only if a run was
     /// Verilator's; a tool that does not answer is named in their place.
     pub fn of(options: &BuildOptions, runs: &[EngineTime]) -> Setting {
-        let verilator = runs.iter().any(|r| r.engine == Engine::Verilator).then(|| {
-            let tools = options
-                .toolchain()
-                .unwrap_or_else(|e| format!("tool versions unknown: {e}"));
-            (options.describe(), tools)
-        });
+        match runs.iter().any(|r| r.engine == Engine::Verilator) {
+            true => Setting::with_verilator(options),
+            false => Setting {
+                verilator: None,
+                host: Host::detect(),
+            },
+        }
+    }
+
+    /// The setting on this machine of Verilator models built with `options`.
+    pub fn with_verilator(options: &BuildOptions) -> Setting {
+        let tools = (options.toolchain()).unwrap_or_else(|e| format!("tool versions unknown: {e}"));
         Setting {
-            verilator,
+            verilator: Some((options.describe(), tools)),
             host: Host::detect(),
         }
     }
