@@ -11,7 +11,7 @@ use crate::exec;
 use crate::flatten::{flatten, FlatDesign};
 use crate::fxhash::FxHashMap;
 use crate::instr::Span;
-use crate::jit::{CodeCache, CompileStats, Compiled, Edge, Source, Tuning, TUNE_AFTER};
+use crate::jit::{CodeCache, CompileStats, Compiled, Edge, OneClock, Source, Tuning, TUNE_AFTER};
 use crate::state;
 use crate::tier::{Adopted, Jit};
 use crate::trace::{TraceEntry, TraceSelection, Tracer};
@@ -844,16 +844,31 @@ impl Simulator {
     /// `advance` leaves it after every rise): the fall is dropped (the rise
     /// schedules the next), and the rise wakes the clock's readers only when the
     /// clock was low (before the first rise). The schedule and the edge are
-    /// `advance`'s.
+    /// `advance`'s. On a steady compiled engine (no build to adopt, no profile
+    /// to count) the whole cycle is one call into the engine, which settles the
+    /// outputs after the edge too (see [`Compiled::one_clock_cycle`]).
     fn advance_one_clock(&mut self) {
         let t = self.clocks.clocks[0].next_rise;
+        let clock = OneClock {
+            word: self.domains[0].clock.off as usize,
+            input: self.ports.len(),
+            cone: self.domains[0].cone,
+        };
+        if let Some(c) = self.jit.steady_mut() {
+            let dirty = [self.dirty_out, self.dirty];
+            let edge_state = (self.mem.as_mut_slice(), self.shadow.as_mut_slice());
+            self.dirty =
+                c.one_clock_cycle(&mut self.vals, edge_state, dirty, self.part_masks, clock);
+            self.dirty_out = 0;
+            self.fired = self.clocks.rise(t);
+            return;
+        }
         self.settle();
         let fired = self.clocks.rise(t);
         self.edge(fired);
-        let (clock, cone) = (self.domains[0].clock.off, self.domains[0].cone);
-        self.touch(cone);
-        if std::mem::replace(&mut self.vals[clock as usize], 1) != 1 {
-            self.changed(self.ports.len());
+        self.touch(clock.cone);
+        if std::mem::replace(&mut self.vals[clock.word], 1) != 1 {
+            self.changed(clock.input);
         }
         self.fired = fired;
     }

@@ -202,6 +202,16 @@ impl Jit {
         self.building.is_none() && self.running.as_deref().is_none_or(|c| !c.profiling())
     }
 
+    /// The running compiled engine when the simulator is [`steady`](Self::steady):
+    /// nothing to adopt at a settle, no profile to count.
+    #[inline]
+    pub fn steady_mut(&mut self) -> Option<&mut Compiled> {
+        match self.building {
+            None => self.running.as_deref_mut().filter(|c| !c.profiling()),
+            Some(_) => None,
+        }
+    }
+
     /// The compiled engine if it is running (no adoption).
     #[inline]
     pub fn ready(&self) -> Option<&Compiled> {

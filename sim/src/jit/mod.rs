@@ -89,6 +89,7 @@
 mod activity;
 mod cache;
 mod commit;
+mod cycle;
 mod dead_code;
 mod edge;
 mod emit;
@@ -105,6 +106,7 @@ pub use cache::CodeCache;
 pub(crate) use cache::{framed, unframed, Entry, ShaWriter};
 
 pub use commit::MalformedCommit;
+pub(crate) use cycle::OneClock;
 pub(crate) use edge::Edge;
 pub use edge::MalformedEdge;
 pub use plan::Malformed;
