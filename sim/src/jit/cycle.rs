@@ -28,7 +28,9 @@ impl Compiled {
     /// of theirs, so that the test bench's reads after the step find them settled,
     /// as Verilator's evaluation after an edge leaves its model. The outputs are
     /// settled once a cycle either way (here, or at the first read or the next
-    /// step's settle), and only the partitions whose words changed run.
+    /// step's settle); only a test bench that sets an input they depend on after
+    /// a step, and reads none before the next, has them settle twice (the second
+    /// time their partitions whose words changed, and the untested ones).
     ///
     /// Returns the sources still dirty: the edge's, for the rest of the design.
     #[inline]

@@ -56,7 +56,8 @@
 //!   the one taken for an amount that shifts everything out: the plan checks that
 //!   the source's zero words (`layout::shift_pads`, whose bounds cover every
 //!   such `q` and `j`) lie inside storage; and
-//!   [`Compiled::run`] and [`Compiled::edge`] call it only with `base` and `len`
+//!   [`Compiled::run`], [`Compiled::edge`] and [`Compiled::one_clock_cycle`]
+//!   (both in one call) call it only with `base` and `len`
 //!   taken from a live `&mut [u64]` of exactly `words` words (checked), the shadow
 //!   buffer and memory storage from live `&mut [u64]`s of the lengths the edge was
 //!   checked against (checked), and the flags from `&mut self`, which they do not
