@@ -16,97 +16,21 @@
 //! engines taking turns in 16 slices of the round's cycles (so that a change in
 //! the machine's speed during a round falls on every engine alike), and the table
 //! gives each rate's median and range and the median and range of the rounds'
-//! ratios.
+//! ratios. The designs, the stimulus and the loop are [`testbench::bench`]'s
+//! (the `bench_count` example runs the loop alone, for Valgrind to count).
 //!
 //! `cargo run --release -p testbench --example bench [-- --cycles N] [--repeat R]`
 //! (defaults 200000 cycles, 3 rounds)
 
-use hdl::blocks::fp::{fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
-use hdl::blocks::{counter, fifo, skid};
-use hdl::dsl::AxisConfig;
-use hdl::ir::{Direction, PortKind};
+use hdl::blocks::counter;
 use hdl::Module;
-use rand::SeedableRng;
 use sim::Backend;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use testbench::bench::{self, Stimulus};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::engine::Spread;
-use testbench::rng::random_words;
 use testbench::verilator::BuildOptions;
-
-struct Case {
-    name: &'static str,
-    module: Module,
-}
-
-fn cases() -> Vec<Case> {
-    let tree = FpTreeConfig {
-        inputs: 4,
-        lanes: 16,
-        adder: FpAddConfig {
-            format: FpFormat::Fp32,
-            stages: 3,
-            ftz: false,
-        },
-    };
-    vec![
-        Case {
-            name: "counter 32 bit",
-            module: counter::up_counter(32).expect("valid parameters"),
-        },
-        Case {
-            name: "fifo 512 x 512",
-            module: fifo::sync_fifo(512, 512).expect("valid parameters"),
-        },
-        Case {
-            name: "axis skid 1024 bit",
-            module: skid::axis_skid(&AxisConfig::packets(1024, 128)).expect("valid parameters"),
-        },
-        Case {
-            name: "fp32 adder tree 4 x 16",
-            module: fp_add_tree(&tree).expect("valid parameters"),
-        },
-        Case {
-            name: "PANAMA core, SUME (random inputs)",
-            module: panama_sume(),
-        },
-    ]
-}
-
-/// PANAMA's core as `gen panama --board netfpga-sume` builds it (random inputs
-/// exercise the parser, the bypass and the error paths rather than aggregation;
-/// `sim panama` measures real traffic).
-fn panama_sume() -> Module {
-    let board = gen::board::Board::named("netfpga-sume").expect("a shipped board");
-    let mut codes = board.port_codes();
-    codes.truncate(board.ethernet_codes().len());
-    let cfg = hdl::panama::config::PanamaConfig::new(board.data_width, &codes);
-    hdl::panama::core::panama_core(&cfg).expect("valid parameters")
-}
-
-/// 1024 cycles of random values for every data input, replayed cyclically, so that
-/// both engines get the same stimulus and generating it is not timed.
-type Stimulus = Vec<Vec<(usize, Vec<u64>)>>;
-
-fn stimulus(dut: &dyn Dut) -> Stimulus {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let inputs: Vec<(usize, u32)> = dut
-        .ports()
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.direction == Direction::Input && p.kind == PortKind::Data)
-        .map(|(i, p)| (i, p.width))
-        .collect();
-    (0..1024)
-        .map(|_| {
-            inputs
-                .iter()
-                .map(|(i, w)| (*i, random_words(&mut rng, *w)))
-                .collect()
-        })
-        .collect()
-}
 
 /// The slices a round is cut into: the engines take turns slice by slice, so
 /// that a change in the machine's speed during the round falls on every engine
@@ -129,15 +53,11 @@ impl<'a> Run<'a> {
     /// A run of `dut` from a reset.
     fn new(dut: &'a mut dyn Dut) -> Run<'a> {
         dut.reset(2);
-        let outputs = (dut.ports().iter().enumerate())
-            .filter(|(_, p)| p.direction == Direction::Output)
-            .map(|(i, _)| i)
-            .collect();
-        let widest = dut.ports().iter().map(|p| p.width.div_ceil(64)).max();
+        let (outputs, buf) = bench::outputs(dut);
         Run {
             dut,
             outputs,
-            buf: vec![0; widest.unwrap_or(1) as usize],
+            buf,
             done: 0,
             sink: 0,
             wall: Duration::ZERO,
@@ -147,21 +67,8 @@ impl<'a> Run<'a> {
     /// The next `cycles` cycles of `stim`, timed.
     fn slice(&mut self, stim: &Stimulus, cycles: usize) {
         let start = Instant::now();
-        for sets in stim
-            .iter()
-            .cycle()
-            .skip(self.done % stim.len())
-            .take(cycles)
-        {
-            for (port, words) in sets {
-                self.dut.set(*port, words).expect("stimulus fits the port");
-            }
-            self.dut.step();
-            for o in &self.outputs {
-                self.dut.get_into(*o, &mut self.buf).expect("readable");
-                self.sink ^= self.buf[0];
-            }
-        }
+        let reads = (self.outputs.as_slice(), self.buf.as_mut_slice());
+        self.sink ^= bench::drive(self.dut, stim, self.done, cycles, reads);
         self.wall += start.elapsed();
         self.done += cycles;
     }
@@ -299,7 +206,7 @@ fn main() {
     warm_up(&cold_cache);
     println!("| design | native first cycle: cold (program compiled) / compiled engine ready / cached (medians of {STARTS}) | Verilator first cycle: cold build / cached load (median of {STARTS}) | native cycles/s | interpreted cycles/s | Verilator cycles/s | native ÷ Verilator | interpreted ÷ Verilator |");
     println!("|---|---|---|---|---|---|---|---|");
-    for case in cases() {
+    for case in bench::cases() {
         let native_dir = cold_cache.join(format!("native-{}", case.name));
         let native_cache = sim::CodeCache::new(native_dir.join("cache"));
         let native_start = || {
@@ -326,7 +233,7 @@ fn main() {
         let mut interpreted = NativeDut::with_backend(&case.module, Backend::Interpreted)
             .expect("the native simulator compiles it");
 
-        let stim = stimulus(&native);
+        let stim = bench::stimulus(&native);
         let mut rates = [vec![], vec![], vec![]];
         for _ in 0..rounds {
             let round = round(

@@ -6,6 +6,7 @@
 //! [`gen::toolchain`], which `wirespeed synth` uses too.
 
 pub mod axil;
+pub mod bench;
 pub mod caches;
 pub mod dut;
 pub mod engine;

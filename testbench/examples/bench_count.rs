@@ -1,0 +1,66 @@
+//! One `bench` design's loop on one engine, for Valgrind to count: the design
+//! built (the native simulator as `--engine compiled`: its compiled engine from
+//! the first cycle, the one tuned from its profile from the settle that
+//! completes it, both built before the simulation goes on; or Verilator at the
+//! settings `bench` uses), reset, then `--cycles` cycles of `bench`'s stimulus
+//! through [`testbench::bench::drive`], after as many untimed cycles again
+//! (past the tuning, `sim::TUNE_AFTER`) in the same function. Counted at two
+//! lengths, the difference divided by the difference in cycles is the marginal
+//! cost of a cycle, warm-up and start-up cancelled:
+//!
+//! ```text
+//! cargo build --release -p testbench --example bench_count
+//! for n in 20000 40000; do
+//!   valgrind --tool=callgrind --fair-sched=yes \
+//!     --toggle-collect='testbench::bench::drive' --callgrind-out-file=fifo.$n \
+//!     target/release/examples/bench_count --design fifo --cycles $n
+//! done
+//! callgrind_annotate fifo.20000 | head; callgrind_annotate fifo.40000 | head
+//! ```
+//!
+//! `--design` takes any part of a design's name in `bench`'s table (`counter`,
+//! `fifo`, `skid`, `fp32`, `PANAMA`); `--engine` is `compiled` (the default) or
+//! `verilator`.
+
+use sim::{Backend, TUNE_AFTER};
+use testbench::bench;
+use testbench::dut::{Dut, NativeDut, VerilatorDut};
+use testbench::verilator::BuildOptions;
+
+/// The value of `--name` on the command line, if given.
+fn arg(name: &str) -> Option<String> {
+    std::env::args().skip_while(|a| a != name).nth(1)
+}
+
+fn main() -> anyhow::Result<()> {
+    let design = arg("--design").unwrap_or_else(|| "fifo".into());
+    let cycles: usize = match arg("--cycles") {
+        Some(n) => n
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--cycles {n}: {e}"))?,
+        None => 20_000,
+    };
+    let names = || bench::cases().iter().map(|c| c.name).collect::<Vec<_>>();
+    let case = bench::cases()
+        .into_iter()
+        .find(|c| c.name.contains(&design))
+        .ok_or_else(|| anyhow::anyhow!("--design {design}: none of {:?}", names()))?;
+    let mut dut: Box<dyn Dut> = match arg("--engine").as_deref() {
+        None | Some("compiled") => {
+            Box::new(NativeDut::with_backend(&case.module, Backend::Compiled)?)
+        }
+        Some("verilator") => Box::new(VerilatorDut::new(&case.module, &BuildOptions::default())?),
+        Some(other) => anyhow::bail!("--engine {other}: compiled or verilator"),
+    };
+    let stim = bench::stimulus(dut.as_ref());
+    let (outputs, mut buf) = bench::outputs(dut.as_ref());
+    dut.reset(2);
+    let warm_up = 2 * TUNE_AFTER as usize;
+    let mut sink = bench::drive(dut.as_mut(), &stim, 0, warm_up, (&outputs, &mut buf));
+    sink ^= bench::drive(dut.as_mut(), &stim, warm_up, cycles, (&outputs, &mut buf));
+    println!(
+        "{}: {cycles} cycles after {warm_up} (outputs' digest {sink:#x})",
+        case.name
+    );
+    Ok(())
+}
