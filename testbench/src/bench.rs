@@ -105,6 +105,10 @@ pub fn outputs(dut: &dyn Dut) -> (Vec<usize>, Vec<u64>) {
 /// set, one clock cycle, every output in `outputs` read into `buf`. Returns the
 /// xor of the outputs' first words, for the caller to keep. Out of line, so that
 /// Valgrind can count it alone (`--toggle-collect=testbench::bench::drive`).
+///
+/// # Panics
+/// If `stim` does not fit `dut`'s inputs or `buf` is shorter than an output (a
+/// bug: both come from [`stimulus`] and [`outputs`] of the same design).
 #[inline(never)]
 pub fn drive(
     dut: &mut dyn Dut,
