@@ -42,12 +42,7 @@ impl Compiled {
         masks: [u64; 2],
         clock: OneClock,
     ) -> u64 {
-        assert_eq!(vals.len(), self.words, "storage of the compiled program");
-        assert_eq!(
-            (shadow.len(), mem.len()),
-            self.edge_words,
-            "shadow and memory words of the compiled program"
-        );
+        self.check_edge_storage(vals, mem, shadow);
         assert!(
             self.profile.is_none(),
             "a one-call cycle on a profiling engine"
@@ -57,14 +52,9 @@ impl Compiled {
                 self.settle(vals, dirty[part as usize], part);
             }
         }
-        let args = (vals.as_mut_ptr(), mem.as_mut_ptr(), shadow.as_mut_ptr());
         for group in [EdgeGroup::Sample, EdgeGroup::Write, EdgeGroup::Commit] {
             if self.edge_work[group as usize].contains(0) {
-                let f = self.executable.edge[group as usize][0];
-                // SAFETY: as for `edge`: storage, memory and shadow buffer from
-                // live slices of the lengths asserted above, the flags from
-                // `&mut self`, untouched until the call returns.
-                unsafe { f(args.0, args.1, args.2, self.flags.as_mut_ptr()) };
+                self.edge_function(group, 0, vals, mem, shadow);
             }
         }
         if std::mem::replace(&mut vals[clock.word], 1) != 1 {
@@ -74,27 +64,5 @@ impl Compiled {
             self.settle(vals, clock.cone, Part::Outputs);
         }
         clock.cone
-    }
-
-    /// The functions of `part` on `vals` after the sources in `dirty` changed:
-    /// [`run`](Self::run) without its checks, which its callers made.
-    #[inline(always)]
-    fn settle(&mut self, vals: &mut [u64], dirty: u64, part: Part) {
-        let (base, len) = (vals.as_mut_ptr(), vals.len() as u64);
-        for f in &self.executable.settle[part as usize] {
-            // SAFETY: as for `run`: `base` and `len` from `vals`, whose length
-            // the caller checked against the program's, the flags from `&mut
-            // self`, untouched until the call returns.
-            unsafe {
-                f(
-                    base,
-                    len,
-                    dirty,
-                    &*self.code,
-                    self.flags.as_mut_ptr(),
-                    self.runs.as_ptr(),
-                )
-            };
-        }
     }
 }

@@ -496,18 +496,10 @@ impl Compiled {
     /// dirty.
     pub fn run(&mut self, vals: &mut [u64], dirty: u64, part: Part) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
-        let len = vals.len() as u64;
-        let base = vals.as_mut_ptr();
-        let flags = self.flags.as_mut_ptr();
         if let Some(profile) = &mut self.profile {
             profile.settled(part);
         }
-        for f in &self.executable.settle[part as usize] {
-            // SAFETY: see the module's safety argument; `base` and `len` come from
-            // `vals`, of the length the program was checked against, `flags` has
-            // a word for every step, and neither is used until the calls return.
-            unsafe { f(base, len, dirty, &*self.code, flags, self.runs.as_ptr()) };
-        }
+        self.settle(vals, dirty, part);
     }
 
     /// The clock edge of the domains `fired` (what [`state::edge`](crate::state::edge)
@@ -516,32 +508,69 @@ impl Compiled {
     /// flag is set, then the shadow buffer), flagging the readers of every
     /// register and read port that changed.
     pub fn edge(&mut self, fired: Fired, vals: &mut [u64], mem: &mut [u64], shadow: &mut [u64]) {
+        self.check_edge_storage(vals, mem, shadow);
+        if let Some(profile) = &mut self.profile {
+            profile.edged(fired);
+        }
+        for group in [EdgeGroup::Sample, EdgeGroup::Write, EdgeGroup::Commit] {
+            for d in fired.intersection(self.edge_work[group as usize]).iter() {
+                self.edge_function(group, d, vals, mem, shadow);
+            }
+        }
+    }
+
+    /// The functions of `part` on `vals` after the sources in `dirty` changed:
+    /// [`run`](Self::run) once its caller checked `vals`' length.
+    #[inline(always)]
+    fn settle(&mut self, vals: &mut [u64], dirty: u64, part: Part) {
+        let (base, len) = (vals.as_mut_ptr(), vals.len() as u64);
+        let flags = self.flags.as_mut_ptr();
+        for f in &self.executable.settle[part as usize] {
+            // SAFETY: see the module's safety argument; `base` and `len` come from
+            // `vals`, of the length the program was checked against (by the
+            // caller), `flags` has a word for every step, and neither is used
+            // until the calls return.
+            unsafe { f(base, len, dirty, &*self.code, flags, self.runs.as_ptr()) };
+        }
+    }
+
+    /// Asserts that storage, memory and the shadow buffer have the lengths the
+    /// edge functions were checked against.
+    #[inline(always)]
+    fn check_edge_storage(&self, vals: &[u64], mem: &[u64], shadow: &[u64]) {
         assert_eq!(vals.len(), self.words, "storage of the compiled program");
         assert_eq!(
             (shadow.len(), mem.len()),
             self.edge_words,
             "shadow and memory words of the compiled program"
         );
-        if let Some(profile) = &mut self.profile {
-            profile.edged(fired);
-        }
-        let args = (
-            vals.as_mut_ptr(),
-            mem.as_mut_ptr(),
-            shadow.as_mut_ptr(),
-            self.flags.as_mut_ptr(),
-        );
-        for group in [EdgeGroup::Sample, EdgeGroup::Write, EdgeGroup::Commit] {
-            let functions = &self.executable.edge[group as usize];
-            for d in fired.intersection(self.edge_work[group as usize]).iter() {
-                // SAFETY: as for `run`; an edge function reads and writes only the
-                // words `commit::check` and `edge::check` found within storage, the
-                // shadow buffer and memory storage (a memory word only at an
-                // address below the memory's depth, compared first), of the
-                // lengths asserted above, and flags of copies and of readers.
-                unsafe { functions[d](args.0, args.1, args.2, args.3) };
-            }
-        }
+    }
+
+    /// Domain `d`'s edge function of `group`, once its caller made
+    /// [`check_edge_storage`](Self::check_edge_storage).
+    #[inline(always)]
+    fn edge_function(
+        &mut self,
+        group: EdgeGroup,
+        d: usize,
+        vals: &mut [u64],
+        mem: &mut [u64],
+        shadow: &mut [u64],
+    ) {
+        let f = self.executable.edge[group as usize][d];
+        // SAFETY: as for `run`; an edge function reads and writes only the
+        // words `commit::check` and `edge::check` found within storage, the
+        // shadow buffer and memory storage (a memory word only at an
+        // address below the memory's depth, compared first), of the
+        // lengths the caller asserted, and flags of copies and of readers.
+        unsafe {
+            f(
+                vals.as_mut_ptr(),
+                mem.as_mut_ptr(),
+                shadow.as_mut_ptr(),
+                self.flags.as_mut_ptr(),
+            )
+        };
     }
 
     /// Whether the engine counts its settles and partition runs for a profile.
