@@ -497,6 +497,73 @@ fn the_compiled_engine_choice_runs_and_is_named() {
     assert!(stdout.contains(" result frames identical"), "{stdout}");
 }
 
+/// The perf map a run printed the path of (`perf map: PATH`), read and removed:
+/// its lines as (address, size, name).
+fn take_perf_map(stdout: &str) -> Vec<(u64, u64, String)> {
+    let path = (stdout.lines())
+        .find_map(|l| l.strip_prefix("perf map: "))
+        .unwrap_or_else(|| panic!("no `perf map:` line in\n{stdout}"));
+    let text = std::fs::read_to_string(path).expect("the perf map exists");
+    std::fs::remove_file(path).expect("the perf map can be removed");
+    (text.lines())
+        .map(|line| {
+            let mut fields = line.splitn(3, ' ');
+            let mut hex = || {
+                let field = fields.next().unwrap_or_default();
+                u64::from_str_radix(field, 16).unwrap_or_else(|_| panic!("line {line:?}"))
+            };
+            let (address, size) = (hex(), hex());
+            (address, size, fields.next().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_perf_map_names_every_function_of_the_compiled_engine_without_overlaps() {
+    let runs = [
+        ok(&lightning(&[
+            "--images",
+            "2",
+            "--engine",
+            "compiled",
+            "--perf-map",
+        ])),
+        ok(&panama(&[
+            "--elements",
+            "512",
+            "--engine",
+            "compiled",
+            "--perf-map",
+        ])),
+    ];
+    for stdout in runs {
+        let mut map = take_perf_map(&stdout);
+        for group in ["settle_outputs", "settle_rest", "commit", "sample", "write"] {
+            let name = format!("wirespeed::profiling::{group}#0");
+            assert!(map.iter().any(|(_, _, n)| *n == name), "{name} in {map:?}");
+        }
+        for (_, size, name) in &map {
+            let (engine, rest) = (name.strip_prefix("wirespeed::"))
+                .and_then(|n| n.split_once("::"))
+                .unwrap_or_else(|| panic!("name {name:?}"));
+            let (group, index) = rest.split_once('#').unwrap_or_else(|| panic!("{name:?}"));
+            assert!(["profiling", "tuned"].contains(&engine), "{name:?}");
+            assert!(
+                ["settle_outputs", "settle_rest", "commit", "sample", "write"].contains(&group),
+                "{name:?}"
+            );
+            assert!(
+                index.parse::<u32>().is_ok() && *size > 0,
+                "{name:?} size {size}"
+            );
+        }
+        map.sort();
+        for pair in map.windows(2) {
+            assert!(pair[0].0 + pair[0].1 <= pair[1].0, "overlap: {pair:?}");
+        }
+    }
+}
+
 /// Runs `wirespeed sim lightning <args>`.
 fn lightning(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wirespeed"))

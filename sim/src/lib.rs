@@ -128,7 +128,8 @@ pub use clock::{Fired, DEFAULT_PERIOD_PS, MAX_DOMAINS};
 pub use error::SimError;
 pub use flatten::{flatten, FlatDesign};
 pub use jit::{
-    CodeCache, CompileStats, JitError, Malformed, MalformedCommit, MAX_FLAGS, TUNE_AFTER,
+    enable_perf_map, CodeCache, CompileStats, JitError, Malformed, MalformedCommit, PerfMapError,
+    MAX_FLAGS, TUNE_AFTER,
 };
 pub use levelize::levelize;
 pub use ports::PortHandle;

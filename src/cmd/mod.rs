@@ -49,6 +49,16 @@ impl From<EngineArg> for Engine {
     }
 }
 
+/// With `--perf-map`: starts the perf map of the compiled engines (see
+/// [`sim::enable_perf_map`]) and prints its path.
+pub fn start_perf_map(on: bool) -> anyhow::Result<()> {
+    if on {
+        let path = sim::enable_perf_map()?;
+        println!("perf map: {}", path.display());
+    }
+    Ok(())
+}
+
 /// Shows a run's progress as a bar on stderr (with several engines taking turns,
 /// the first engine's); `unit` names the steps (`input beats`, `frames`).
 pub fn show_progress(bar: &mut Option<ProgressBar>, p: Progress, unit: &str) {

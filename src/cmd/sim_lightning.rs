@@ -87,6 +87,11 @@ pub struct LightningArgs {
     /// round's; later rounds must agree with it). Not with the board top's runs.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with_all = ["skew", "loss", "calibrate"])]
     pub repeat: u32,
+    /// Write a perf map of the native engine's compiled code to
+    /// `/tmp/perf-<pid>.map` (the path is printed), so that `perf report` names its
+    /// functions instead of showing bare addresses (see `scripts/engine-time`).
+    #[arg(long)]
+    pub perf_map: bool,
     /// Arithmetic contract of the datapath and the golden model: wirespeed's, or
     /// the authors' released RTL's (16-bit wrapping accumulator, per-layer
     /// data-dependent normalization).
@@ -142,6 +147,7 @@ fn percent(correct: usize, total: usize) -> f64 {
 /// Runs the simulation and prints the report; an error (exit code ≠ 0) if the
 /// noise-free logits differ from the golden model's on any image.
 pub fn run(args: &LightningArgs) -> Result<()> {
+    super::start_perf_map(args.perf_map)?;
     if args.shift > 15 {
         bail!("--shift {}: must be 0..=15 samples", args.shift);
     }

@@ -110,6 +110,11 @@ pub struct PanamaArgs {
     /// round's; later rounds must agree with it).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "chaos")]
     repeat: u32,
+    /// Write a perf map of the native engine's compiled code to
+    /// `/tmp/perf-<pid>.map` (the path is printed), so that `perf report` names its
+    /// functions instead of showing bare addresses (see `scripts/engine-time`).
+    #[arg(long)]
+    perf_map: bool,
 }
 
 /// Which port a `--pcap-in` file's frames enter on.
@@ -235,6 +240,7 @@ fn print_stats(what: &str, mut v: Vec<u64>) {
 
 /// Runs `wirespeed sim panama`.
 pub fn run(args: &PanamaArgs) -> Result<()> {
+    super::start_perf_map(args.perf_map)?;
     let (_, settings) = catalog::find_with_settings("panama", &args.sets, args.board.as_deref())?;
     let (cfg, board) = catalog::panama_config(&settings)?;
     let mhz = board

@@ -136,8 +136,9 @@ impl Image {
     }
 
     /// The image in executable memory of this process, with every callback's
-    /// address in place.
-    pub(super) fn load(&self) -> Result<Executable, JitError> {
+    /// address in place; its functions go into the perf map, if enabled, as the
+    /// engine called `engine` (see [`perf_map`](super::perf_map)).
+    pub(super) fn load(&self, engine: &str) -> Result<Executable, JitError> {
         let memory = |e: region::Error| JitError::Memory(e.to_string());
         let len = self.code.len();
         let mut alloc =
@@ -158,6 +159,9 @@ impl Image {
         }
         wasmtime_internal_jit_icache_coherence::pipeline_flush_mt()
             .map_err(|e| JitError::Memory(e.to_string()))?;
+        super::perf_map::record(|| {
+            super::perf_map::symbols(base as usize, len, &self.entries, engine)
+        })?;
         let address = |at: u32| {
             // SAFETY: `at` is where a function begins in the code just placed at
             // `base` (see `push` and `parse`).

@@ -96,6 +96,7 @@ mod edge;
 mod emit;
 mod image;
 mod partition;
+mod perf_map;
 mod plan;
 mod remat;
 mod tune;
@@ -110,6 +111,7 @@ pub use commit::MalformedCommit;
 pub(crate) use cycle::OneClock;
 pub(crate) use edge::Edge;
 pub use edge::MalformedEdge;
+pub use perf_map::{enable_perf_map, PerfMapError};
 pub use plan::Malformed;
 pub(crate) use tune::Tuning;
 pub use tune::TUNE_AFTER;
@@ -156,6 +158,9 @@ pub enum JitError {
     /// The operating system refused executable memory for the code.
     #[error("placing the compiled code in memory failed: {0}")]
     Memory(String),
+    /// The perf map was enabled (see [`enable_perf_map`]) and could not be written.
+    #[error(transparent)]
+    PerfMap(#[from] PerfMapError),
     /// The design has more partitions and register copies than the code can
     /// address flags for (at most [`MAX_FLAGS`], with the profiling engine's run
     /// counts, one per flag); the interpreter runs it.
@@ -376,7 +381,7 @@ impl Prepared {
                 "the code has {found:?} functions per group where the program needs {expected:?}"
             )));
         }
-        let executable = image.load()?;
+        let executable = image.load(tuning.name())?;
         let count = |f: fn(&plan::Plan) -> usize| plans.iter().map(f).sum();
         let stats = CompileStats {
             records: count(|p| p.unrolled),

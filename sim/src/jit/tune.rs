@@ -92,6 +92,14 @@ impl Tuning {
             Tuning::Tuned(a) => a,
         }
     }
+
+    /// The engine's name in profiles (see [`perf_map`](super::perf_map)).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Tuning::Profiling => "profiling",
+            Tuning::Tuned(_) => "tuned",
+        }
+    }
 }
 
 /// What a profiling engine has counted: its settles per part and its clock
