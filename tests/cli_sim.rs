@@ -518,6 +518,9 @@ fn take_perf_map(stdout: &str) -> Vec<(u64, u64, String)> {
         .collect()
 }
 
+/// The compiled engine's groups of functions, as the perf map names them.
+const PERF_MAP_GROUPS: [&str; 5] = ["settle_outputs", "settle_rest", "commit", "sample", "write"];
+
 #[test]
 fn the_perf_map_names_every_function_of_the_compiled_engine_without_overlaps() {
     let runs = [
@@ -538,7 +541,7 @@ fn the_perf_map_names_every_function_of_the_compiled_engine_without_overlaps() {
     ];
     for stdout in runs {
         let mut map = take_perf_map(&stdout);
-        for group in ["settle_outputs", "settle_rest", "commit", "sample", "write"] {
+        for group in PERF_MAP_GROUPS {
             let name = format!("wirespeed::profiling::{group}#0");
             assert!(map.iter().any(|(_, _, n)| *n == name), "{name} in {map:?}");
         }
@@ -548,10 +551,7 @@ fn the_perf_map_names_every_function_of_the_compiled_engine_without_overlaps() {
                 .unwrap_or_else(|| panic!("name {name:?}"));
             let (group, index) = rest.split_once('#').unwrap_or_else(|| panic!("{name:?}"));
             assert!(["profiling", "tuned"].contains(&engine), "{name:?}");
-            assert!(
-                ["settle_outputs", "settle_rest", "commit", "sample", "write"].contains(&group),
-                "{name:?}"
-            );
+            assert!(PERF_MAP_GROUPS.contains(&group), "{name:?}");
             assert!(
                 index.parse::<u32>().is_ok() && *size > 0,
                 "{name:?} size {size}"
