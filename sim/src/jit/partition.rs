@@ -3,7 +3,7 @@
 //! register and the comparisons and multiplexers it feeds) rather than unrelated
 //! records that happen to share a kind and a level. A word read only inside its
 //! partition needs no change test, and a partition's records either all wait or
-//! all run. PANAMA's core (SUME) has 443 partitions; 999 of its 1,701
+//! all run. PANAMA's core (SUME) has 438 partitions; 1,001 of its 1,701
 //! straight-line records write only words their own partition reads (with one
 //! flag per step instead, 243 of 4,096 records did).
 //!
@@ -14,16 +14,18 @@
 //! earlier items, and running the partitions in the order they were opened is a
 //! valid order.
 //!
-//! A partition whose items read nothing but words of one earlier partition (or
-//! of partitions already joined to it) and their own then joins it
-//! ([`join_pure_readers`]): a full partition's overflow, say, or a comparison fed
-//! by one field. Its flag could be set only when that partition ran and changed
-//! a word it reads, so it runs in most of that partition's runs anyway, and
-//! joined it needs no flag test, no wake and no change comparison of the words
-//! it reads. Counted per cycle of the tuned engine, this took Lightning's
-//! executed code from 3,397 to 3,341 instructions with one core and from 9,005
-//! to 8,850 with four, and the AU250's from 7,861 to 7,479; SUME's moved by 10
-//! (see the performance log).
+//! A partition that reads the words of one earlier partition (or of partitions
+//! already joined to it), besides its own, and otherwise only words that
+//! partition reads too then joins it ([`join_pure_readers`]): a full partition's
+//! overflow, say, or a comparison fed by one field and a register the field's
+//! partition reads. Its flag could be set only by what sets that partition's, so
+//! it runs in most of that partition's runs anyway, and joined it needs no flag
+//! test, no wake and no change comparison of the words it reads. Counted per
+//! cycle of the tuned engine, joining the partitions that read nothing else took
+//! Lightning's executed code from 3,397 to 3,341 instructions with one core and
+//! from 9,005 to 8,850 with four, and the AU250's from 7,861 to 7,479; also
+//! joining those that read some of the first partition's other words took four
+//! cores to 8,514; SUME's moved by 10 (see the performance log).
 
 use super::plan::Item;
 use crate::exec::Code;
@@ -89,12 +91,14 @@ fn opened(code: &Code, items: &[Item], words: usize) -> Vec<Vec<usize>> {
     parts
 }
 
-/// `parts` (in a valid order) with every partition whose items read only words
-/// of one earlier partition (after joins, of one group) and of their own joined
-/// to it, up to [`MAX_JOINED`] items. A word no partition writes (a register, an
-/// input, a constant, the other part's) keeps a partition apart. The joined
-/// partition's items follow the group's: they read only its words, and no
-/// partition between reads theirs, so the order stays valid.
+/// `parts` (in a valid order) with every partition joined to an earlier group
+/// (a partition and those joined to it) when its items read words of that group
+/// and no other partition's, and read no word that no partition writes (a
+/// register, an input, a constant, the other part's) unless the group's first
+/// partition reads it too, up to [`MAX_JOINED`] items. Whatever would set the
+/// joined partition's flag then sets the group's. Its items follow the group's:
+/// they read only the group's words of this part, and no partition between reads
+/// theirs, so the order stays valid.
 fn join_pure_readers(
     code: &Code,
     items: &[Item],
@@ -112,36 +116,60 @@ fn join_pure_readers(
         }
     }
     let mut group_of = vec![0; parts.len()];
-    let mut groups: Vec<Vec<usize>> = Vec::with_capacity(parts.len());
+    let mut groups: Vec<Group> = Vec::with_capacity(parts.len());
     for (p, members) in parts.into_iter().enumerate() {
-        let (mut source, mut pure) = (None::<usize>, true);
+        let (mut read, mut pure) = (None::<usize>, true);
+        let mut sources = Vec::new();
         for &i in &members {
             items[i].each_word(code, |w, write| {
                 let at = writer.get(w as usize).copied().unwrap_or(NONE);
                 if write || at == p as u32 {
                     return;
                 }
-                let group = (at != NONE).then(|| group_of[at as usize]);
-                match (group, source) {
-                    (Some(g), None) => source = Some(g),
-                    (Some(g), Some(s)) if g == s => {}
-                    _ => pure = false,
+                if at == NONE {
+                    sources.push(w);
+                    return;
+                }
+                let group = group_of[at as usize];
+                match read {
+                    None => read = Some(group),
+                    Some(g) if g == group => {}
+                    Some(_) => pure = false,
                 }
             });
         }
-        let joins = source.filter(|&g| pure && groups[g].len() + members.len() <= MAX_JOINED);
+        sources.sort_unstable();
+        sources.dedup();
+        let joins = read.filter(|&g| {
+            let group = &groups[g];
+            pure && group.items.len() + members.len() <= MAX_JOINED
+                && sources
+                    .iter()
+                    .all(|w| group.sources.binary_search(w).is_ok())
+        });
         match joins {
             Some(g) => {
                 group_of[p] = g;
-                groups[g].extend(members);
+                groups[g].items.extend(members);
             }
             None => {
                 group_of[p] = groups.len();
-                groups.push(members);
+                groups.push(Group {
+                    items: members,
+                    sources,
+                });
             }
         }
     }
-    groups
+    groups.into_iter().map(|g| g.items).collect()
+}
+
+/// A partition and those joined to it (see [`join_pure_readers`]).
+struct Group {
+    /// The items, in order.
+    items: Vec<usize>,
+    /// The words its first partition reads that no partition writes, sorted.
+    sources: Vec<u32>,
 }
 
 #[cfg(test)]
@@ -202,10 +230,22 @@ mod tests {
     }
 
     #[test]
+    fn an_overflow_that_also_reads_a_source_of_the_full_partition_joins_it() {
+        let code = Code::default();
+        let m = MAX_ITEMS as u32;
+        // The last item reads the full partition's last word and its source w0.
+        let mut items = chain(0, 100, m);
+        items.push(or(100 + m, 100 + m - 1, 0));
+        let all: Vec<usize> = (0..=MAX_ITEMS).collect();
+        assert_eq!(partitions(&code, &items, 200), [all]);
+    }
+
+    #[test]
     fn an_overflow_that_also_reads_a_source_stays_apart() {
         let code = Code::default();
         let m = MAX_ITEMS as u32;
-        // The last item reads the full partition's last word and source w1.
+        // The last item reads the full partition's last word and source w1,
+        // which the full partition does not read.
         let mut items = chain(0, 100, m);
         items.push(or(100 + m, 100 + m - 1, 1));
         let full: Vec<usize> = (0..MAX_ITEMS).collect();

@@ -13,7 +13,7 @@
 //! computed, and a copy whose next value, enable and reset did not change leaves
 //! its register as it is, so the tuned engine is exact whatever the profile: the
 //! profile only moves cost. Activity pays for a partition that sleeps in most
-//! cycles (331 of PANAMA SUME's 443 run in under a tenth of them); for one that
+//! cycles (327 of PANAMA SUME's 438 run in under a tenth of them); for one that
 //! runs in most cycles, the test, the out-of-line jump and its readers' change
 //! comparisons cost more code than the runs it skips, and the code a cycle fetches
 //! is what the engine waits for (Lightning with one core). Counted there, a
