@@ -46,12 +46,14 @@ const NONE: u32 = u32::MAX;
 /// into partitions: each a list of item indices in order, the partitions in an
 /// order that is valid to run.
 pub(super) fn partitions(code: &Code, items: &[Item], words: usize) -> Vec<Vec<usize>> {
-    join_pure_readers(code, items, words, opened(code, items, words))
+    let (parts, writer) = opened(code, items, words);
+    join_pure_readers(code, items, parts, &writer)
 }
 
 /// The partitions as they are opened, taking the items in order (see the
-/// module's documentation).
-fn opened(code: &Code, items: &[Item], words: usize) -> Vec<Vec<usize>> {
+/// module's documentation), and the partition that writes each word ([`NONE`]
+/// for a word none writes).
+fn opened(code: &Code, items: &[Item], words: usize) -> (Vec<Vec<usize>>, Vec<u32>) {
     let mut writer = vec![NONE; words];
     let mut parts: Vec<Vec<usize>> = Vec::new();
     let mut home: FxHashMap<u32, usize> = FxHashMap::default();
@@ -88,33 +90,24 @@ fn opened(code: &Code, items: &[Item], words: usize) -> Vec<Vec<usize>> {
             }
         });
     }
-    parts
+    (parts, writer)
 }
 
 /// `parts` (in a valid order) with every partition joined to an earlier group
 /// (a partition and those joined to it) when its items read words of that group
 /// and no other partition's, and read no word that no partition writes (a
 /// register, an input, a constant, the other part's) unless the group's first
-/// partition reads it too, up to [`MAX_JOINED`] items. Whatever would set the
-/// joined partition's flag then sets the group's. Its items follow the group's:
-/// they read only the group's words of this part, and no partition between reads
-/// theirs, so the order stays valid.
+/// partition reads it too, up to [`MAX_JOINED`] items (`writer`: the partition of
+/// `parts` that writes each word). Whatever would set the joined partition's flag
+/// then sets the group's. Its items follow the group's: they read only the
+/// group's words of this part, and no partition between reads theirs, so the
+/// order stays valid.
 fn join_pure_readers(
     code: &Code,
     items: &[Item],
-    words: usize,
     parts: Vec<Vec<usize>>,
+    writer: &[u32],
 ) -> Vec<Vec<usize>> {
-    let mut writer = vec![NONE; words];
-    for (p, members) in parts.iter().enumerate() {
-        for &i in members {
-            items[i].each_word(code, |w, write| {
-                if let Some(at) = writer.get_mut(w as usize).filter(|_| write) {
-                    *at = p as u32;
-                }
-            });
-        }
-    }
     let mut group_of = vec![0; parts.len()];
     let mut groups: Vec<Group> = Vec::with_capacity(parts.len());
     for (p, members) in parts.into_iter().enumerate() {
@@ -219,7 +212,7 @@ mod tests {
         let n = MAX_ITEMS as u32 + 1;
         let items = chain(0, 100, n);
         assert_eq!(
-            opened(&code, &items, 200).len(),
+            opened(&code, &items, 200).0.len(),
             2,
             "the overflow opens one"
         );
