@@ -129,7 +129,7 @@ pub use error::SimError;
 pub use flatten::{flatten, FlatDesign};
 pub use jit::{
     enable_perf_map, CodeCache, CompileStats, JitError, Malformed, MalformedCommit, PerfMapError,
-    MAX_FLAGS, TUNE_AFTER,
+    MAX_FLAGS, TUNE_AFTER, UNTESTED_FROM,
 };
 pub use levelize::levelize;
 pub use ports::PortHandle;

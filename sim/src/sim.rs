@@ -652,8 +652,8 @@ impl Simulator {
     /// (about as many cycles; [`TUNE_AFTER`] unless told otherwise), or never
     /// (`None`): the engine first built tests every partition of the design
     /// before running it and counts its runs, and is then built again with the
-    /// partitions that ran in at least half of the settles (of the cycles, for
-    /// logic the outputs depend on that settles more often) running at every
+    /// partitions that ran in at least [`UNTESTED_FROM`](crate::UNTESTED_FROM) (58 %) of the settles
+    /// (of the cycles, for logic the outputs depend on that settles more often) running at every
     /// settle, untested. The results are the same either way; the tuned engine is
     /// faster when much of the design changes in most cycles. Takes effect while
     /// the first engine profiles (a tuned engine stays as it is).

@@ -114,7 +114,7 @@ pub use edge::MalformedEdge;
 pub use perf_map::{enable_perf_map, PerfMapError};
 pub use plan::Malformed;
 pub(crate) use tune::Tuning;
-pub use tune::TUNE_AFTER;
+pub use tune::{TUNE_AFTER, UNTESTED_FROM};
 
 use crate::clock::Fired;
 use crate::demand::Part;
