@@ -51,9 +51,10 @@ use crate::state::DomainState;
 /// performance log).
 pub const TUNE_AFTER: u64 = 1024;
 
-/// The share of its chances (settles, cycles or clock edges; see
-/// [`Profile::always`]) in which a partition or copy must have run to run
-/// untested in the tuned engine: 58 in 100, numerator and denominator.
+/// The share of its chances (for a partition, its part's settles or the cycles,
+/// whichever are fewer; for a register copy, its domain's clock edges) in which a
+/// partition or copy must have run during the profile to run untested in the
+/// tuned engine: 58 in 100, numerator and denominator.
 pub const UNTESTED_FROM: (u64, u64) = (58, 100);
 
 /// The partitions (by flag) that run at every settle without a test; every flag
