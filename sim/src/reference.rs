@@ -458,48 +458,80 @@ fn compare(sim: &mut Simulator, r: &Reference<'_>, seed: u64, when: &str) {
     }
 }
 
-/// Runs design `seed` for `cycles` cycles on `backend` against the reference. The
-/// compiled engine is tuned from its profile a third of the way through; returns
-/// the tuned engine's partitions that run untested, and all its partitions.
-fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) -> Option<(usize, usize)> {
-    let flat = design(seed, widths);
-    let mut sim = Simulator::from_flat_with(&flat, backend).expect("compiles");
-    sim.set_tune_after(Some(cycles as u64 / 3));
-    let mut r = Reference::new(&flat);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef);
-    // Reset inputs start inactive.
-    let active = (flat.domains[0].polarity == ResetPolarity::ActiveHigh) as u64;
-    if let Some(rst) = flat.domains[0].reset {
-        r.set(rst, &[1 - active]);
+/// The random stimulus of a design: its inputs (clocks aside), each set in about
+/// seven cycles of ten to random words, resets mostly to their inactive level.
+struct Stimulus<'a> {
+    flat: &'a FlatDesign,
+    inputs: Vec<&'a Port>,
+    rng: ChaCha8Rng,
+    /// The level that asserts the first domain's reset.
+    active: u64,
+}
+
+impl<'a> Stimulus<'a> {
+    /// The stimulus of design `seed`.
+    fn new(flat: &'a FlatDesign, seed: u64) -> Stimulus<'a> {
+        let inputs = flat
+            .ports
+            .iter()
+            .filter(|p| p.direction == Direction::Input && p.kind != PortKind::Clock)
+            .collect();
+        Stimulus {
+            flat,
+            inputs,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef),
+            active: (flat.domains[0].polarity == ResetPolarity::ActiveHigh) as u64,
+        }
     }
-    if flat.domains.len() > 1 {
-        sim.set_clock_period("d1", 1500).expect("a domain");
-    }
-    let inputs: Vec<&Port> = flat
-        .ports
-        .iter()
-        .filter(|p| p.direction == Direction::Input && p.kind != PortKind::Clock)
-        .collect();
-    for cycle in 0..cycles {
-        for p in &inputs {
-            let w = flat.nets[p.net.0 as usize].width;
-            let mut v: Vec<u64> = (0..words(w)).map(|_| rng.gen()).collect();
+
+    /// The inputs one cycle sets, with their new words.
+    fn cycle(&mut self) -> Vec<(&'a Port, Vec<u64>)> {
+        let mut set = Vec::new();
+        for &p in &self.inputs {
+            let w = self.flat.nets[p.net.0 as usize].width;
+            let mut v: Vec<u64> = (0..words(w)).map(|_| self.rng.gen()).collect();
             if let Some(top) = v.last_mut() {
                 *top &= last_mask(w);
             }
             if p.kind == PortKind::Reset {
                 // Mostly inactive.
-                v[0] = if rng.gen_bool(0.15) {
-                    active
+                v[0] = if self.rng.gen_bool(0.15) {
+                    self.active
                 } else {
-                    1 - active
+                    1 - self.active
                 };
             }
-            if rng.gen_bool(0.7) {
-                sim.set(&p.name, &Bits::from_words(&v, w))
-                    .expect("an input");
-                r.set(p.net, &v);
+            if self.rng.gen_bool(0.7) {
+                set.push((p, v));
             }
+        }
+        set
+    }
+}
+
+/// Runs design `seed` for `cycles` cycles on `backend` against the reference. The
+/// compiled engine profiles the second third of the cycles and runs tuned from
+/// there; returns the tuned engine's partitions that run untested, and all its
+/// partitions.
+fn run(seed: u64, widths: Widths, cycles: usize, backend: Backend) -> Option<(usize, usize)> {
+    let flat = design(seed, widths);
+    let mut sim = Simulator::from_flat_with(&flat, backend).expect("compiles");
+    sim.set_tune_after(Some(cycles as u64 / 3));
+    let mut r = Reference::new(&flat);
+    let mut stimulus = Stimulus::new(&flat, seed);
+    // Reset inputs start inactive.
+    if let Some(rst) = flat.domains[0].reset {
+        r.set(rst, &[1 - stimulus.active]);
+    }
+    if flat.domains.len() > 1 {
+        sim.set_clock_period("d1", 1500).expect("a domain");
+    }
+    for cycle in 0..cycles {
+        for (p, v) in stimulus.cycle() {
+            let w = flat.nets[p.net.0 as usize].width;
+            sim.set(&p.name, &Bits::from_words(&v, w))
+                .expect("an input");
+            r.set(p.net, &v);
         }
         r.settle();
         compare(
@@ -532,6 +564,47 @@ fn run_designs(seeds: impl Iterator<Item = u64>, widths: Widths, cycles: usize) 
         0 < always && always < all,
         "{always} of {all} partitions run untested: both kinds must be exercised"
     );
+}
+
+/// Runs design `seed` for 40 cycles on the interpreter, the compiled engine
+/// taking over at cycle `takeover`, with a profile from cycle 12; returns the
+/// cycle the tuned engine took over at and its partitions that run untested.
+fn tuned_after_takeover(seed: u64, takeover: u64) -> (u64, usize) {
+    let flat = design(seed, NARROW);
+    let mut sim = Simulator::from_flat_with(&flat, Backend::Interpreted).expect("compiles");
+    sim.set_tune_after(Some(12));
+    let mut stimulus = Stimulus::new(&flat, seed);
+    for cycle in 0..40 {
+        if cycle == takeover {
+            sim.compile_now();
+        }
+        for (p, v) in stimulus.cycle() {
+            let w = flat.nets[p.net.0 as usize].width;
+            sim.set(&p.name, &Bits::from_words(&v, w))
+                .expect("an input");
+        }
+        sim.step_edge();
+    }
+    let (from, stats) = sim.tuned_stats().expect("tuned");
+    (from, stats.tuned.expect("a tuned engine").0)
+}
+
+/// The profile counts the same cycles whatever cycle before them the compiled
+/// engine took over at, so every run of the same stimulus is tuned alike: the
+/// same partitions untested, from the same cycle.
+#[test]
+fn the_tuning_does_not_depend_on_when_the_compiled_engine_took_over() {
+    for seed in 0..40 {
+        let from_start = tuned_after_takeover(seed, 0);
+        for takeover in [1, 5, 11] {
+            assert_eq!(
+                tuned_after_takeover(seed, takeover),
+                from_start,
+                "seed {seed}: (tuned from cycle, untested partitions), compiled from \
+                 cycle {takeover} against from the first"
+            );
+        }
+    }
 }
 
 #[test]

@@ -629,12 +629,36 @@ impl Simulator {
         match self.jit.ready_mut() {
             Some(c) => {
                 c.run(&mut self.vals, dirty, part);
-                if c.tunable(self.tune_after) {
-                    self.tune();
+                if c.profiling() {
+                    self.profiled();
                 }
             }
             None => exec::run(&self.prog.code, &mut self.vals, dirty, part),
         }
+    }
+
+    /// After a settle of the profiling engine: opens its profile's window at
+    /// cycle [`tune_after`](Self::set_tune_after), and tunes once the window is
+    /// complete.
+    #[inline(never)]
+    fn profiled(&mut self) {
+        let cycle = self.cycles();
+        if let Some(c) = self.jit.ready_mut() {
+            if c.profile_complete(cycle, self.tune_after) {
+                self.tune();
+            }
+        }
+    }
+
+    /// Test only: builds the compiled engine now; it takes over from the
+    /// interpreter at the next settle, as a tiered start's does once its
+    /// background build is done.
+    #[cfg(test)]
+    pub(crate) fn compile_now(&mut self) {
+        let source = jit_source(&self.prog, &self.ports, &self.named, &self.domains);
+        let compiled = Compiled::obtain(source, Tuning::Profiling, None).expect("compiles");
+        self.jit = Jit::running(compiled);
+        self.compiled_from = Some(self.cycles());
     }
 
     /// Builds the compiled engine again, tuned from its profile (see
@@ -649,9 +673,11 @@ impl Simulator {
     }
 
     /// Tunes the compiled engine from a profile of `settles` settles of the logic
-    /// (about as many cycles; [`TUNE_AFTER`] unless told otherwise), or never
-    /// (`None`): the engine first built tests every partition of the design
-    /// before running it and counts its runs, and is then built again with the
+    /// (about as many cycles) from cycle `settles` on ([`TUNE_AFTER`] unless told
+    /// otherwise), or never (`None`): the engine first built tests every
+    /// partition of the design before running it and counts its runs in that
+    /// window (from its first settle if it took over later), and is then built
+    /// again with the
     /// partitions that ran in at least [`UNTESTED_FROM`](crate::UNTESTED_FROM) (58 %) of the settles
     /// (of the cycles, for logic the outputs depend on that settles more often) running at every
     /// settle, untested. The results are the same either way; the tuned engine is

@@ -129,7 +129,7 @@ impl Jit {
         }
     }
 
-    /// Tunes the running engine from its profile (see [`Compiled::tunable`]):
+    /// Tunes the running engine from its profile (see [`Compiled::profile_complete`]):
     /// builds the tuned engine of `source` (the running one's) in the background
     /// if `background`, else at once, and adopts it when it is ready. Nothing
     /// happens unless a profiling engine runs and nothing else is being built.

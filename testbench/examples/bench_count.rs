@@ -3,8 +3,9 @@
 //! the first cycle, the one tuned from its profile from the settle that
 //! completes it, both built before the simulation goes on; or Verilator at the
 //! settings `bench` uses), reset, then `--cycles` cycles of `bench`'s stimulus
-//! through [`testbench::bench::drive`], after as many untimed cycles again
-//! (past the tuning, `sim::TUNE_AFTER`) in the same function. Counted at two
+//! through [`testbench::bench::drive`], after 3 × `sim::TUNE_AFTER` untimed
+//! cycles in the same function (past the tuning: the profile's window opens at
+//! cycle `TUNE_AFTER` and counts as many settles). Counted at two
 //! lengths, the difference divided by the difference in cycles is the marginal
 //! cost of a cycle, warm-up and start-up cancelled:
 //!
@@ -55,7 +56,7 @@ fn main() -> anyhow::Result<()> {
     let stim = bench::stimulus(dut.as_ref());
     let (outputs, mut buf) = bench::outputs(dut.as_ref());
     dut.reset(2);
-    let warm_up = 2 * TUNE_AFTER as usize;
+    let warm_up = 3 * TUNE_AFTER as usize;
     let mut sink = bench::drive(dut.as_mut(), &stim, 0, warm_up, (&outputs, &mut buf));
     sink ^= bench::drive(dut.as_mut(), &stim, warm_up, cycles, (&outputs, &mut buf));
     println!(

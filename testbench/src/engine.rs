@@ -649,16 +649,16 @@ mod tests {
         let start = tiered.compiled_start().expect("built and switched to");
         assert!(start.cycle <= 3, "{start:?}");
         assert_eq!(start.tuned, None, "3 cycles are too few to tune");
-        // Past the profile's length, the tuned engine takes over (in the
-        // background: waited for here).
+        // Past the profile's window (from cycle 10, 10 settles), the tuned
+        // engine takes over (in the background: waited for here).
         tiered.simulator().set_tune_after(Some(10));
-        tiered.step_cycles(20);
+        tiered.step_cycles(25);
         tiered.simulator().finish_compile().unwrap();
         let tuned = tiered.compiled_start().and_then(|c| c.tuned);
         let tuned = tuned.expect("tuned after 10 settles");
         assert!(
-            (4..=23).contains(&tuned.cycle),
-            "after the profile began: {tuned:?}"
+            (20..=28).contains(&tuned.cycle),
+            "after the profile's window: {tuned:?}"
         );
         assert!(tuned.untested <= tuned.partitions && tuned.partitions > 0);
     }
@@ -677,7 +677,9 @@ mod tests {
         let (mut dut, _) = Engine::Compiled.build(&m, false, &clocks).unwrap();
         assert_eq!(dut.engine(), Engine::Compiled);
         assert_eq!(dut.compiled_start().map(|c| c.cycle), Some(0));
-        let bound = 2 * sim::TUNE_AFTER;
+        // The profile's window opens at cycle `TUNE_AFTER` and counts as many
+        // settles.
+        let bound = 3 * sim::TUNE_AFTER;
         let mut tuned = None;
         for cycle in 1..=bound {
             dut.step();

@@ -584,13 +584,24 @@ impl Compiled {
         self.profile.is_some()
     }
 
-    /// Whether the engine is profiling and has counted at least `after` settles
-    /// of the rest of the design (see [`TUNE_AFTER`]).
-    #[inline]
-    pub fn tunable(&self, after: u64) -> bool {
-        self.profile
-            .as_ref()
-            .is_some_and(|p| p.rest_settles() >= after)
+    /// After a settle at cycle `cycle` of a profiling engine: opens its profile's
+    /// window after its first settle at or after cycle `after`, dropping the runs,
+    /// settles and edges counted until then (see [`TUNE_AFTER`]), and says
+    /// whether the window has since counted `after` settles of the rest of the
+    /// design: the profile is complete. False for an engine that does not
+    /// profile.
+    pub fn profile_complete(&mut self, cycle: u64, after: u64) -> bool {
+        let Some(profile) = &mut self.profile else {
+            return false;
+        };
+        if profile.is_open() {
+            return profile.rest_settles() >= after;
+        }
+        if cycle >= after {
+            profile.open();
+            self.flags[self.flag_words..].fill(0);
+        }
+        false
     }
 
     /// The tuning of a build from the profile so far (`None` if the engine does
