@@ -13,14 +13,10 @@
 //! An entry is a magic string, the payload's length, its checksum and the payload
 //! (the [`Built`] serialized by `postcard`): a file that is truncated or changed,
 //! or was written by another format, is a miss, compiled afresh and replaced. The
-//! checksum is a 64-bit rotate-multiply hash of the payload's words, not a
-//! SHA-256: it is taken at every start, over a payload of hundreds of kilobytes,
-//! where a SHA-256 without the CPU's SHA instructions would cost more than the
-//! rest of the load. It changes whenever one word of the payload does (each step
-//! of the hash is a bijection of its state), and guards against damage, not
-//! against a hostile writer: like the cache's compiled engines, whose machine code
-//! the simulator runs, its programs are trusted to be the ones this compiler
-//! wrote.
+//! checksum is the code cache's 64-bit one ([`checksum`]), as for compiled
+//! engines: it guards against damage, not against a hostile writer; like the
+//! cache's compiled engines, whose machine code the simulator runs, its programs
+//! are trusted to be the ones this compiler wrote.
 
 use crate::clock::MAX_DOMAINS;
 use crate::compile::{compile, Program};
@@ -28,14 +24,12 @@ use crate::cones::domain_bit;
 use crate::demand;
 use crate::error::SimError;
 use crate::flatten::FlatDesign;
-use crate::fxhash::FxHasher;
 use crate::instr::Span;
-use crate::jit::{framed, unframed, Entry};
+use crate::jit::{checksum, framed, unframed, Entry};
 use crate::sim::{DomainInfo, NamedNet, PortInfo};
 use crate::wide::last_mask;
 use hdl::ir::{Direction, PortKind, ResetPolarity};
 use serde::{Deserialize, Serialize};
-use std::hash::Hasher;
 use std::sync::Arc;
 
 /// What a compile of one design made. A clone shares the program and the names.
@@ -169,11 +163,4 @@ impl Built {
             .link_kernels();
         Some(built)
     }
-}
-
-/// The checksum of a stored payload (see the module docs).
-fn checksum(payload: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(payload);
-    h.finish()
 }

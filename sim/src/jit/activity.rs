@@ -128,7 +128,7 @@ fn each_copy_read(first: usize, domains: &[DomainState], mut f: impl FnMut(u32, 
 
 /// Lists of flags to set, one per entry (a register commit, a shadowed register,
 /// an input, a word).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Fanout {
     /// `flags[starts[i]..starts[i + 1]]` are entry `i`'s.
     starts: Vec<u32>,
@@ -153,6 +153,31 @@ impl Fanout {
             f.starts.push(f.flags.len() as u32);
         }
         f
+    }
+
+    /// The fanout of the entries' lists `flags[starts[i]..starts[i + 1]]`, or
+    /// `None` unless `starts` begins at 0, never decreases and ends at the length
+    /// of `flags`.
+    pub fn from_parts(starts: Vec<u32>, flags: Vec<u32>) -> Option<Fanout> {
+        let fits = starts.first() == Some(&0)
+            && starts.windows(2).all(|w| w[0] <= w[1])
+            && starts.last().map(|&e| e as usize) == Some(flags.len());
+        fits.then_some(Fanout { starts, flags })
+    }
+
+    /// Where each entry's list starts (one more, its end), and the lists.
+    pub fn parts(&self) -> (&[u32], &[u32]) {
+        (&self.starts, &self.flags)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// The largest flag any entry sets.
+    pub fn max_flag(&self) -> Option<u32> {
+        self.flags.iter().copied().max()
     }
 
     /// The flags entry `i` sets.

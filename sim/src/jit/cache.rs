@@ -24,6 +24,7 @@
 
 use super::image::Image;
 use super::{Source, Tuning};
+use crate::fxhash::FxHasher;
 use cranelift_codegen::isa::TargetIsa;
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
@@ -179,6 +180,19 @@ pub(crate) fn unframed<'a, const N: usize>(
     let (len, rest) = rest.split_first_chunk::<8>()?;
     let (sum, payload) = rest.split_first_chunk::<N>()?;
     (u64::from_le_bytes(*len) == payload.len() as u64).then_some((*sum, payload))
+}
+
+/// The checksum of a stored payload: a 64-bit rotate-multiply hash of its words,
+/// not a SHA-256. It is taken at every load, over payloads of hundreds of
+/// kilobytes, where a SHA-256 cost about as much as the rest of an engine's load.
+/// It changes whenever one word of the payload does (each step of the hash is a
+/// bijection of its state), and guards against damage, not against a hostile
+/// writer: the cache's entries are trusted to be what this crate wrote (see the
+/// engine's safety argument).
+pub(crate) fn checksum(payload: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(payload);
+    h.finish()
 }
 
 /// Feeds a [`Hash`] into a SHA-256.

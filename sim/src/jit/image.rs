@@ -10,13 +10,13 @@
 //! [`Image::load`], so every test of the compiled engine runs the loader a cached
 //! engine runs.
 
-use super::cache::{framed, unframed};
+use super::cache::{checksum, framed, unframed};
+use super::summary::Summary;
 use super::{EdgeFunction, Function, JitError};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::function::FunctionParameters;
 use cranelift_codegen::ir::{ExternalName, UserExternalName};
 use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
-use sha2::{Digest, Sha256};
 
 /// A Rust function the emitted code calls, by the index its call names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,13 +73,16 @@ pub(super) const EDGE_GROUPS: usize = 3;
 /// Every group of functions of an image.
 pub(super) const GROUPS: usize = PARTS + EDGE_GROUPS;
 
-/// Machine code of the compiled engine, not yet in executable memory.
+/// Machine code of the compiled engine, not yet in executable memory, with the
+/// summary of the plans it was emitted from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Image {
     code: Vec<u8>,
     /// Per group, where each function begins in `code`.
     entries: [Vec<u32>; GROUPS],
     patches: Vec<Patch>,
+    /// What the engine needs of the plans (see [`summary`](super::summary)).
+    pub(super) summary: Summary,
 }
 
 /// Functions are placed at multiples of this many bytes (what Cranelift prefers
@@ -87,7 +90,7 @@ pub(crate) struct Image {
 const ALIGN: usize = 64;
 
 /// The first bytes of a stored image.
-const MAGIC: &[u8; 8] = b"WSIMAGE2";
+const MAGIC: &[u8; 8] = b"WSIMAGE4";
 
 impl Image {
     /// Appends the function `name`, compiled into `compiled` from a function with
@@ -192,8 +195,8 @@ impl Image {
         })
     }
 
-    /// The image as bytes: a magic number, the payload's length and SHA-256, and
-    /// the payload (code, entries, patches; little-endian).
+    /// The image as bytes: a magic number, the payload's length and checksum, and
+    /// the payload (code length, entries, patches, summary, code; little-endian).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut payload = Vec::with_capacity(self.code.len() + 16 * self.patches.len() + 64);
         let put = |payload: &mut Vec<u8>, bytes: &[u8]| payload.extend_from_slice(bytes);
@@ -210,16 +213,17 @@ impl Image {
             put(&mut payload, &(p.callback as u32).to_le_bytes());
             put(&mut payload, &p.addend.to_le_bytes());
         }
+        self.summary.write(&mut payload);
         payload.extend_from_slice(&self.code);
-        framed(MAGIC, &Sha256::digest(&payload), &payload)
+        framed(MAGIC, &checksum(&payload).to_le_bytes(), &payload)
     }
 
     /// The image stored as [`to_bytes`](Self::to_bytes) wrote it; `None` when the
     /// bytes are not such an image (truncated, changed, or of another format), or
     /// when an entry or patch lies outside its code.
     pub fn from_bytes(bytes: &[u8]) -> Option<Image> {
-        let (sum, payload) = unframed::<32>(bytes, MAGIC)?;
-        if Sha256::digest(payload).as_slice() != sum {
+        let (sum, payload) = unframed::<8>(bytes, MAGIC)?;
+        if checksum(payload) != u64::from_le_bytes(sum) {
             return None;
         }
         parse(payload)
@@ -244,6 +248,7 @@ fn parse(payload: &[u8]) -> Option<Image> {
             addend: i64::from_le_bytes(r.take(8)?.try_into().ok()?),
         });
     }
+    let summary = Summary::read(&mut r)?;
     let code = r.take(code_len)?.to_vec();
     let inside = entries.iter().flatten().all(|&e| (e as usize) < code_len)
         && patches.iter().all(|p| p.at as usize + 8 <= code_len);
@@ -251,13 +256,19 @@ fn parse(payload: &[u8]) -> Option<Image> {
         code,
         entries,
         patches,
+        summary,
     })
 }
 
 /// The bytes of a payload not read yet.
-struct Reader<'a>(&'a [u8]);
+pub(super) struct Reader<'a>(pub &'a [u8]);
 
 impl<'a> Reader<'a> {
+    /// How many bytes are left.
+    pub fn remaining(&self) -> usize {
+        self.0.len()
+    }
+
     /// The next `n` bytes.
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, tail) = self.0.split_at_checked(n)?;
@@ -266,7 +277,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next little-endian 32-bit word.
-    fn word(&mut self) -> Option<u32> {
+    pub fn word(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 }
@@ -295,7 +306,8 @@ unsafe impl Send for Memory {}
 mod tests {
     use super::*;
 
-    /// An image of 100 bytes of code: a function at 0 and one at 64, one patch.
+    /// An image of 100 bytes of code: a function at 0 and one at 64, one patch,
+    /// a summary with something in every field.
     fn sample() -> Image {
         Image {
             code: (0..100).collect(),
@@ -305,6 +317,7 @@ mod tests {
                 callback: Callback::Move,
                 addend: -3,
             }],
+            summary: super::super::summary::tests::sample(),
         }
     }
 

@@ -68,9 +68,15 @@
 //!   entries Cranelift reported, and the mapping lives as long as [`Compiled`].
 //! - Code from a [`CodeCache`] is the same bytes: its file is named by a SHA-256
 //!   of everything the code depends on (this crate's sources, the host's target
-//!   and flags, the program), carries a SHA-256 of its contents, and is checked
-//!   for entries and patches inside its code and for the function count the
-//!   program needs. The cache directory is trusted as Verilator's model cache is
+//!   and flags, the program, the tuning), carries a checksum of its contents
+//!   ([`cache::checksum`]), and is checked for entries and patches inside its
+//!   code. It carries the summary
+//!   of the plans it was emitted from ([`summary`]), which a load takes instead
+//!   of planning the program again: the plans' checks above passed when that
+//!   code was built from this very program. The summary is checked to fit the
+//!   program: the function counts of the code, a run loop for every step its run
+//!   calls name, one list of flags per input and every flag below the flag
+//!   count. The cache directory is trusted as Verilator's model cache is
 //!   (whoever can write it can run code, as with any build directory).
 //! - The program the callbacks read (wide operations) is a copy owned by
 //!   [`Compiled`], boxed and never changed, so it outlives every call; a callback
@@ -99,13 +105,14 @@ mod partition;
 mod perf_map;
 mod plan;
 mod remat;
+mod summary;
 mod tune;
 mod unstored;
 mod vector;
 mod wide;
 
 pub use cache::CodeCache;
-pub(crate) use cache::{framed, unframed, Entry, ShaWriter};
+pub(crate) use cache::{checksum, framed, unframed, Entry, ShaWriter};
 
 pub use commit::MalformedCommit;
 pub(crate) use cycle::OneClock;
@@ -296,7 +303,11 @@ impl Prepared {
         let plans = [outputs, rest];
         commit::check(&source.edge.domains, source.words)?;
         edge::check(&source.edge, source.words)?;
-        check_flags(flag_space(&plans, &source.edge.domains, &tuning))?;
+        check_flags(flag_space(
+            activity::flags(&plans),
+            &source.edge.domains,
+            &tuning,
+        ))?;
         // The program is checked: its words can be walked.
         let readers = |remat: &Remat| {
             activity::Readers::new(
@@ -328,8 +339,9 @@ impl Prepared {
         let always = self.tuning.always();
         let activity = emit::Activity {
             always,
-            counts: (self.tuning == Tuning::Profiling)
-                .then(|| flag_count(&self.plans, &self.source.edge.domains) as u32),
+            counts: (self.tuning == Tuning::Profiling).then(|| {
+                flag_count(activity::flags(&self.plans), &self.source.edge.domains) as u32
+            }),
         };
         for (group, plan) in self.plans.iter().enumerate() {
             let words = emit::Words {
@@ -354,23 +366,28 @@ impl Prepared {
             wakes,
             activity.counts,
         )?;
+        image.summary =
+            summary::Summary::of(&self.plans, &self.readers, always, &self.source.inputs);
         Ok(image)
     }
+}
 
-    /// The engine running `image`, which must have been built from this source;
-    /// `started` is when the build or load began.
-    fn assemble(self, image: &Image, started: Instant, cached: bool) -> Result<Compiled, JitError> {
-        let Prepared {
-            source,
-            tuning,
-            plans,
-            readers,
-            ..
-        } = self;
+impl Compiled {
+    /// The engine of `source` for `tuning` running `image`, which was built from
+    /// that source for that tuning (just now, or stored in a [`CodeCache`] under
+    /// their digest): its plans are the image's summary; `started` is when the
+    /// build or load began.
+    fn assemble(
+        (source, tuning): (Source, Tuning),
+        image: &Image,
+        started: Instant,
+        cached: bool,
+    ) -> Result<Compiled, JitError> {
+        let plans = &image.summary;
         let domains = source.edge.domains.len();
         let expected = [
-            plans[0].functions.len(),
-            plans[1].functions.len(),
+            plans.parts[0].functions as usize,
+            plans.parts[1].functions as usize,
             domains,
             domains,
             domains,
@@ -381,39 +398,47 @@ impl Prepared {
                 "the code has {found:?} functions per group where the program needs {expected:?}"
             )));
         }
+        let partitions = plans.partitions();
+        let flag_words = flag_count(partitions, &source.edge.domains);
+        let space = flag_space(partitions, &source.edge.domains, &tuning);
+        check_flags(space)?;
+        let wake = &plans.input_wake;
+        if wake.len() != source.inputs.len()
+            || wake.max_flag().is_some_and(|f| f as usize >= flag_words)
+        {
+            return Err(JitError::Codegen(format!(
+                "the inputs wake {} lists of flags up to {:?} where the program has {} inputs and {flag_words} flags",
+                wake.len(),
+                wake.max_flag(),
+                source.inputs.len()
+            )));
+        }
+        let runs = run_calls(&source.code, plans)?;
         let executable = image.load(tuning.name())?;
-        let count = |f: fn(&plan::Plan) -> usize| plans.iter().map(f).sum();
         let stats = CompileStats {
-            records: count(|p| p.unrolled),
-            runs: count(|p| p.calls.len()),
-            vector_runs: count(|p| {
-                let vector = |i: &&plan::Item| matches!(i, plan::Item::Vector { .. });
-                p.items.iter().filter(vector).count()
-            }),
-            functions: count(|p| p.functions.len()),
+            records: plans.total(|p| p.unrolled as usize),
+            runs: runs.len(),
+            vector_runs: plans.total(|p| p.vector_runs as usize),
+            functions: plans.total(|p| p.functions as usize),
             time: started.elapsed(),
             cached,
             tuned: match &tuning {
                 Tuning::Profiling => None,
-                Tuning::Tuned(always) => {
-                    let partitions = activity::flags(&plans);
-                    Some((always.below(partitions), partitions))
-                }
+                Tuning::Tuned(always) => Some((always.below(partitions), partitions)),
             },
         };
-        let runs = run_calls(&source.code, &plans)?;
         // Every flag starts set (the first settle runs everything), every count 0.
-        let flag_words = flag_count(&plans, &source.edge.domains);
         let mut flags = vec![1; flag_words];
-        flags.resize(flag_space(&plans, &source.edge.domains, &tuning), 0);
+        flags.resize(space, 0);
+        let outputs = plans.parts[0].partitions;
         Ok(Compiled {
             executable,
             flags,
             flag_words,
             profile: (tuning == Tuning::Profiling)
-                .then(|| tune::Profile::new(&plans, &source.edge.domains)),
+                .then(|| tune::Profile::new((outputs, partitions as u32), &source.edge.domains)),
             first: None,
-            input_wake: activity::Fanout::of_spans(&readers, tuning.always(), source.inputs),
+            input_wake: wake.clone(),
             code: Box::new(source.code),
             runs,
             words: source.words,
@@ -426,11 +451,13 @@ impl Prepared {
 
 /// The run calls of `plans`, by their index: each step's loop for the compiled
 /// engine, its instance count and template record.
-fn run_calls(code: &Code, plans: &[plan::Plan; 2]) -> Result<Box<[RunCall]>, JitError> {
-    let steps = plans.iter().flat_map(|p| &p.calls);
+fn run_calls(code: &Code, plans: &summary::Summary) -> Result<Box<[RunCall]>, JitError> {
+    let steps = plans.parts.iter().flat_map(|p| &p.calls);
     steps
         .map(|&step| {
-            let s = &code.steps[step as usize];
+            let s = code.steps.get(step as usize).ok_or_else(|| {
+                JitError::Codegen(format!("a run call names step {step}, past the program's"))
+            })?;
             let kernel = kernels::run_kernel(s.kind, s.mode).ok_or_else(|| {
                 JitError::Codegen(format!("step {step} ({:?}) has no run loop", s.kind))
             })?;
@@ -457,7 +484,8 @@ impl Compiled {
     ) -> Result<(Compiled, Image), JitError> {
         let prepared = Prepared::new(source, tuning)?;
         let image = prepared.image(isa)?;
-        Ok((prepared.assemble(&image, started, false)?, image))
+        let source = (prepared.source, prepared.tuning);
+        Ok((Self::assemble(source, &image, started, false)?, image))
     }
 
     /// The engine of `source` built for `tuning`: from `cache` when it holds it,
@@ -477,7 +505,9 @@ impl Compiled {
         };
         let entry = cache.entry(&source, &tuning, &*isa);
         if let Some(image) = entry.load() {
-            return Prepared::new(source, tuning)?.assemble(&image, started, true);
+            commit::check(&source.edge.domains, source.words)?;
+            edge::check(&source.edge, source.words)?;
+            return Self::assemble((source, tuning), &image, started, true);
         }
         let (compiled, image) = Self::build((source, tuning), &*isa, started)?;
         let _ = entry.store(&image);
@@ -690,18 +720,18 @@ fn check_flags(flags: usize) -> Result<(), JitError> {
 
 /// The activity flags of `plans` and of the register copies of `domains`: one per
 /// partition, then one per copy.
-fn flag_count(plans: &[plan::Plan], domains: &[DomainState]) -> usize {
-    activity::flags(plans) + domains.iter().map(|d| d.copies.len()).sum::<usize>()
+fn flag_count(partitions: usize, domains: &[DomainState]) -> usize {
+    partitions + domains.iter().map(|d| d.copies.len()).sum::<usize>()
 }
 
 /// The words the code addresses from the flags: the [`flag_count`], and while
 /// profiling a run count per partition and per copy after them.
-fn flag_space(plans: &[plan::Plan], domains: &[DomainState], tuning: &Tuning) -> usize {
+fn flag_space(partitions: usize, domains: &[DomainState], tuning: &Tuning) -> usize {
     let counts = match tuning {
-        Tuning::Profiling => flag_count(plans, domains),
+        Tuning::Profiling => flag_count(partitions, domains),
         Tuning::Tuned(_) => 0,
     };
-    flag_count(plans, domains) + counts
+    flag_count(partitions, domains) + counts
 }
 
 /// The host's code generator, set up for the compiled engine: code that is not
@@ -1125,6 +1155,105 @@ mod tests {
         }
         // 17 kinds at 8 strides and 9 lengths (8 to 16) are vector code.
         assert_eq!(vector_cases, 17 * 8 * 9);
+    }
+
+    /// An engine loaded from the code cache plans nothing: its plans are the
+    /// summary stored with its code, and it is the engine that was built (the
+    /// same counts, flags, input wakes and run calls, and the same results), for
+    /// the profiling build and a tuned one.
+    #[test]
+    fn a_loaded_engine_is_the_one_built() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+        let kind = Kind::Xor;
+        let t = kernels::test_run_template(kind, &mut rng);
+        let code = program(kind, Mode::Run { strides: 0b011 }, vec![t], 40);
+        let vals = kernels::test_run_storage(kind, &t, &mut rng);
+        let source = Source {
+            code,
+            words: vals.len(),
+            edge: edge_of(&[vec![plain_copy(1, 300, 2)]]),
+            inputs: vec![
+                Span { off: 0, words: 4 },
+                Span {
+                    off: 100,
+                    words: 40,
+                },
+            ],
+            ..Source::default()
+        };
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let cache = CodeCache::new(dir.path());
+        let tunings = [
+            Tuning::Profiling,
+            Tuning::Tuned(tune::Always::from_flags(&[0])),
+        ];
+        for tuning in tunings {
+            let built = Compiled::obtain(source.clone(), tuning.clone(), Some(&cache));
+            let loaded = Compiled::obtain(source.clone(), tuning.clone(), Some(&cache));
+            let (mut built, mut loaded) = (built.expect("built"), loaded.expect("loaded"));
+            let (b, l) = (built.stats(), loaded.stats());
+            assert!(!b.cached && l.cached, "{tuning:?}: built, then loaded");
+            let timeless = |s: CompileStats| CompileStats {
+                time: Duration::ZERO,
+                cached: false,
+                ..s
+            };
+            assert_eq!(timeless(b), timeless(l), "{tuning:?}");
+            assert_eq!(b.runs, 1, "a called loop");
+            assert_eq!(built.flags, loaded.flags, "{tuning:?}");
+            assert_eq!(built.flag_words, loaded.flag_words, "{tuning:?}");
+            assert_eq!(built.input_wake, loaded.input_wake, "{tuning:?}");
+            assert_eq!(built.input_wake.len(), 2);
+            let call = |c: &Compiled| (c.runs.len(), c.runs[0].n, c.runs[0].rec);
+            assert_eq!(call(&built), call(&loaded), "{tuning:?}");
+            let (mut want, mut got) = (vals.clone(), vals.clone());
+            for round in 0..3 {
+                want[100 + round] ^= 0x5a5a;
+                got[100 + round] ^= 0x5a5a;
+                built.input_changed(1);
+                loaded.input_changed(1);
+                built.run_all(&mut want, 1);
+                loaded.run_all(&mut got, 1);
+                built.commit(&mut want, 0);
+                loaded.commit(&mut got, 0);
+                assert_eq!(got, want, "{tuning:?}, round {round}");
+            }
+        }
+    }
+
+    /// A summary that does not fit its program (a run call past its steps, an
+    /// input waking a flag past its flags, inputs it does not have) is an error
+    /// when the engine is assembled, before its code runs.
+    #[test]
+    fn a_summary_that_does_not_fit_the_program_is_an_error() {
+        let source = or_of_input(4, vec![plain_copy(2, 1, 1)]);
+        let isa = host_isa().expect("a host ISA");
+        let prepared = Prepared::new(source.clone(), Tuning::Profiling).expect("plans");
+        let image = prepared.image(&*isa).expect("compiles");
+        let assemble = |image: &Image| {
+            Compiled::assemble(
+                (source.clone(), Tuning::Profiling),
+                image,
+                Instant::now(),
+                true,
+            )
+        };
+        assert!(assemble(&image).is_ok());
+        let broken = |change: &dyn Fn(&mut summary::Summary)| {
+            let mut image = image.clone();
+            change(&mut image.summary);
+            assemble(&image).expect_err("refused").to_string()
+        };
+        let call = broken(&|s| s.parts[1].calls.push(7));
+        assert!(call.contains("step 7"), "{call}");
+        let wake = broken(&|s| {
+            s.input_wake = activity::Fanout::from_parts(vec![0, 1], vec![99]).expect("fits")
+        });
+        assert!(wake.contains("up to Some(99)"), "{wake}");
+        let inputs = broken(&|s| s.input_wake = activity::Fanout::default());
+        assert!(inputs.contains("1 inputs"), "{inputs}");
+        let functions = broken(&|s| s.parts[0].functions += 1);
+        assert!(functions.contains("functions per group"), "{functions}");
     }
 
     /// A hidden field that another partition reads is recomputed there from its

@@ -47,7 +47,6 @@
 //! changed whenever it runs, and would wake them at every edge.
 
 use super::commit;
-use super::plan::Plan;
 use crate::clock::Fired;
 use crate::demand::Part;
 use crate::state::DomainState;
@@ -155,9 +154,9 @@ pub(super) struct Profile {
 }
 
 impl Profile {
-    /// Nothing counted yet, for the partitions of `plans` (the output part's, then
-    /// the rest's) and the copies of `domains`.
-    pub fn new(plans: &[Plan; 2], domains: &[DomainState]) -> Profile {
+    /// Nothing counted yet, for `partitions` partitions (the first `outputs` of
+    /// them the output part's) and the copies of `domains`.
+    pub fn new((outputs, partitions): (u32, u32), domains: &[DomainState]) -> Profile {
         let copies = domains
             .iter()
             .enumerate()
@@ -170,8 +169,8 @@ impl Profile {
         Profile {
             open: false,
             settles: [0; 2],
-            outputs: plans[0].flags(),
-            partitions: plans.iter().map(Plan::flags).sum(),
+            outputs,
+            partitions,
             edges: vec![0; domains.len()],
             copies,
         }
