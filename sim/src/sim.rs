@@ -677,10 +677,10 @@ impl Simulator {
     /// otherwise), or never (`None`): the engine first built tests every
     /// partition of the design before running it and counts its runs in that
     /// window (from its first settle if it took over later), and is then built
-    /// again with the
-    /// partitions that ran in at least [`UNTESTED_FROM`](crate::UNTESTED_FROM) (58 %) of the settles
-    /// (of the cycles, for logic the outputs depend on that settles more often) running at every
-    /// settle, untested. The results are the same either way; the tuned engine is
+    /// again with the partitions that ran in at least
+    /// [`UNTESTED_FROM`](crate::UNTESTED_FROM) (58 %) of the settles (of the
+    /// cycles, for logic the outputs depend on that settles more often) running
+    /// at every settle, untested. The results are the same either way; the tuned engine is
     /// faster when much of the design changes in most cycles. Takes effect while
     /// the first engine profiles (a tuned engine stays as it is).
     pub fn set_tune_after(&mut self, settles: Option<u64>) {

@@ -70,14 +70,14 @@
 //!   of everything the code depends on (this crate's sources, the host's target
 //!   and flags, the program, the tuning), carries a checksum of its contents
 //!   ([`cache::checksum`]), and is checked for entries and patches inside its
-//!   code. It carries the summary
-//!   of the plans it was emitted from ([`summary`]), which a load takes instead
-//!   of planning the program again: the plans' checks above passed when that
-//!   code was built from this very program. The summary is checked to fit the
-//!   program: the function counts of the code, a run loop for every step its run
-//!   calls name, one list of flags per input and every flag below the flag
-//!   count. The cache directory is trusted as Verilator's model cache is
-//!   (whoever can write it can run code, as with any build directory).
+//!   code. It also carries the summary of the plans it was emitted from
+//!   ([`summary`]), which a load takes instead of planning the program again: the
+//!   plans' checks above passed when that code was built from this very program.
+//!   The summary is checked to fit the program: the function counts of the code,
+//!   a run loop for every step its run calls name, one list of flags per input
+//!   and every flag below the flag count. The cache directory is trusted as
+//!   Verilator's model cache is (whoever can write it can run code, as with any
+//!   build directory).
 //! - The program the callbacks read (wide operations) is a copy owned by
 //!   [`Compiled`], boxed and never changed, so it outlives every call; a callback
 //!   gets the index of a wide operation that the plan took from that program. The

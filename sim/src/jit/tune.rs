@@ -10,8 +10,8 @@
 //! every such run chooses the same tuning and finds it in the code cache: with
 //! the window starting where the engine took over, Lightning with one core chose
 //! 64 to 67 partitions untested from run to run, each new choice a tuned build
-//! that took over thousands of cycles late. Then the engine
-//! is built again with the partitions that ran in at least [`UNTESTED_FROM`]
+//! that took over thousands of cycles late. Then the engine is built again with
+//! the partitions that ran in at least [`UNTESTED_FROM`]
 //! (58 %) of their part's settles or of the cycles, whichever are fewer, and
 //! the copies that ran in at least that share of their domain's clock edges,
 //! marked [`Always`]: they run every time, inline, without a test, a flag to
