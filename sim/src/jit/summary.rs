@@ -62,7 +62,7 @@ impl Summary {
 
     /// The partitions of both parts (their flags come first, the copies' after).
     pub fn partitions(&self) -> usize {
-        self.parts.iter().map(|p| p.partitions as usize).sum()
+        self.total(|p| p.partitions as usize)
     }
 
     /// A total over both parts.
