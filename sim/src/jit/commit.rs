@@ -15,8 +15,8 @@
 //! A copy runs only when its flag is set (see [`activity`](super::activity)), or
 //! at every edge in an engine tuned from a profile that found it running at most
 //! edges (see [`tune`](super::tune));
-//! eight consecutive flags are tested at once, their dirty words or-ed, before
-//! their own tests, as the settle's are. When
+//! eight consecutive flags are tested at once, their dirty bytes loaded as one
+//! word, before their own tests, as the settle's are. When
 //! steps or copies read the register, the copy notes whether any word changed (an
 //! unrolled copy compares; a moved one counts as changed unless it was disabled; a
 //! broadcast's reset always does) and then sets their flags.
@@ -24,7 +24,7 @@
 use super::activity::Fanout;
 use super::edge::EDGE_PARAMS;
 use super::emit::{
-    continue_if_any_flagged, count_run, enter_if_flagged, or_into_flag, FLAGS_PER_TEST,
+    continue_if_any_flagged, count_run, enter_if_flagged, flag_byte, or_into_flag, FLAGS_PER_TEST,
 };
 use super::tune::Always;
 use crate::state::{DirectCopy, DomainState, NONE};
@@ -336,9 +336,13 @@ pub(super) fn copy_pairs(
     changed
 }
 
-/// Sets the flags `steps` (of the dirty words at `flags`) if `changed` is nonzero:
-/// or-s `changed` into each (no branch, no comparison).
+/// Sets the flags `steps` (of the dirty bytes at `flags`) if `changed` is
+/// nonzero: turns it into a [`flag_byte`] and ors that into each (no branch).
 pub(super) fn wake(b: &mut FunctionBuilder, changed: Value, flags: Value, steps: &[u32]) {
+    if steps.is_empty() {
+        return;
+    }
+    let changed = flag_byte(b, changed);
     for &s in steps {
         or_into_flag(b, flags, s, changed);
     }

@@ -6,16 +6,16 @@
 //! blocks), so a cycle in which most partitions sleep fetches a few cache lines
 //! of tests rather than a line per partition: the code a cycle runs is larger
 //! than the first-level instruction cache, and fetching it is much of its cost.
-//! Eight consecutive flags are also tested at once, their dirty words or-ed,
-//! before their own tests. A word written or read earlier in the same
+//! Eight consecutive flags are also tested at once, their dirty bytes loaded as
+//! one word, before their own tests. A word written or read earlier in the same
 //! segment is taken from the value already in hand (a register, or a spill the
 //! allocator chose) instead of being loaded again; every result is still stored,
 //! so storage is exact after every segment and ports, traces and register commits
 //! read it as they always have. A result that other partitions read is compared
 //! with the word's old value; the differences of the words with the same readers
 //! are or-ed together in a register over the whole segment, and at its end the
-//! difference is or-ed into each reader's dirty word, one read-modify-write
-//! instruction per flag (see [`activity`](super::activity)). Wide operations call
+//! difference becomes a byte, 1 if any word changed, which is or-ed into each
+//! reader's dirty byte (see [`activity`](super::activity)). Wide operations call
 //! back into the word-slice routines.
 
 use super::activity::Readers;
@@ -27,7 +27,7 @@ use crate::exec::Code;
 use crate::instr::{Kind, Rec, Span};
 use crate::vector::RunCall;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I16, I32, I64, I64X2, I8};
+use cranelift_codegen::ir::types::{I16, I32, I64, I8};
 use cranelift_codegen::ir::{
     Block, FuncRef, InstBuilder, MemFlags, SigRef, StackSlot, StackSlotData, StackSlotKind, Value,
 };
@@ -38,8 +38,8 @@ use std::collections::HashMap;
 /// (each holds a register); a new one past it sets the oldest set's flags first.
 const MAX_PENDING: usize = 4;
 
-/// Consecutive flags tested at once (their dirty words or-ed) before their own
-/// tests.
+/// Consecutive flags tested at once (their dirty bytes loaded as one word)
+/// before their own tests.
 pub(super) const FLAGS_PER_TEST: usize = 8;
 
 /// The function's parameters, in order: storage base, storage length, dirty
@@ -72,23 +72,36 @@ pub(super) struct Words<'a> {
 pub(super) struct Activity<'a> {
     /// The partitions that run at every settle, untested.
     pub always: &'a Always,
-    /// While profiling: the index past the last flag, where the dirty words are
-    /// followed by one run count per flag (partition or copy `p`'s at index
-    /// `counts + p`).
+    /// While profiling: the word of the flags past their dirty bytes, where one
+    /// run count per flag follows (partition or copy `p`'s at word `counts +
+    /// p`).
     pub counts: Option<u32>,
 }
 
-/// The byte offset of flag `flag`'s dirty word from the first dirty word.
+/// The byte offset of flag `flag`'s dirty byte from the first dirty byte.
 pub(super) fn flag_at(flag: u32) -> i32 {
-    i32::try_from(u64::from(flag) * 8).expect("flags are bounded by MAX_FLAGS when prepared")
+    i32::try_from(flag).expect("flags are bounded by MAX_FLAGS when prepared")
 }
 
-/// Ors `diff` into flag `flag`'s dirty word (of the dirty words at `flags`): a
-/// load, OR and store of one word, which Cranelift emits as one `or` to memory.
-pub(super) fn or_into_flag(b: &mut FunctionBuilder, flags: Value, flag: u32, diff: Value) {
+/// The byte offset of flag `flag`'s run count, the counts starting at word
+/// `counts` of the flags.
+fn count_at(counts: u32, flag: u32) -> i32 {
+    i32::try_from((u64::from(counts) + u64::from(flag)) * 8)
+        .expect("flags are bounded by MAX_FLAGS when prepared")
+}
+
+/// A byte that is 1 when `value` (a word) is nonzero and 0 otherwise: what
+/// [`or_into_flag`] ors into a flag.
+pub(super) fn flag_byte(b: &mut FunctionBuilder, value: Value) -> Value {
+    b.ins().icmp_imm(IntCC::NotEqual, value, 0)
+}
+
+/// Ors `set` (a [`flag_byte`]) into flag `flag`'s dirty byte (of the dirty
+/// bytes at `flags`): a load, an OR and a store of the byte.
+pub(super) fn or_into_flag(b: &mut FunctionBuilder, flags: Value, flag: u32, set: Value) {
     let at = flag_at(flag);
-    let f = b.ins().load(I64, MemFlags::trusted(), flags, at);
-    let v = b.ins().bor(f, diff);
+    let f = b.ins().load(I8, MemFlags::trusted(), flags, at);
+    let v = b.ins().bor(f, set);
     b.ins().store(MemFlags::trusted(), v, flags, at);
 }
 
@@ -100,20 +113,20 @@ pub(super) fn or_into_flag(b: &mut FunctionBuilder, flags: Value, flag: u32, dif
 pub(super) fn enter_if_flagged(b: &mut FunctionBuilder, flags: Value, flag: u32) -> Block {
     let (body, next) = (b.create_block(), b.create_block());
     let at = flag_at(flag);
-    let set = b.ins().load(I64, MemFlags::trusted(), flags, at);
+    let set = b.ins().load(I8, MemFlags::trusted(), flags, at);
     b.ins().brif(set, body, &[], next, &[]);
     b.set_cold_block(body);
     b.switch_to_block(body);
     b.seal_block(body);
-    let zero = b.ins().iconst(I64, 0);
+    let zero = b.ins().iconst(I8, 0);
     b.ins().store(MemFlags::trusted(), zero, flags, at);
     next
 }
 
 /// Adds 1 to flag `flag`'s run count (of the flags at `flags`, whose counts
-/// start at index `counts`), in a profiling build.
+/// start at word `counts`), in a profiling build.
 pub(super) fn count_run(b: &mut FunctionBuilder, flags: Value, counts: u32, flag: u32) {
-    let at = flag_at(counts + flag);
+    let at = count_at(counts, flag);
     let n = b.ins().load(I64, MemFlags::trusted(), flags, at);
     let n = b.ins().iadd_imm(n, 1);
     b.ins().store(MemFlags::trusted(), n, flags, at);
@@ -129,10 +142,11 @@ fn continue_if(b: &mut FunctionBuilder, cond: Value, skip: Block) {
 }
 
 /// Continues in a new block only when one of the `n` flags from `first` (of the
-/// dirty words at `flags`; at least 2, at most [`FLAGS_PER_TEST`]) is set, their
-/// words or-ed two at a time (an odd count's last pair overlapping the one
-/// before); otherwise the code jumps to `skip`, as for [`continue_if`]. Exact when
-/// only code between here and `skip` sets those flags.
+/// dirty bytes at `flags`; at least 2, at most [`FLAGS_PER_TEST`]) is set, their
+/// bytes loaded as one word (the flags are padded for the last ones) and those
+/// past them masked off; otherwise the code jumps to `skip`, as for
+/// [`continue_if`]. Exact when only code between here and `skip` sets those
+/// flags.
 pub(super) fn continue_if_any_flagged(
     b: &mut FunctionBuilder,
     flags: Value,
@@ -141,19 +155,13 @@ pub(super) fn continue_if_any_flagged(
     skip: Block,
 ) {
     debug_assert!((2..=FLAGS_PER_TEST).contains(&n));
-    let n = n as u32;
-    // Two dirty words per vector load (not necessarily 16-byte aligned).
-    let pair = MemFlags::new().with_notrap();
-    let starts = (0..n - 1).step_by(2).chain((n % 2 == 1).then_some(n - 2));
-    let mut any: Option<Value> = None;
-    for k in starts {
-        let f = b.ins().load(I64X2, pair, flags, flag_at(first + k));
-        any = Some(match any {
-            Some(a) => b.ins().bor(a, f),
-            None => f,
-        });
-    }
-    let any = b.ins().vany_true(any.expect("at least one pair"));
+    // Eight dirty bytes, not necessarily 8-byte aligned.
+    let unaligned = MemFlags::new().with_notrap();
+    let bytes = b.ins().load(I64, unaligned, flags, flag_at(first));
+    let any = match n {
+        FLAGS_PER_TEST => bytes,
+        _ => b.ins().band_imm(bytes, ((1u64 << (8 * n)) - 1) as i64),
+    };
     continue_if(b, any, skip);
 }
 
@@ -262,7 +270,8 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// Segments of consecutive flags, up to [`FLAGS_PER_TEST`]; two or more are
-    /// skipped at once while all their flags are clear (their dirty words or-ed).
+    /// skipped at once while all their flags are clear (their dirty bytes loaded
+    /// as one word).
     /// Exact: a segment's flag is set only by a segment that runs, so while none of
     /// these runs none of their flags can become set.
     fn chunk(&mut self, segments: &[Segment], items: &[Item]) {
@@ -414,25 +423,29 @@ impl<'a, 'b> Emitter<'a, 'b> {
     }
 
     /// Sets the flags of the readers of `changed` that [`wakes`](Self::wakes):
-    /// each reader's dirty word gets the differences of its sets or-ed into it
-    /// ([`or_into_flag`]).
+    /// each set's difference becomes a [`flag_byte`], and each reader's dirty
+    /// byte gets those of its sets or-ed into it ([`or_into_flag`]).
     fn set_flags(&mut self, changed: impl IntoIterator<Item = (&'a [u32], Value)>) {
-        let mut diffs: Vec<(u32, Value)> = Vec::new();
+        let mut sets: Vec<(u32, Value)> = Vec::new();
         for (readers, diff) in changed {
-            diffs.extend(
+            if !readers.iter().any(|&s| self.wakes(s)) {
+                continue;
+            }
+            let set = flag_byte(self.b, diff);
+            sets.extend(
                 readers
                     .iter()
                     .filter(|&&s| self.wakes(s))
-                    .map(|&s| (s, diff)),
+                    .map(|&s| (s, set)),
             );
         }
-        diffs.sort_by_key(|&(s, _)| s);
-        for flag in diffs.chunk_by(|a, b| a.0 == b.0) {
-            let mut diff = flag[0].1;
-            for &(_, d) in &flag[1..] {
-                diff = self.b.ins().bor(diff, d);
+        sets.sort_by_key(|&(s, _)| s);
+        for flag in sets.chunk_by(|a, b| a.0 == b.0) {
+            let mut set = flag[0].1;
+            for &(_, other) in &flag[1..] {
+                set = self.b.ins().bor(set, other);
             }
-            or_into_flag(self.b, self.flags, flag[0].0, diff);
+            or_into_flag(self.b, self.flags, flag[0].0, set);
         }
     }
 
@@ -447,7 +460,7 @@ impl<'a, 'b> Emitter<'a, 'b> {
         wake.dedup();
         wake.retain(|&s| self.wakes(s));
         if !wake.is_empty() {
-            let one = self.b.ins().iconst(I64, 1);
+            let one = self.b.ins().iconst(I8, 1);
             for &s in &wake {
                 self.b
                     .ins()

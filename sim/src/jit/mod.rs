@@ -36,14 +36,16 @@
 //!   shadow buffer, and every word of every memory a port names within memory
 //!   storage. A memory word is addressed only at an address the code compared with
 //!   the memory's depth first.
-//! - The flags are one 64-bit dirty word per step of the program and per register
-//!   copy, owned by [`Compiled`]; the code addresses them only as `flags + 8·i`
-//!   for the index `i` of a step or copy of that program (its own, or a reader
-//!   of a word, from [`activity::Readers`]), and as the 16 bytes at `flags + 8·i`
-//!   when `i` and `i + 1` are among eight consecutive steps, or eight
-//!   consecutive copies of one domain, tested together. A profiling build's
-//!   code also addresses `flags + 8·(n + p)` for the flag count `n` and the
-//!   flag `p` of a partition or copy: the run counts, which [`Compiled`]
+//! - The flags are one dirty byte per partition of the program and per register
+//!   copy, in the first `w` words of a buffer owned by [`Compiled`] (`w` =
+//!   `flag_words(n)` for the flag count `n`: at least `n + 8` bytes); the code
+//!   addresses them only as the byte at `flags + i` for the index `i < n` of a
+//!   partition or copy of that program (its own, or a reader of a word, from
+//!   [`activity::Readers`]), and as the 8 bytes at `flags + i` when `i` is the
+//!   first of up to eight consecutive partitions, or copies of one domain,
+//!   tested together (so `i ≤ n - 2`, within the first `n + 6` bytes). A
+//!   profiling build's code also addresses the word at `flags + 8·(w + p)` for
+//!   the flag `p` of a partition or copy: the run counts, which [`Compiled`]
 //!   allocates after the flags for such a build (and [`Compiled::take_over`]
 //!   copies only the flags).
 //! - The emitted code addresses storage only as `base + 8·offset` for those checked
@@ -180,16 +182,16 @@ pub enum JitError {
 
 /// The most activity flags (partitions and register copies) an engine can have,
 /// with the profiling engine's run counts (one per flag) after them: the
-/// emitted code addresses a flag's 64-bit dirty word, or a count, at a 32-bit byte
-/// offset.
+/// emitted code addresses a flag's dirty byte, or a 64-bit count, at a 32-bit
+/// byte offset.
 pub const MAX_FLAGS: usize = i32::MAX as usize / 8;
 
 /// One emitted function: `(storage base, storage length, dirty sources, program,
-/// steps' dirty words, run calls)`.
+/// flags, run calls)`.
 type Function = unsafe extern "C" fn(*mut u64, u64, u64, *const Code, *mut u64, *const RunCall);
 
 /// One emitted function of a clock edge (see [`edge`]): `(storage base, memory
-/// base, shadow base, steps' dirty words)`.
+/// base, shadow base, flags)`.
 type EdgeFunction = unsafe extern "C" fn(*mut u64, *mut u64, *mut u64, *mut u64);
 
 /// What the compiled engine is built from.
@@ -248,11 +250,14 @@ pub struct CompileStats {
 pub(crate) struct Compiled {
     /// The code, in executable memory while this lives.
     executable: image::Executable,
-    /// One dirty word per step and per register copy: nonzero when a word it reads
+    /// One dirty byte per partition and per register copy, in the first
+    /// [`flag_words`](Self::flag_words) words: nonzero when a word it reads
     /// changed since it ran (see [`activity`]); while profiling, followed by one
     /// run count per partition and per copy (see [`tune`]).
     flags: Vec<u64>,
-    /// The dirty words (the rest of `flags` are run counts).
+    /// The partitions and register copies: the flags.
+    flag_count: usize,
+    /// The words holding the dirty bytes (the rest of `flags` are run counts).
     flag_words: usize,
     /// The settles counted, while profiling.
     profile: Option<tune::Profile>,
@@ -340,7 +345,10 @@ impl Prepared {
         let activity = emit::Activity {
             always,
             counts: (self.tuning == Tuning::Profiling).then(|| {
-                flag_count(activity::flags(&self.plans), &self.source.edge.domains) as u32
+                flag_words(flag_count(
+                    activity::flags(&self.plans),
+                    &self.source.edge.domains,
+                )) as u32
             }),
         };
         for (group, plan) in self.plans.iter().enumerate() {
@@ -399,15 +407,15 @@ impl Compiled {
             )));
         }
         let partitions = plans.partitions();
-        let flag_words = flag_count(partitions, &source.edge.domains);
+        let flag_count = flag_count(partitions, &source.edge.domains);
         let space = flag_space(partitions, &source.edge.domains, &tuning);
         check_flags(space)?;
         let wake = &plans.input_wake;
         if wake.len() != source.inputs.len()
-            || wake.max_flag().is_some_and(|f| f as usize >= flag_words)
+            || wake.max_flag().is_some_and(|f| f as usize >= flag_count)
         {
             return Err(JitError::Codegen(format!(
-                "the inputs wake {} lists of flags up to {:?} where the program has {} inputs and {flag_words} flags",
+                "the inputs wake {} lists of flags up to {:?} where the program has {} inputs and {flag_count} flags",
                 wake.len(),
                 wake.max_flag(),
                 source.inputs.len()
@@ -428,12 +436,14 @@ impl Compiled {
             },
         };
         // Every flag starts set (the first settle runs everything), every count 0.
-        let mut flags = vec![1; flag_words];
-        flags.resize(space, 0);
+        let mut flags = vec![0; space];
+        (0..flag_count).for_each(|f| set_flag(&mut flags, f));
+        let flag_words = flag_words(flag_count);
         let outputs = plans.parts[0].partitions;
         Ok(Compiled {
             executable,
             flags,
+            flag_count,
             flag_words,
             profile: (tuning == Tuning::Profiling)
                 .then(|| tune::Profile::new((outputs, partitions as u32), &source.edge.domains)),
@@ -645,11 +655,14 @@ impl Compiled {
     }
 
     /// Takes over from `running`, an engine of the same program running until now:
-    /// its dirty words, which say what changed since each partition last ran
+    /// its dirty bytes, which say what changed since each partition last ran
     /// (and the first engine's stats).
     pub fn take_over(&mut self, running: &Compiled) {
+        assert_eq!(
+            self.flag_count, running.flag_count,
+            "engines of one program"
+        );
         let n = self.flag_words;
-        assert_eq!(n, running.flag_words, "engines of one program");
         self.flags[..n].copy_from_slice(&running.flags[..n]);
         self.first = Some(running.first_stats());
     }
@@ -659,7 +672,7 @@ impl Compiled {
     #[inline]
     pub fn input_changed(&mut self, index: usize) {
         for &s in self.input_wake.get(index) {
-            self.flags[s as usize] = 1;
+            set_flag(&mut self.flags, s as usize);
         }
     }
 }
@@ -724,14 +737,32 @@ fn flag_count(partitions: usize, domains: &[DomainState]) -> usize {
     partitions + domains.iter().map(|d| d.copies.len()).sum::<usize>()
 }
 
-/// The words the code addresses from the flags: the [`flag_count`], and while
-/// profiling a run count per partition and per copy after them.
+/// The words holding `flags` dirty bytes, one byte a flag, padded so that the
+/// eight bytes a group test loads from any flag lie within them.
+fn flag_words(flags: usize) -> usize {
+    (flags + 8).div_ceil(8)
+}
+
+/// Sets flag `flag`'s dirty byte in `flags`: byte `flag` of the words in memory
+/// order, as the emitted code addresses it.
+#[inline]
+fn set_flag(flags: &mut [u64], flag: usize) {
+    let word = &mut flags[flag / 8];
+    let mut bytes = word.to_ne_bytes();
+    bytes[flag % 8] = 1;
+    *word = u64::from_ne_bytes(bytes);
+}
+
+/// The words the code addresses from the flags: the [`flag_words`] of the
+/// [`flag_count`], and while profiling a run count per partition and per copy
+/// after them.
 fn flag_space(partitions: usize, domains: &[DomainState], tuning: &Tuning) -> usize {
+    let flags = flag_count(partitions, domains);
     let counts = match tuning {
-        Tuning::Profiling => flag_count(partitions, domains),
+        Tuning::Profiling => flags,
         Tuning::Tuned(_) => 0,
     };
-    flag_count(partitions, domains) + counts
+    flag_words(flags) + counts
 }
 
 /// The host's code generator, set up for the compiled engine: code that is not
@@ -949,6 +980,24 @@ mod tests {
         let err = check_flags(MAX_FLAGS + 1).unwrap_err();
         assert!(matches!(err, JitError::TooManyFlags(n) if n == MAX_FLAGS + 1));
         assert!(err.to_string().contains(&(MAX_FLAGS + 1).to_string()));
+    }
+
+    /// Flag `f` is byte `f` of the flags' words, as the emitted code addresses it,
+    /// and the words hold the eight bytes a group test loads from any flag.
+    #[test]
+    fn the_flags_are_bytes_padded_for_a_group_test_from_any_flag() {
+        for n in 0..40 {
+            let words = flag_words(n);
+            assert!(words * 8 >= n + 8, "{n} flags in {words} words");
+            let mut flags = vec![0u64; words];
+            for f in 0..n {
+                set_flag(&mut flags, f);
+                let bytes: Vec<u8> = flags.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                let (set, clear) = bytes.split_at(f + 1);
+                assert!(set.iter().all(|&b| b == 1), "flags up to {f} of {n}");
+                assert!(clear.iter().all(|&b| b == 0), "flags past {f} of {n}");
+            }
+        }
     }
 
     /// Clock domains with the direct register `copies` (one list per domain) and
@@ -1201,6 +1250,7 @@ mod tests {
             assert_eq!(timeless(b), timeless(l), "{tuning:?}");
             assert_eq!(b.runs, 1, "a called loop");
             assert_eq!(built.flags, loaded.flags, "{tuning:?}");
+            assert_eq!(built.flag_count, loaded.flag_count, "{tuning:?}");
             assert_eq!(built.flag_words, loaded.flag_words, "{tuning:?}");
             assert_eq!(built.input_wake, loaded.input_wake, "{tuning:?}");
             assert_eq!(built.input_wake.len(), 2);
@@ -1533,8 +1583,8 @@ mod tests {
             panic!("a profiling engine gives a tuning");
         };
         let (changing, still) = (
-            profiling.flag_words as u32 - 2,
-            profiling.flag_words as u32 - 1,
+            profiling.flag_count as u32 - 2,
+            profiling.flag_count as u32 - 1,
         );
         assert!(always.has(changing), "w2's copy ran at every edge");
         assert!(!always.has(still), "w4's copy ran only at the first");
