@@ -744,13 +744,17 @@ fn flag_words(flags: usize) -> usize {
 }
 
 /// Sets flag `flag`'s dirty byte in `flags`: byte `flag` of the words in memory
-/// order, as the emitted code addresses it.
+/// order, as the emitted code addresses it (a shift and an OR on the host's
+/// byte order, where a byte array of the word went through the stack and
+/// reloaded the word from a byte store on the test bench's input writes).
 #[inline]
 fn set_flag(flags: &mut [u64], flag: usize) {
-    let word = &mut flags[flag / 8];
-    let mut bytes = word.to_ne_bytes();
-    bytes[flag % 8] = 1;
-    *word = u64::from_ne_bytes(bytes);
+    let byte = if cfg!(target_endian = "little") {
+        flag % 8
+    } else {
+        7 - flag % 8
+    };
+    flags[flag / 8] |= 1 << (8 * byte);
 }
 
 /// The words the code addresses from the flags: the [`flag_words`] of the
