@@ -2,7 +2,8 @@
 //! per domain that does what [`state::commit_copies`](crate::state::commit_copies)
 //! does, without its loop or its data-dependent branches. A copy picks its source
 //! with selects (the reset value in reset, the next value when enabled, else the
-//! register itself) and moves its words with plain loads and stores, two words to
+//! register itself; a one-word copy with an enable and no reset to test selects
+//! the value instead) and moves its words with plain loads and stores, two words to
 //! a 128-bit one as the clock edge's samples and shadow commits do
 //! ([`copy_pairs`]), or with a call of [`move_words`] past [`MAX_UNROLLED`] words
 //! or when the source partly overlaps the register; a broadcast run selects word
@@ -454,6 +455,15 @@ impl Copy<'_, '_> {
                 self.store(self.vals, c.dst + k, v);
             }
             return changed;
+        }
+        if let (Some(e), 1) = (enabled, c.len) {
+            // One word: select the value, not its address (the register's own
+            // word is loaded for the comparison anyway).
+            let next = self.load(self.vals, c.src);
+            let own = self.load(self.vals, c.dst);
+            let v = self.b.ins().select(e, next, own);
+            self.store(self.vals, c.dst, v);
+            return self.track.then(|| self.b.ins().bxor(own, v));
         }
         // A disabled register copies onto itself: no data-dependent branch.
         let from = match enabled {
