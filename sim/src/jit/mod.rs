@@ -744,9 +744,8 @@ fn flag_words(flags: usize) -> usize {
 }
 
 /// Sets flag `flag`'s dirty byte in `flags`: byte `flag` of the words in memory
-/// order, as the emitted code addresses it (a shift and an OR on the host's
-/// byte order, where a byte array of the word went through the stack and
-/// reloaded the word from a byte store on the test bench's input writes).
+/// order, as the emitted code addresses it, set by a shift and an OR on the
+/// host's byte order (the test bench's every changed input comes here).
 #[inline]
 fn set_flag(flags: &mut [u64], flag: usize) {
     let byte = if cfg!(target_endian = "little") {
