@@ -156,6 +156,20 @@ impl VerilatorDut {
         }
     }
 
+    /// Why [`Dut::set`] refused `port`: no such port, or a value that does not fit it
+    /// (out of line, so that a write stays short).
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, port: usize) -> DutError {
+        match self.ports.get(port) {
+            None => DutError::UnknownPort(format!("#{port}")),
+            Some(p) => DutError::BadValue {
+                port: p.name.clone(),
+                reason: format!("value does not fit in {} bits", p.width),
+            },
+        }
+    }
+
     fn set_clock(&mut self, domain: usize, level: u64) {
         let port = self.domain_ports[domain].clock;
         self.model
@@ -194,18 +208,13 @@ impl Dut for VerilatorDut {
     }
 
     fn set(&mut self, port: usize, words: &[u64]) -> Result<(), DutError> {
-        let p = self
-            .ports
-            .get(port)
-            .ok_or_else(|| DutError::UnknownPort(format!("#{port}")))?;
-        let fits = words.iter().enumerate().all(|(i, w)| {
-            *w == 0 || 64 * i as u64 + 64 - w.leading_zeros() as u64 <= p.width as u64
+        let fits = self.ports.get(port).is_some_and(|p| {
+            words.iter().enumerate().all(|(i, w)| {
+                *w == 0 || 64 * i as u64 + 64 - w.leading_zeros() as u64 <= p.width as u64
+            })
         });
         if !fits {
-            return Err(DutError::BadValue {
-                port: p.name.clone(),
-                reason: format!("value does not fit in {} bits", p.width),
-            });
+            return Err(self.refused(port));
         }
         self.model.set(port, words)?;
         self.dirty = true;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use libloading::Library;
 
+use super::slot::Layout;
 use super::{shim, BridgeError, PortDirection, PortInfo};
 
 type FnU32 = unsafe extern "C" fn() -> u32;
@@ -12,8 +13,7 @@ type FnPortU32 = unsafe extern "C" fn(u32) -> u32;
 type FnCreate = unsafe extern "C" fn() -> *mut c_void;
 type FnHandle = unsafe extern "C" fn(*mut c_void);
 type FnHandleU32 = unsafe extern "C" fn(*mut c_void) -> u32;
-type FnSet = unsafe extern "C" fn(*mut c_void, u32, *const u32) -> c_int;
-type FnGet = unsafe extern "C" fn(*mut c_void, u32, *mut u32) -> c_int;
+type FnPortAddr = unsafe extern "C" fn(*mut c_void, u32) -> *mut c_void;
 type FnStep = unsafe extern "C" fn(*mut c_void, u32, u64) -> c_int;
 type FnTraceOpen = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type FnTraceDump = unsafe extern "C" fn(*mut c_void, u64);
@@ -24,8 +24,7 @@ pub(super) struct Api {
     pub(super) destroy: FnHandle,
     pub(super) eval: FnHandle,
     pub(super) got_finish: FnHandleU32,
-    pub(super) set_input: FnSet,
-    pub(super) get_port: FnGet,
+    pub(super) port_addr: FnPortAddr,
     pub(super) step: FnStep,
     pub(super) cycles: FnStep,
     pub(super) trace_open: FnTraceOpen,
@@ -68,20 +67,20 @@ impl Loaded {
         })?;
         // SAFETY (all `symbol` calls): the types match the `WS_API` declarations in
         // shim.rs, which generated this library.
-        let (abi, count, width, is_input, has_trace, api) = unsafe {
+        let (abi, count, width, is_input, bytes, has_trace, api) = unsafe {
             (
                 symbol::<FnU32>(&lib, path, b"ws_abi_version\0")?,
                 symbol::<FnU32>(&lib, path, b"ws_port_count\0")?,
                 symbol::<FnPortU32>(&lib, path, b"ws_port_width\0")?,
                 symbol::<FnPortU32>(&lib, path, b"ws_port_is_input\0")?,
+                symbol::<FnPortU32>(&lib, path, b"ws_port_bytes\0")?,
                 symbol::<FnU32>(&lib, path, b"ws_has_trace\0")?,
                 Api {
                     create: symbol(&lib, path, b"ws_create\0")?,
                     destroy: symbol(&lib, path, b"ws_destroy\0")?,
                     eval: symbol(&lib, path, b"ws_eval\0")?,
                     got_finish: symbol(&lib, path, b"ws_got_finish\0")?,
-                    set_input: symbol(&lib, path, b"ws_set_input\0")?,
-                    get_port: symbol(&lib, path, b"ws_get_port\0")?,
+                    port_addr: symbol(&lib, path, b"ws_port_addr\0")?,
                     step: symbol(&lib, path, b"ws_step\0")?,
                     cycles: symbol(&lib, path, b"ws_cycles\0")?,
                     trace_open: symbol(&lib, path, b"ws_trace_open\0")?,
@@ -110,6 +109,15 @@ impl Loaded {
                 let input = p.direction == PortDirection::In;
                 if width(i as u32) != p.width || (is_input(i as u32) != 0) != input {
                     return Err(mismatch(format!("port {i} `{}` differs", p.name)));
+                }
+                let expected = Layout::of(p.width).bytes();
+                if bytes(i as u32) as usize != expected {
+                    return Err(mismatch(format!(
+                        "port {i} `{}` is a member of {} bytes, expected {expected} for {} bits",
+                        p.name,
+                        bytes(i as u32),
+                        p.width
+                    )));
                 }
             }
         }

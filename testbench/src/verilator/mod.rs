@@ -34,6 +34,7 @@ mod header;
 mod library;
 mod model;
 mod shim;
+mod slot;
 mod tools;
 
 use std::path::PathBuf;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::library::Loaded;
+use super::slot::{Layout, Slot};
 use super::VerilatorDesign;
 use super::{build, BridgeError, BuildOptions, BuildReport, PortDirection, PortInfo};
 
@@ -18,13 +19,14 @@ use super::{build, BridgeError, BuildOptions, BuildReport, PortDirection, PortIn
 pub struct VerilatorModel {
     handle: NonNull<c_void>,
     loaded: Arc<Loaded>,
-    /// Zero-padded input words when the caller gives fewer words than the port has.
-    scratch: Vec<u64>,
+    /// Where each port's value lives in this instance, by port index.
+    slots: Vec<Slot>,
     report: BuildReport,
 }
 
 // SAFETY: the handle points to a heap object (`WsModel`: its own VerilatedContext, model
-// and VCD writer) owned exclusively by this value; nothing else references it. Verilator
+// and VCD writer) owned exclusively by this value; nothing else references it, but the
+// slots, which point into it and are used only through this value. Verilator
 // models are single-threaded objects but not bound to a thread: per-thread state
 // (message queues) is flushed at the end of every `eval`, and the VCD writer runs on the
 // calling thread (no `--trace-threads`). So moving the value to another thread between
@@ -74,12 +76,36 @@ impl VerilatorModel {
         // SAFETY: `create` takes no arguments and returns an owned object or null.
         let raw = unsafe { (loaded.api.create)() };
         let handle = NonNull::new(raw).ok_or(BridgeError::CreateFailed)?;
-        Ok(Self {
+        let mut model = Self {
             handle,
             loaded,
-            scratch: Vec::new(),
+            slots: Vec::new(),
             report,
-        })
+        };
+        model.slots = (0..model.loaded.ports.len())
+            .map(|i| model.slot(i))
+            .collect::<Result<_, _>>()?;
+        Ok(model)
+    }
+
+    /// Where port `index` lives in this instance, as the shim gives its address.
+    fn slot(&self, index: usize) -> Result<Slot, BridgeError> {
+        let p = &self.loaded.ports[index];
+        // SAFETY: `handle` is live; `index` is a port index (the shim returns null for
+        // any other).
+        let addr = unsafe { (self.loaded.api.port_addr)(self.handle.as_ptr(), index as u32) };
+        let addr = NonNull::new(addr.cast::<u8>()).ok_or_else(|| BridgeError::Mismatch {
+            path: self.loaded.path.clone(),
+            reason: format!("the shim gave no address for port {index} `{}`", p.name),
+        })?;
+        // SAFETY: the address is that of the port's member inside the model `handle`
+        // owns, which lives on the heap, never moves, and is destroyed only in `drop`,
+        // after the last use of any slot; `Loaded::open` checked that the member's size
+        // is the layout's. Slots are used only through `&self`/`&mut self` of this
+        // value, which is not `Sync`, between calls into the model, so no C++ code runs
+        // while one is read or written.
+        let input = p.direction == PortDirection::In;
+        Ok(unsafe { Slot::new(addr, Layout::of(p.width), input) })
     }
 
     /// How this model was obtained: cache hit or not, build and load times.
@@ -122,31 +148,29 @@ impl VerilatorModel {
     /// Drives input `port` with `words` (little-endian `u64` words; missing high words are
     /// zero, bits above the port width are ignored). Takes effect at the next eval.
     pub fn set(&mut self, port: usize, words: &[u64]) -> Result<(), BridgeError> {
-        let p = self.input(port)?;
-        let n = p.words64();
-        if words.len() > n {
-            return Err(BridgeError::ValueTooLong {
+        match self.slots.get(port) {
+            Some(slot) if slot.input() && words.len() <= slot.words64() => {
+                slot.write(words);
+                Ok(())
+            }
+            _ => Err(self.refused_set(port, words.len())),
+        }
+    }
+
+    /// Why [`set`](Self::set) of `given` words refused `port` (out of line, so that a
+    /// write stays short).
+    #[cold]
+    #[inline(never)]
+    fn refused_set(&self, port: usize, given: usize) -> BridgeError {
+        match self.input(port) {
+            Ok(p) => BridgeError::ValueTooLong {
                 port: p.name.clone(),
                 width: p.width,
-                given: words.len(),
-                max: n,
-            });
+                given,
+                max: p.words64(),
+            },
+            Err(e) => e,
         }
-        let src = if words.len() == n {
-            words
-        } else {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(words);
-            self.scratch.resize(n, 0);
-            &self.scratch
-        };
-        let c_words = to_c_words(src);
-        // SAFETY: `handle` is live; `port` is an input index; `c_words` holds at least
-        // ceil(width / 32) u32 words, which is what the shim reads.
-        let rc = unsafe {
-            (self.loaded.api.set_input)(self.handle.as_ptr(), port as u32, c_words.as_ptr())
-        };
-        self.check_rc(rc, port)
     }
 
     /// Drives input `port` with `value` (for ports of up to 64 bits; wider ports get
@@ -158,24 +182,29 @@ impl VerilatorModel {
     /// Reads `port` (an output, or an input read back) into `out[..words]`, where `words`
     /// is `ceil(width / 64)`; `out` may be longer (the rest is left alone).
     pub fn get_into(&self, port: usize, out: &mut [u64]) -> Result<(), BridgeError> {
-        let p = self.port(port)?;
-        let n = p.words64();
-        if out.len() < n {
-            return Err(BridgeError::BufferTooShort {
+        match self.slots.get(port) {
+            Some(slot) if out.len() >= slot.words64() => {
+                slot.read(&mut out[..slot.words64()]);
+                Ok(())
+            }
+            _ => Err(self.refused_get(port, out.len())),
+        }
+    }
+
+    /// Why [`get_into`](Self::get_into) with a buffer of `given` words refused `port`
+    /// (out of line, so that a read stays short).
+    #[cold]
+    #[inline(never)]
+    fn refused_get(&self, port: usize, given: usize) -> BridgeError {
+        match self.port(port) {
+            Ok(p) => BridgeError::BufferTooShort {
                 port: p.name.clone(),
                 width: p.width,
-                given: out.len(),
-                needed: n,
-            });
+                given,
+                needed: p.words64(),
+            },
+            Err(e) => e,
         }
-        let out = &mut out[..n];
-        out.fill(0);
-        let rc = read_c_words(out, |ptr| {
-            // SAFETY: `handle` is live; `port` is in range; `ptr` has room for
-            // 2 * ceil(width / 64) >= ceil(width / 32) u32 words.
-            unsafe { (self.loaded.api.get_port)(self.handle.as_ptr(), port as u32, ptr) }
-        });
-        self.check_rc(rc, port)
     }
 
     /// Maps a shim status to a result. The shim only refuses what the Rust side already
@@ -303,42 +332,4 @@ impl std::fmt::Debug for VerilatorModel {
             .field("report", &self.report)
             .finish()
     }
-}
-
-/// `u64` words as the C side's `u32` words (low half first).
-#[cfg(target_endian = "little")]
-fn to_c_words(words: &[u64]) -> std::borrow::Cow<'_, [u32]> {
-    // SAFETY: on a little-endian target a u64 is its low u32 followed by its high u32;
-    // u32 has a smaller alignment than u64 and the length covers the same bytes.
-    std::borrow::Cow::Borrowed(unsafe {
-        std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2)
-    })
-}
-
-/// `u64` words as the C side's `u32` words (low half first).
-#[cfg(not(target_endian = "little"))]
-fn to_c_words(words: &[u64]) -> std::borrow::Cow<'_, [u32]> {
-    std::borrow::Cow::Owned(
-        words
-            .iter()
-            .flat_map(|w| [*w as u32, (*w >> 32) as u32])
-            .collect(),
-    )
-}
-
-/// Lets `fill` write u32 words (low half first) into `out`, zero-copy where possible.
-#[cfg(target_endian = "little")]
-fn read_c_words(out: &mut [u64], fill: impl FnOnce(*mut u32) -> c_int) -> c_int {
-    fill(out.as_mut_ptr().cast::<u32>())
-}
-
-/// Lets `fill` write u32 words (low half first) into `out`.
-#[cfg(not(target_endian = "little"))]
-fn read_c_words(out: &mut [u64], fill: impl FnOnce(*mut u32) -> c_int) -> c_int {
-    let mut buf = vec![0u32; out.len() * 2];
-    let rc = fill(buf.as_mut_ptr());
-    for (o, pair) in out.iter_mut().zip(buf.chunks_exact(2)) {
-        *o = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
-    }
-    rc
 }

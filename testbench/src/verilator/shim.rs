@@ -1,12 +1,15 @@
 //! Generation of the C++ shim: `extern "C"` entry points around the Verilated model.
 //!
 //! The model class is always `Vdut` (Verilator runs with `--prefix Vdut`), so the shim
-//! depends only on the port list and on whether tracing is compiled in. Ports are reached
-//! through generated `switch`es over the port index; the C++ type of each port (CData,
-//! SData, IData, QData or `VlWide<N>`) is picked up by overload resolution on the member's
-//! declared type, and a `static_assert` per port checks it agrees with the width given in
-//! the port list, so a port list that does not match the Verilog fails to compile with a
-//! message naming the port.
+//! depends only on the port list and on whether tracing is compiled in. The shim hands
+//! out each port's address once, through a generated `switch` over the port index, and
+//! the Rust side then reads and writes the port's member in place, as a C++ test bench
+//! does (`top->a = v`): a port access costs no call across the library boundary. The C++
+//! type of each port (CData, SData, IData, QData or `VlWide<N>`) is picked up by overload
+//! resolution on the member's declared type, and a `static_assert` per port checks it
+//! agrees with the width given in the port list, so a port list that does not match the
+//! Verilog fails to compile with a message naming the port; the member's `sizeof`, also
+//! exported, lets the Rust side check the layout it derives from the width at load.
 //!
 //! Wide ports (> 64 bits) are `VlWide<N>` in every Verilator 5.0xx. Their words are reached
 //! with `.data()`, which all 5.0xx releases have; the implicit conversion `VlWide<N>` →
@@ -19,7 +22,7 @@ use std::fmt::Write as _;
 use super::{PortDirection, PortInfo};
 
 /// Version of the C ABI the Rust side expects from `ws_abi_version()`.
-pub(super) const ABI_VERSION: u32 = 2;
+pub(super) const ABI_VERSION: u32 = 3;
 
 /// The C++ identifier Verilator gives a Verilog simple identifier.
 ///
@@ -45,8 +48,7 @@ pub(super) fn generate(ports: &[PortInfo]) -> String {
     s.push_str(&PRELUDE.replace("@ABI_VERSION@", &ABI_VERSION.to_string()));
     push_port_checks(&mut s, ports);
     push_metadata(&mut s, ports);
-    push_set_input(&mut s, ports);
-    push_get_port(&mut s, ports);
+    push_port_access(&mut s, ports);
     push_step(&mut s, ports);
     s.push_str(LIFECYCLE_AND_TRACE);
     s
@@ -94,45 +96,33 @@ fn push_metadata(s: &mut String, ports: &[PortInfo]) {
     );
 }
 
-/// `ws_set_input`: one case per input port; outputs and bad indices return -1.
-fn push_set_input(s: &mut String, ports: &[PortInfo]) {
+/// `ws_port_addr`: the address of each port's value inside one model (for a wide port,
+/// its first 32-bit word), which the Rust side reads and writes directly; bad indices
+/// give null. `ws_port_bytes`: the size of each port's Verilated member, which the Rust
+/// side checks against the layout it derives from the width before it trusts an address.
+fn push_port_access(s: &mut String, ports: &[PortInfo]) {
     s.push_str(
         "\n// ---- Port access\n\
-         WS_API int ws_set_input(void* h, uint32_t port, const uint32_t* w) {\n\
+         WS_API void* ws_port_addr(void* h, uint32_t port) {\n\
          \x20   Vdut& top = *static_cast<WsModel*>(h)->top;\n\
          \x20   (void)top;\n\
-         \x20   (void)w;\n\
-         \x20   switch (port) {\n",
-    );
-    for (i, p) in ports.iter().enumerate() {
-        if p.direction == PortDirection::In {
-            let m = cpp_member_name(&p.name);
-            let _ = writeln!(
-                s,
-                "    case {i}: WsPort<WS_T({m})>::put(top.{m}, w, {w}); return 0;",
-                w = p.width
-            );
-        }
-    }
-    s.push_str("    default: return -1;\n    }\n}\n");
-}
-
-/// `ws_get_port`: one case per port (inputs read back too); bad indices return -1.
-fn push_get_port(s: &mut String, ports: &[PortInfo]) {
-    s.push_str(
-        "WS_API int ws_get_port(void* h, uint32_t port, uint32_t* w) {\n\
-         \x20   const Vdut& top = *static_cast<WsModel*>(h)->top;\n\
          \x20   switch (port) {\n",
     );
     for (i, p) in ports.iter().enumerate() {
         let m = cpp_member_name(&p.name);
-        let _ = writeln!(
-            s,
-            "    case {i}: WsPort<WS_T({m})>::get(top.{m}, w, {w}); return 0;",
-            w = p.width
-        );
+        let _ = writeln!(s, "    case {i}: return WsPort<WS_T({m})>::addr(top.{m});");
     }
-    s.push_str("    default: return -1;\n    }\n}\n");
+    s.push_str("    default: return nullptr;\n    }\n}\n");
+    let sizes: String = ports
+        .iter()
+        .map(|p| format!("sizeof(WS_T({})), ", cpp_member_name(&p.name)))
+        .collect();
+    let _ = write!(
+        s,
+        "static const uint32_t ws_bytes[] = {{{sizes}0}};\n\
+         WS_API uint32_t ws_port_bytes(uint32_t port) {{ return port < {n}u ? ws_bytes[port] : 0u; }}\n",
+        n = ports.len(),
+    );
 }
 
 /// `ws_step`: n full cycles of a 1-bit input clock (rise: 1, eval; fall: 0, eval), and
@@ -173,7 +163,7 @@ fn push_clock_loop(s: &mut String, ports: &[PortInfo], name: &str, levels: (&str
     s.push_str("    default: return -1;\n    }\n}\n");
 }
 
-/// Includes, the model holder and the per-type port accessors.
+/// Includes, the model holder and the per-type port addresses.
 const PRELUDE: &str = r#"// Generated by wirespeed's Verilator bridge (testbench/src/verilator/shim.rs). Do not edit.
 #include "Vdut.h"
 #include "verilated.h"
@@ -192,30 +182,13 @@ const PRELUDE: &str = r#"// Generated by wirespeed's Verilator bridge (testbench
 
 namespace {
 
-inline uint32_t ws_mask(uint32_t bits) { return bits >= 32 ? 0xffffffffu : ((1u << bits) - 1u); }
-
-// One accessor per Verilated port type. `fits(w)`: a w-bit port gets this type.
+// One accessor per Verilated port type. `fits(w)`: a w-bit port gets this type;
+// `addr(s)`: where the port's value starts.
 template <typename T> struct WsPort;
 
 template <typename T, uint32_t Lo, uint32_t Hi> struct WsNarrow {
     static constexpr bool fits(uint32_t w) { return Lo <= w && w <= Hi; }
-    static void put(T& s, const uint32_t* w, uint32_t bits) {
-        if (Hi > 32) {
-            s = static_cast<T>(static_cast<uint64_t>(w[0])
-                               | (static_cast<uint64_t>(w[1] & ws_mask(bits - 32)) << 32));
-        } else {
-            s = static_cast<T>(w[0] & ws_mask(bits));
-        }
-    }
-    static void get(const T& s, uint32_t* w, uint32_t bits) {
-        const uint64_t v = static_cast<uint64_t>(s);
-        if (Hi > 32) {
-            w[0] = static_cast<uint32_t>(v);
-            w[1] = static_cast<uint32_t>(v >> 32) & ws_mask(bits - 32);
-        } else {
-            w[0] = static_cast<uint32_t>(v) & ws_mask(bits);
-        }
-    }
+    static void* addr(T& s) { return &s; }
 };
 template <> struct WsPort<CData> : WsNarrow<CData, 1, 8> {};
 template <> struct WsPort<SData> : WsNarrow<SData, 9, 16> {};
@@ -229,7 +202,6 @@ template <> struct WsPort<QData> : WsNarrow<QData, 33, 64> {};
 template <std::size_t N> struct WsWideAccess {
     using Type = VlWide<N>;
     static EData* words(Type& s) { return s.data(); }
-    static const EData* words(const Type& s) { return s.data(); }
 };
 #define WS_WIDE_TYPE(N) VlWide<N>
 #else
@@ -237,7 +209,6 @@ template <std::size_t N> struct WsWideAccess {
 template <std::size_t N> struct WsWideAccess {
     using Type = WData[N];
     static WData* words(Type& s) { return &s[0]; }
-    static const WData* words(const Type& s) { return &s[0]; }
 };
 #define WS_WIDE_TYPE(N) WData[N]
 #endif
@@ -245,16 +216,7 @@ template <std::size_t N> struct WsWideAccess {
 template <std::size_t N> struct WsPort<WS_WIDE_TYPE(N)> {
     using Access = WsWideAccess<N>;
     static constexpr bool fits(uint32_t w) { return w > 64 && (w + 31) / 32 == N; }
-    static void put(typename Access::Type& s, const uint32_t* w, uint32_t bits) {
-        EData* d = Access::words(s);
-        for (std::size_t i = 0; i + 1 < N; ++i) d[i] = w[i];
-        d[N - 1] = w[N - 1] & ws_mask(bits - 32u * static_cast<uint32_t>(N - 1));
-    }
-    static void get(const typename Access::Type& s, uint32_t* w, uint32_t bits) {
-        const EData* d = Access::words(s);
-        for (std::size_t i = 0; i + 1 < N; ++i) w[i] = d[i];
-        w[N - 1] = d[N - 1] & ws_mask(bits - 32u * static_cast<uint32_t>(N - 1));
-    }
+    static void* addr(typename Access::Type& s) { return Access::words(s); }
 };
 
 // One simulation: its own context, the model and (optionally) a VCD writer.
@@ -372,9 +334,9 @@ mod tests {
             PortInfo::output("y", 7),
         ];
         let text = generate(&ports);
-        assert!(text.contains("case 1: WsPort<WS_T(a)>::put(top.a, w, 100); return 0;"));
-        assert!(text.contains("case 2: WsPort<WS_T(y)>::get(top.y, w, 7); return 0;"));
-        assert!(!text.contains("put(top.y"));
+        assert!(text.contains("case 1: return WsPort<WS_T(a)>::addr(top.a);"));
+        assert!(text.contains("case 2: return WsPort<WS_T(y)>::addr(top.y);"));
+        assert!(text.contains("sizeof(WS_T(clk)), sizeof(WS_T(a)), sizeof(WS_T(y)), 0}"));
         assert!(text.contains("top.clk = 1; top.eval();"));
         assert!(text.contains("WS_API int ws_cycles(void* h, uint32_t port, uint64_t n)"));
         assert!(!text.contains("top.a = 1"));
