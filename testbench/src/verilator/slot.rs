@@ -133,19 +133,28 @@ impl Slot {
     }
 
     /// [`write`](Self::write) of a wide port, out of line so that a narrow write needs
-    /// few registers.
+    /// few registers: a `u64` word to each pair of 32-bit words, then the top word
+    /// masked.
     #[inline(never)]
     fn write_wide(&self, value: &[u64]) {
         let Layout::Wide { words, top } = self.layout else {
             unreachable!("write_wide of a narrow port");
         };
         let d = self.addr.as_ptr().cast::<u32>();
-        for i in 0..words {
-            let w = value.get(i / 2).map_or(0, |w| (w >> (32 * (i % 2))) as u32);
-            let w = if i + 1 == words { w & top } else { w };
-            // SAFETY: as for `write`; word `i` lies within the member's `4 * words` bytes.
-            unsafe { d.add(i).write_unaligned(w) };
+        // SAFETY (every access): as for `write`; every index is below `words`, within
+        // the member's `4 * words` bytes.
+        let put = |i: usize, w: u32| unsafe { d.add(i).write_unaligned(w) };
+        for j in 0..words / 2 {
+            let v = value.get(j).copied().unwrap_or(0);
+            put(2 * j, v as u32);
+            put(2 * j + 1, (v >> 32) as u32);
         }
+        if words % 2 == 1 {
+            put(words - 1, value.get(words / 2).map_or(0, |&v| v as u32));
+        }
+        // SAFETY: as above.
+        let last = unsafe { d.add(words - 1).read_unaligned() };
+        put(words - 1, last & top);
     }
 
     /// Reads the value, masked to the port's width, into `out` (of
@@ -168,30 +177,25 @@ impl Slot {
         out[0] = v & mask;
     }
 
-    /// [`read`](Self::read) of a wide port, out of line as [`write_wide`](Self::write_wide) is.
+    /// [`read`](Self::read) of a wide port, out of line as [`write_wide`](Self::write_wide) is:
+    /// each pair of 32-bit words to a `u64` word, then the top word's bits above the
+    /// width cleared.
     #[inline(never)]
     fn read_wide(&self, out: &mut [u64]) {
         let Layout::Wide { words, top } = self.layout else {
             unreachable!("read_wide of a narrow port");
         };
         let s = self.addr.as_ptr().cast_const().cast::<u32>();
-        let word = |i: usize| {
-            // SAFETY: as for `write`; callers pass `i < words`.
-            let w = unsafe { s.add(i).read_unaligned() };
-            if i + 1 == words {
-                w & top
-            } else {
-                w
-            }
-        };
-        for (j, o) in out.iter_mut().enumerate() {
-            let hi = if 2 * j + 1 < words {
-                word(2 * j + 1)
-            } else {
-                0
-            };
-            *o = u64::from(word(2 * j)) | (u64::from(hi) << 32);
+        // SAFETY (every access): as for `write`; every index is below `words`.
+        let get = |i: usize| u64::from(unsafe { s.add(i).read_unaligned() });
+        for (j, o) in out.iter_mut().take(words / 2).enumerate() {
+            *o = get(2 * j) | (get(2 * j + 1) << 32);
         }
+        if words % 2 == 1 {
+            out[words / 2] = get(words - 1);
+        }
+        let above = u64::from(!top) << (32 * ((words - 1) % 2));
+        out[(words - 1) / 2] &= !above;
     }
 }
 
