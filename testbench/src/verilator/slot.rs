@@ -30,23 +30,15 @@ impl Layout {
                 (1 << bits) - 1
             }
         };
+        let narrow = |bytes: u8| Layout::Narrow {
+            bytes,
+            mask: low(width),
+        };
         match width {
-            0..=8 => Layout::Narrow {
-                bytes: 1,
-                mask: low(width),
-            },
-            9..=16 => Layout::Narrow {
-                bytes: 2,
-                mask: low(width),
-            },
-            17..=32 => Layout::Narrow {
-                bytes: 4,
-                mask: low(width),
-            },
-            33..=64 => Layout::Narrow {
-                bytes: 8,
-                mask: low(width),
-            },
+            0..=8 => narrow(1),
+            9..=16 => narrow(2),
+            17..=32 => narrow(4),
+            33..=64 => narrow(8),
             _ => {
                 let words = width.div_ceil(32);
                 Layout::Wide {
