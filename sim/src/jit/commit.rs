@@ -438,8 +438,11 @@ impl Copy<'_, '_> {
 
     /// The register loads its next value if `enabled` (or always, without an
     /// enable) and keeps its own otherwise; when tracked, whether a word changed.
+    /// A broadcast, and a one-word copy with an enable, select values word by
+    /// word (a one-word copy loads its own word for the comparison anyway, so it
+    /// selects the value, not its address).
     fn load_next(&mut self, c: &DirectCopy, enabled: Option<Value>) -> Option<Value> {
-        if c.broadcast {
+        if c.broadcast || (c.len == 1 && enabled.is_some()) {
             let next = self.load(self.vals, c.src);
             let mut changed = None;
             for k in 0..c.len {
