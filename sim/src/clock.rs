@@ -115,6 +115,17 @@ impl Clock {
         }
         self.next_rise = t;
     }
+
+    /// Rises at its next rising edge: counts the cycle and schedules its fall and
+    /// its next rise.
+    #[inline]
+    fn rise(&mut self) {
+        let t = self.next_rise;
+        self.cycles += 1;
+        self.last_rise = Some(t);
+        self.next_fall = Some(t.saturating_add(self.period / 2));
+        self.next_rise = t.saturating_add(self.period);
+    }
 }
 
 /// All clocks and the current time.
@@ -190,13 +201,22 @@ impl Clocks {
         for (d, c) in self.clocks.iter_mut().enumerate() {
             if c.next_rise == t {
                 fired = fired.with(d);
-                c.cycles += 1;
-                c.last_rise = Some(t);
-                c.next_fall = Some(t.saturating_add(c.period / 2));
-                c.next_rise = t.saturating_add(c.period);
+                c.rise();
             }
         }
         fired
+    }
+
+    /// [`rise`](Self::rise) at clock 0's next rising edge, for a schedule whose
+    /// only clock it is (a design with one domain): no search for the clocks
+    /// that rise there. Returns the domains that rose, clock 0's.
+    #[inline]
+    pub(crate) fn rise_only_clock(&mut self) -> Fired {
+        debug_assert_eq!(self.clocks.len(), 1, "a schedule of one clock");
+        let c = &mut self.clocks[0];
+        self.now = c.next_rise;
+        c.rise();
+        Fired::default().with(0)
     }
 }
 

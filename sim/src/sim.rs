@@ -751,6 +751,18 @@ impl Simulator {
     /// processing every other domain's edges on the way. Without domains: settles and
     /// counts a step.
     pub fn step(&mut self) {
+        if self.one_clock() {
+            // The only clock's rising edge is the whole step.
+            self.advance_one_clock();
+            return;
+        }
+        self.step_other();
+    }
+
+    /// [`step`](Self::step) of a design without a clock, with several, or with
+    /// an open trace: out of line, so that a one-clock step saves no registers.
+    #[inline(never)]
+    fn step_other(&mut self) {
         if self.domains.is_empty() {
             self.settle();
             self.steps += 1;
@@ -836,7 +848,7 @@ impl Simulator {
     /// Processes the next rising edge of any clock: falling edges before it, then one
     /// atomic update of every domain rising at that instant.
     fn advance(&mut self) {
-        if self.domains.len() == 1 && self.tracer.is_none() {
+        if self.one_clock() {
             self.advance_one_clock();
             return;
         }
@@ -865,6 +877,13 @@ impl Simulator {
         }
     }
 
+    /// Whether the design has one clock domain and no trace is open: the case
+    /// of [`advance_one_clock`](Self::advance_one_clock).
+    #[inline]
+    fn one_clock(&self) -> bool {
+        self.domains.len() == 1 && self.tracer.is_none()
+    }
+
     /// [`advance`](Self::advance) for a design with one clock and no open trace,
     /// the common case, in fewer steps. Its fall since its last rise and this rise
     /// lie between two settles, so the logic only ever sees it high (as
@@ -874,24 +893,39 @@ impl Simulator {
     /// `advance`'s. On a steady compiled engine (no build to adopt, no profile
     /// to count) the whole cycle is one call into the engine, which settles the
     /// outputs after the edge too (see [`Compiled::one_clock_cycle`]).
+    #[inline(never)]
     fn advance_one_clock(&mut self) {
-        let t = self.clocks.clocks[0].next_rise;
-        let clock = OneClock {
-            word: self.domains[0].clock.off as usize,
-            input: self.ports.len(),
-            cone: self.domains[0].cone,
-        };
+        let clock = self.the_clock();
         if let Some(c) = self.jit.steady_mut() {
             let dirty = [self.dirty_out, self.dirty];
             let edge_state = (self.mem.as_mut_slice(), self.shadow.as_mut_slice());
             self.dirty =
                 c.one_clock_cycle(&mut self.vals, edge_state, dirty, self.part_masks, clock);
             self.dirty_out = 0;
-            self.fired = self.clocks.rise(t);
+            self.fired = self.clocks.rise_only_clock();
             return;
         }
+        self.advance_one_clock_in_steps();
+    }
+
+    /// The clock of a design with one clock domain.
+    #[inline]
+    fn the_clock(&self) -> OneClock {
+        OneClock {
+            word: self.domains[0].clock.off as usize,
+            input: self.ports.len(),
+            cone: self.domains[0].cone,
+        }
+    }
+
+    /// [`advance_one_clock`](Self::advance_one_clock) on the interpreter or on
+    /// a compiled engine that is profiling or has a build to adopt: out of line,
+    /// so that the one call of a steady engine's cycle saves fewer registers.
+    #[inline(never)]
+    fn advance_one_clock_in_steps(&mut self) {
+        let clock = self.the_clock();
         self.settle();
-        let fired = self.clocks.rise(t);
+        let fired = self.clocks.rise_only_clock();
         self.edge(fired);
         self.touch(clock.cone);
         if std::mem::replace(&mut self.vals[clock.word], 1) != 1 {

@@ -148,6 +148,14 @@ impl Dut for NativeDut {
         self.sim.step_edge()
     }
 
+    fn step(&mut self) {
+        self.sim.step();
+    }
+
+    fn step_cycles(&mut self, n: u64) {
+        self.sim.step_n(n);
+    }
+
     fn time_ps(&self) -> u64 {
         self.sim.time_ps()
     }
