@@ -312,11 +312,18 @@ pub fn speed_report(
                 (false, 0) => "built before the first cycle",
                 (false, _) => "built alongside the interpreter",
             };
+            let n = |k: usize, noun: &str| match k {
+                1 => format!("1 {noun}"),
+                k => format!("{k} {noun}s"),
+            };
             out += &format!(
-                "\n    {:<12} compiled engine {how} in {:.1} ms, running from cycle {}",
+                "\n    {:<12} compiled engine {how} in {:.1} ms, running from cycle {}: {}, {}, {}",
                 "",
                 c.build.as_secs_f64() * 1e3,
-                c.cycle
+                c.cycle,
+                n(c.shape.records, "straight-line record"),
+                n(c.shape.vector_runs, "inline vector run"),
+                n(c.shape.run_calls, "vector-loop call")
             );
             if let Some(t) = c.tuned {
                 let how = if t.cached {
@@ -456,7 +463,7 @@ pub fn engine_only_report(cycles: u64, replays: &[Replayed]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dut::TunedStart;
+    use crate::dut::{CodeShape, TunedStart};
 
     #[test]
     fn the_report_says_when_the_compiled_engine_took_over() {
@@ -472,6 +479,11 @@ mod tests {
                     build: Duration::from_micros(28_700),
                     cached: false,
                     tuned: None,
+                    shape: CodeShape {
+                        records: 645,
+                        vector_runs: 9,
+                        run_calls: 1,
+                    },
                 }),
             },
             EngineTime {
@@ -498,12 +510,18 @@ mod tests {
         );
         assert_eq!(report.matches("compiled engine").count(), 1, "{report}");
         has(&runs, "program compiled before the first cycle");
+        has(
+            &runs,
+            "running from cycle 2865: 645 straight-line records, 9 inline vector runs, \
+             1 vector-loop call",
+        );
         let cached = CompiledStart {
             cycle: 0,
             build: Duration::from_micros(1_300),
             cached: true,
             program_cached: true,
             tuned: None,
+            shape: CodeShape::default(),
         };
         runs[0].compiled = Some(cached);
         let report = has(
@@ -643,6 +661,13 @@ mod tests {
         let mut compiled = NativeDut::with_backend(&m, Backend::Compiled).unwrap();
         compiled.step_cycles(3);
         assert_eq!(compiled.compiled_start().map(|c| c.cycle), Some(0));
+        let shape = compiled.compiled_start().expect("compiled").shape;
+        let stats = compiled.simulator().compile_stats().expect("compiled");
+        assert_eq!(
+            (shape.records, shape.vector_runs, shape.run_calls),
+            (stats.records, stats.vector_runs, stats.runs)
+        );
+        assert!(shape.records > 0, "a counter is straight-line records");
         let mut tiered = NativeDut::new(&m).unwrap();
         tiered.step_cycles(3);
         tiered.simulator().finish_compile().unwrap();

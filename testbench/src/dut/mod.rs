@@ -96,6 +96,21 @@ pub struct CompiledStart {
     pub program_cached: bool,
     /// When the engine tuned from its profile took over, if it has.
     pub tuned: Option<TunedStart>,
+    /// What the compiled engine is made of (see [`CodeShape`]).
+    pub shape: CodeShape,
+}
+
+/// What a compiled engine is made of: how much of the design runs as straight-line
+/// records and how much as vector code (identical lanes or instances side by
+/// side; see the README's "Identical logic side by side").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodeShape {
+    /// Records emitted as straight-line code.
+    pub records: usize,
+    /// Short runs of identical records written inline as vector code.
+    pub vector_runs: usize,
+    /// Longer runs, each a call of a vector loop.
+    pub run_calls: usize,
 }
 
 /// When the native simulator's compiled engine tuned from its profile took over

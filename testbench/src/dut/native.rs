@@ -1,6 +1,6 @@
 //! The native simulator as a `Dut`.
 
-use super::{ports_of, CompiledStart, Dut, DutError, DutPort, TunedStart};
+use super::{ports_of, CodeShape, CompiledStart, Dut, DutError, DutPort, TunedStart};
 use crate::engine::Engine;
 use sim::{Backend, Fired, PortHandle, Simulator, Takeover, TraceSelection};
 use std::path::Path;
@@ -197,6 +197,11 @@ impl Dut for NativeDut {
             cached: stats.cached,
             program_cached: self.sim.program_from_cache(),
             tuned,
+            shape: CodeShape {
+                records: stats.records,
+                vector_runs: stats.vector_runs,
+                run_calls: stats.runs,
+            },
         })
     }
 }
