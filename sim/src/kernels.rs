@@ -6,6 +6,7 @@ use crate::exec::Code;
 use crate::gather;
 use crate::instr::{Kind, Mode, Step};
 use crate::ops::*;
+use crate::run_forms::VectorLoops;
 use crate::vector::{self, RunKernel, RunLoops};
 
 /// A step's loop: runs step `s` of `code` over the storage.
@@ -19,14 +20,15 @@ fn both(run: RunLoops) -> Loops {
 }
 
 /// `loops` with the compiled engine's call replaced by `call` (an explicit AVX2
-/// one, see [`lanes`](crate::lanes), given only for a run) if there is one.
+/// or AVX-512 one, see [`lanes`](crate::lanes), given only for a run) if there is
+/// one.
 #[cfg(target_arch = "x86_64")]
 fn with_call((step, run_call): Loops, call: Option<RunKernel>) -> Loops {
     (step, call.or(run_call))
 }
 
-/// `$loops`, with the run call `$call` where the kind has an explicit AVX2 form and
-/// the target is x86-64 (elsewhere `$call` is not compiled).
+/// `$loops`, with the run call `$call` where the kind has explicit vector forms
+/// and the target is x86-64 (elsewhere `$call` is not compiled).
 macro_rules! lanes {
     ($loops:expr, $call:expr) => {{
         #[cfg(target_arch = "x86_64")]
@@ -58,73 +60,115 @@ fn ternary<F: Ternary>(run: Option<u8>) -> Loops {
     }
 }
 
-/// The explicit AVX2 run call of unary kind `F` for a run of strides `run`.
+/// The explicit run call of unary kind `F` for a run of strides `run`: AVX-512's
+/// if `wide`, else AVX2's (either only where the CPU has it).
 #[cfg(target_arch = "x86_64")]
-fn lanes1<F: crate::lanes::Lanes1>(run: Option<u8>) -> Option<RunKernel> {
-    crate::lanes::unary::<F>(run? & 1 != 0)
+fn lanes1<F: crate::lanes::Lanes1 + crate::lanes512::Lanes1>(
+    run: Option<u8>,
+    wide: bool,
+) -> Option<RunKernel> {
+    let a = run? & 1 != 0;
+    match wide {
+        true => crate::lanes512::unary::<F>(a),
+        false => crate::lanes::unary::<F>(a),
+    }
 }
 
-/// The explicit AVX2 run call of binary kind `F` for a run of strides `run`.
+/// The explicit run call of binary kind `F` for a run of strides `run` (as
+/// [`lanes1`]).
 #[cfg(target_arch = "x86_64")]
-fn lanes2<F: crate::lanes::Lanes2>(run: Option<u8>) -> Option<RunKernel> {
-    crate::lanes::binary::<F>(run?)
+fn lanes2<F: crate::lanes::Lanes2 + crate::lanes512::Lanes2>(
+    run: Option<u8>,
+    wide: bool,
+) -> Option<RunKernel> {
+    match wide {
+        true => crate::lanes512::binary::<F>(run?),
+        false => crate::lanes::binary::<F>(run?),
+    }
 }
 
-/// The explicit AVX2 run call of ternary kind `F` for a run of strides `run`.
+/// The explicit run call of ternary kind `F` for a run of strides `run` (as
+/// [`lanes1`]).
 #[cfg(target_arch = "x86_64")]
-fn lanes3<F: crate::lanes::Lanes3>(run: Option<u8>) -> Option<RunKernel> {
-    crate::lanes::ternary::<F>(run?)
+fn lanes3<F: crate::lanes::Lanes3 + crate::lanes512::Lanes3>(
+    run: Option<u8>,
+    wide: bool,
+) -> Option<RunKernel> {
+    match wide {
+        true => crate::lanes512::ternary::<F>(run?),
+        false => crate::lanes::ternary::<F>(run?),
+    }
+}
+
+/// The explicit run call of two-word slices (as [`lanes1`]).
+#[cfg(target_arch = "x86_64")]
+fn slices(a: bool, wide: bool) -> Option<RunKernel> {
+    match wide {
+        true => crate::lanes512::slice2(a),
+        false => crate::lanes::slice2(a),
+    }
 }
 
 /// The kernel of a step of `kind` run in `mode`.
 pub(crate) fn kernel(kind: Kind, mode: Mode) -> Kernel {
-    loops(kind, mode).0
+    // The interpreter's loop is the same in either set's choice.
+    loops_with(kind, mode, false).0
 }
 
 /// The compiled engine's loop for a step of `kind` run in `mode`, if it is a run
 /// (see [`RunKernel`]).
 pub(crate) fn run_kernel(kind: Kind, mode: Mode) -> Option<RunKernel> {
-    loops(kind, mode).1
+    let wide = crate::run_forms::vector_loops() == VectorLoops::Avx512;
+    loops_with(kind, mode, wide).1
 }
 
-fn loops(kind: Kind, mode: Mode) -> Loops {
+/// The compiled engine's run call of `kind` in `mode` in the AVX-512 forms
+/// (`wide`) or the AVX2 ones, where the kind has them and the CPU runs them: for
+/// tests to hold both to the interpreter whatever this process chose.
+#[cfg(test)]
+pub(crate) fn run_kernel_in(kind: Kind, mode: Mode, wide: bool) -> Option<RunKernel> {
+    loops_with(kind, mode, wide).1
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+fn loops_with(kind: Kind, mode: Mode, wide: bool) -> Loops {
     let run = match mode {
         Mode::Run { strides } => Some(strides),
         Mode::Gather => None,
         Mode::Mixed => return (gather::mixed_all, None),
     };
     match kind {
-        Kind::Field => lanes!(unary::<Field>(run), lanes1::<Field>(run)),
-        Kind::Not => lanes!(unary::<Not>(run), lanes1::<Not>(run)),
+        Kind::Field => lanes!(unary::<Field>(run), lanes1::<Field>(run, wide)),
+        Kind::Not => lanes!(unary::<Not>(run), lanes1::<Not>(run, wide)),
         Kind::Sra => unary::<Sra>(run),
         Kind::Replicate => unary::<Replicate>(run),
-        Kind::RedAnd => lanes!(unary::<RedAnd>(run), lanes1::<RedAnd>(run)),
-        Kind::RedOr => lanes!(unary::<RedOr>(run), lanes1::<RedOr>(run)),
+        Kind::RedAnd => lanes!(unary::<RedAnd>(run), lanes1::<RedAnd>(run, wide)),
+        Kind::RedOr => lanes!(unary::<RedOr>(run), lanes1::<RedOr>(run, wide)),
         Kind::RedXor => unary::<RedXor>(run),
         Kind::Lz => unary::<Lz>(run),
-        Kind::And => lanes!(binary::<And>(run), lanes2::<And>(run)),
-        Kind::Or => lanes!(binary::<Or>(run), lanes2::<Or>(run)),
-        Kind::Xor => lanes!(binary::<Xor>(run), lanes2::<Xor>(run)),
-        Kind::Add => lanes!(binary::<Add>(run), lanes2::<Add>(run)),
-        Kind::Sub => lanes!(binary::<Sub>(run), lanes2::<Sub>(run)),
+        Kind::And => lanes!(binary::<And>(run), lanes2::<And>(run, wide)),
+        Kind::Or => lanes!(binary::<Or>(run), lanes2::<Or>(run, wide)),
+        Kind::Xor => lanes!(binary::<Xor>(run), lanes2::<Xor>(run, wide)),
+        Kind::Add => lanes!(binary::<Add>(run), lanes2::<Add>(run, wide)),
+        Kind::Sub => lanes!(binary::<Sub>(run), lanes2::<Sub>(run, wide)),
         Kind::Mul => binary::<Mul>(run),
-        Kind::Eq => lanes!(binary::<Eq>(run), lanes2::<Eq>(run)),
-        Kind::Ne => lanes!(binary::<Ne>(run), lanes2::<Ne>(run)),
-        Kind::LtU => lanes!(binary::<LtU>(run), lanes2::<LtU>(run)),
-        Kind::LeU => lanes!(binary::<LeU>(run), lanes2::<LeU>(run)),
+        Kind::Eq => lanes!(binary::<Eq>(run), lanes2::<Eq>(run, wide)),
+        Kind::Ne => lanes!(binary::<Ne>(run), lanes2::<Ne>(run, wide)),
+        Kind::LtU => lanes!(binary::<LtU>(run), lanes2::<LtU>(run, wide)),
+        Kind::LeU => lanes!(binary::<LeU>(run), lanes2::<LeU>(run, wide)),
         Kind::LtS => binary::<LtS>(run),
         Kind::LeS => binary::<LeS>(run),
-        Kind::Cat2 => lanes!(binary::<Cat2>(run), lanes2::<Cat2>(run)),
+        Kind::Cat2 => lanes!(binary::<Cat2>(run), lanes2::<Cat2>(run, wide)),
         Kind::ShlV => binary::<ShlV>(run),
         Kind::ShrV => binary::<ShrV>(run),
         Kind::SraV => binary::<SraV>(run),
-        Kind::Mux => lanes!(ternary::<Mux>(run), lanes3::<Mux>(run)),
-        Kind::Cat3 => lanes!(ternary::<Cat3>(run), lanes3::<Cat3>(run)),
+        Kind::Mux => lanes!(ternary::<Mux>(run), lanes3::<Mux>(run, wide)),
+        Kind::Cat3 => lanes!(ternary::<Cat3>(run), lanes3::<Cat3>(run, wide)),
         Kind::Slice2 => match run {
             None => (gather::slice2, None),
             Some(st) => lanes!(
                 both(vector::slice2_run(st & 1 != 0)),
-                crate::lanes::slice2(st & 1 != 0)
+                slices(st & 1 != 0, wide)
             ),
         },
         // Never runs (see `Kind::vectorizes`).
@@ -184,6 +228,67 @@ mod tests {
     use super::*;
     use crate::instr::{Rec, Tag};
     use rand::{Rng, SeedableRng};
+
+    /// Both sets of explicit forms (AVX2 and AVX-512, each where the CPU runs it;
+    /// elsewhere the portable loop stands in) compute what the interpreter's loop
+    /// computes, for every kind, operand stride and length from 1 to 40 (the
+    /// AVX2 loops leave a masked rest of 1 to 3 words, AVX-512's of 1 to 7).
+    #[test]
+    fn every_explicit_form_matches_the_interpreter() {
+        let kinds = Kind::NARROW.into_iter().filter(|k| k.vectorizes());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        for (kind, wide) in kinds.flat_map(|k| [(k, false), (k, true)]) {
+            for (strides, n) in (0..8u8).flat_map(|s| (1..=40u32).map(move |n| (s, n))) {
+                let mode = Mode::Run { strides };
+                let t = test_run_template(kind, &mut rng);
+                let run = Code::new(
+                    (
+                        vec![Step {
+                            kind,
+                            mode,
+                            start: 0,
+                            n,
+                            mask: 1,
+                        }],
+                        vec![t],
+                        vec![Tag { kind, mask: 1 }],
+                    ),
+                    Vec::new(),
+                    Vec::new(),
+                );
+                let vals = test_run_storage(kind, &t, &mut rng);
+                let (mut want, mut got) = (vals.clone(), vals);
+                crate::exec::run_all(&run, &mut want, 1);
+                let kernel = run_kernel_in(kind, mode, wide).expect("a run has a call");
+                let call = crate::vector::RunCall {
+                    kernel,
+                    n: u64::from(n),
+                    rec: t,
+                };
+                // SAFETY: the template's operands (0, 100, 200) and destination
+                // (300) keep `n` ≤ 40 words (41 for a slice) apart within the 400
+                // words, as the run call's contract asks.
+                unsafe { kernel(got.as_mut_ptr(), &call) };
+                assert_eq!(
+                    got, want,
+                    "{kind:?} wide {wide} strides {strides:03b} n {n}: {t:?}"
+                );
+            }
+        }
+    }
+
+    /// A CPU without AVX-512F is never handed an AVX-512 form, and no process
+    /// takes those forms on one.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_forms_only_where_the_cpu_runs_them() {
+        let has = crate::lanes512::supported();
+        assert_eq!(crate::lanes512::unary::<Not>(true).is_some(), has);
+        assert_eq!(crate::lanes512::slice2(false).is_some(), has);
+        if !has {
+            assert_ne!(crate::run_forms::vector_loops(), VectorLoops::Avx512);
+        }
+    }
 
     #[test]
     fn run_kernels_match_gather_kernels() {

@@ -101,6 +101,8 @@ mod jit;
 mod kernels;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod lanes512;
 mod layout;
 mod levelize;
 mod lower;
@@ -112,6 +114,7 @@ mod reference;
 mod regs;
 mod rewrite;
 mod roles;
+mod run_forms;
 mod runs;
 mod schedule;
 mod sim;
@@ -133,5 +136,6 @@ pub use jit::{
 };
 pub use levelize::levelize;
 pub use ports::PortHandle;
+pub use run_forms::{vector_loops, VectorLoops};
 pub use sim::{Backend, DomainHandle, DomainRef, PortInfo, Simulator, Takeover};
 pub use trace::TraceSelection;

@@ -316,8 +316,12 @@ pub fn speed_report(
                 1 => format!("1 {noun}"),
                 k => format!("{k} {noun}s"),
             };
+            let loops = match c.shape.run_calls {
+                0 => String::new(),
+                _ => format!(" ({})", c.shape.loops),
+            };
             out += &format!(
-                "\n    {:<12} compiled engine {how} in {:.1} ms, running from cycle {}: {}, {}, {}",
+                "\n    {:<12} compiled engine {how} in {:.1} ms, running from cycle {}: {}, {}, {}{loops}",
                 "",
                 c.build.as_secs_f64() * 1e3,
                 c.cycle,
@@ -483,6 +487,7 @@ mod tests {
                         records: 645,
                         vector_runs: 9,
                         run_calls: 1,
+                        loops: sim::VectorLoops::Avx2,
                     },
                 }),
             },
@@ -513,7 +518,7 @@ mod tests {
         has(
             &runs,
             "running from cycle 2865: 645 straight-line records, 9 inline vector runs, \
-             1 vector-loop call",
+             1 vector-loop call (AVX2)",
         );
         let cached = CompiledStart {
             cycle: 0,
@@ -528,6 +533,8 @@ mod tests {
             &runs,
             "compiled engine loaded from the code cache in 1.3 ms, running from cycle 0",
         );
+        // No vector-loop call: no instruction set to name.
+        assert!(report.contains("0 vector-loop calls\n"), "{report}");
         assert!(report.contains("program loaded from the code cache before the first cycle"));
         runs[0].compiled = Some(CompiledStart {
             cached: false,
@@ -667,6 +674,7 @@ mod tests {
             (shape.records, shape.vector_runs, shape.run_calls),
             (stats.records, stats.vector_runs, stats.runs)
         );
+        assert_eq!(shape.loops, sim::vector_loops());
         assert!(shape.records > 0, "a counter is straight-line records");
         let mut tiered = NativeDut::new(&m).unwrap();
         tiered.step_cycles(3);

@@ -111,6 +111,9 @@ pub struct CodeShape {
     pub vector_runs: usize,
     /// Longer runs, each a call of a vector loop.
     pub run_calls: usize,
+    /// The instruction set of the vector loops (chosen once per process, see
+    /// `sim::vector_loops`).
+    pub loops: sim::VectorLoops,
 }
 
 /// When the native simulator's compiled engine tuned from its profile took over

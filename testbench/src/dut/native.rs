@@ -201,6 +201,7 @@ impl Dut for NativeDut {
                 records: stats.records,
                 vector_runs: stats.vector_runs,
                 run_calls: stats.runs,
+                loops: sim::vector_loops(),
             },
         })
     }
