@@ -10,8 +10,9 @@
 //! `store`, `store_masked` and `tail_mask` (the lanes below a run's end); the
 //! two-word slice's `SliceParams`, `slice_params` and `slice_pair`; and the traits
 //! `Lanes1`, `Lanes2`, `Lanes3` ([`lane_traits!`]), whose `f` is a kind's operation
-//! on `LANES` words (implemented with [`kind_forms!`]). Target features cannot be generic parameters,
-//! so the calls are stamped out per set rather than written once over a trait.
+//! on `LANES` words (implemented with [`kind_forms!`]). Target features cannot be
+//! generic parameters, so the calls are stamped out per set rather than written
+//! once over a trait.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
