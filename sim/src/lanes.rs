@@ -52,7 +52,7 @@ lane_traits!("AVX2");
 
 /// Whether the CPU runs AVX2 (checked once per chosen loop; it cannot change while
 /// the process runs).
-fn supported() -> bool {
+pub(crate) fn supported() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
 

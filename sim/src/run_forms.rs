@@ -15,7 +15,6 @@
 //! once over a trait.
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 /// Runs a call's loop into the destination: four vectors per iteration, then the
 /// at most three whole vectors left as two and one without a loop, then the masked
@@ -314,7 +313,7 @@ pub enum VectorLoops {
     Portable,
     /// AVX2, four words an operation.
     Avx2,
-    /// AVX-512, eight words an operation: the CPU has it and ran it faster.
+    /// AVX-512, eight words an operation (an Intel CPU with AVX-512F).
     Avx512,
 }
 
@@ -328,17 +327,15 @@ impl std::fmt::Display for VectorLoops {
     }
 }
 
-/// How much faster than the AVX2 one an AVX-512 call must run to be chosen: by
-/// an eighth. A CPU that executes a 512-bit operation as two 256-bit halves (AMD's
-/// Zen 4) runs the two about alike, and `bench`'s fp32 adder tree and PANAMA core
-/// were measured slower there with AVX-512 (see the performance log).
-const WIDER_BY: f64 = 1.125;
-
 /// The explicit vector forms of this process's run calls (see [`VectorLoops`]),
-/// chosen once, at the first call (about 50 µs): AVX-512 when the CPU has it and,
-/// timed on runs of 32 words, its calls beat AVX2's by an eighth; AVX2 when the
-/// CPU has it; else the portable loops. The choice only moves speed: every form
-/// computes the same words.
+/// chosen once from the CPU: AVX-512 on an Intel CPU with AVX-512F, AVX2 on any
+/// other CPU with AVX2, else the portable loops. AMD's Zen 4 executes a 512-bit
+/// operation as two 256-bit halves, and `bench`'s fp32 adder tree and PANAMA core
+/// were measured slower there with AVX-512; on an Intel Xeon (family 6, model
+/// 207) the fp32 tree gained about a tenth and the flagships were level (see the
+/// performance log). Timing the two sets in the process was tried and dropped:
+/// beside the interpreter's thread its verdict flipped from run to run. The
+/// choice only moves speed: every form computes the same words.
 pub fn vector_loops() -> VectorLoops {
     static CHOSEN: OnceLock<VectorLoops> = OnceLock::new();
     *CHOSEN.get_or_init(choose)
@@ -346,22 +343,12 @@ pub fn vector_loops() -> VectorLoops {
 
 #[cfg(target_arch = "x86_64")]
 fn choose() -> VectorLoops {
-    use crate::ops::{Field, Mux};
-    let wider = || -> Option<bool> {
-        let narrow = [
-            crate::lanes::unary::<Field>(true)?,
-            crate::lanes::ternary::<Mux>(7)?,
-        ];
-        let wide = [
-            crate::lanes512::unary::<Field>(true)?,
-            crate::lanes512::ternary::<Mux>(7)?,
-        ];
-        Some(time_calls(&narrow).as_secs_f64() > WIDER_BY * time_calls(&wide).as_secs_f64())
-    };
-    match (crate::lanes::unary::<Field>(true), wider()) {
-        (_, Some(true)) => VectorLoops::Avx512,
-        (Some(_), _) => VectorLoops::Avx2,
-        (None, _) => VectorLoops::Portable,
+    if !crate::lanes::supported() {
+        VectorLoops::Portable
+    } else if crate::lanes512::supported() && intel() {
+        VectorLoops::Avx512
+    } else {
+        VectorLoops::Avx2
     }
 }
 
@@ -370,48 +357,10 @@ fn choose() -> VectorLoops {
     VectorLoops::Portable
 }
 
-/// The best of nine timings of 64 rounds of `kernels` (a field extraction and a
-/// multiplexer, the kinds the flagships' runs use most) over runs of 32 words,
-/// the flagships' usual length: about 50 µs in all on this project's VM.
+/// Whether the CPU's vendor string (CPUID leaf 0) is Intel's.
 #[cfg(target_arch = "x86_64")]
-fn time_calls(kernels: &[crate::vector::RunKernel]) -> Duration {
-    use crate::instr::Rec;
-    use crate::vector::RunCall;
-    const N: u32 = 32;
-    // Operands at words 0, N and 2N, results from 3N: apart, as the contract asks.
-    let rec = Rec {
-        a: 0,
-        b: N,
-        c: 2 * N,
-        d: 3 * N,
-        k: 0xffff,
-        k2: 0,
-    };
-    let calls: Vec<RunCall> = kernels
-        .iter()
-        .map(|&kernel| RunCall {
-            kernel,
-            n: u64::from(N),
-            rec,
-        })
-        .collect();
-    let mut vals: Vec<u64> = (0..4 * u64::from(N))
-        .map(|i| i.wrapping_mul(0x9e37_79b9))
-        .collect();
-    (0..9)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..64 {
-                for call in &calls {
-                    // SAFETY: every call reads words below 3N of the 4N and writes
-                    // the N from 3N; the CPU has the call's instruction set (its
-                    // module handed it out).
-                    unsafe { (call.kernel)(vals.as_mut_ptr(), call) };
-                }
-                std::hint::black_box(&mut vals);
-            }
-            start.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
+fn intel() -> bool {
+    let id = core::arch::x86_64::__cpuid(0);
+    let vendor = [id.ebx, id.edx, id.ecx].map(u32::to_le_bytes);
+    vendor.concat() == b"GenuineIntel"
 }
