@@ -3,9 +3,10 @@
 //! comparisons into mask registers, multiplexers as blends, and the last one to
 //! seven words as one masked vector. The calls and their loop are
 //! [`run_forms`](crate::run_forms)'s; this module gives them AVX-512F's primitives
-//! and each kind's eight-lane form. A process takes these forms only where
-//! [`vector_loops`](crate::run_forms::vector_loops) measured them faster than AVX2
-//! on its CPU; `lanes`'s tests hold them to the interpreter's loops.
+//! and each kind's eight-lane form. A process takes these forms where
+//! [`vector_loops`](crate::run_forms::vector_loops) chooses them (an Intel CPU with
+//! AVX-512F); `kernels`'s tests hold them to the interpreter's loops on any CPU that
+//! has AVX-512F.
 //!
 //! # Safety
 //!
