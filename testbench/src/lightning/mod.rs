@@ -7,7 +7,8 @@
 //! - [`answer`]: the class and the fixed-point log-softmax of the logits, bit
 //!   for bit as `hdl::lightning::answer` computes them.
 //! - [`photonic`]: the photonic core as data — product, noise and loss — shared
-//!   with the `sim` peripheral.
+//!   with the `sim` peripheral; [`noise`]: its noise drawn as an integer offset
+//!   from one random word.
 //! - [`golden`]: integer inference of a network, exact or through a noisy core,
 //!   and accuracy over a labelled set.
 //! - [`model_files`]: loading the shipped digits MLP and its test subset
@@ -32,6 +33,7 @@ pub mod impaired;
 pub mod link;
 pub mod loop_pins;
 pub mod model_files;
+pub mod noise;
 pub mod photonic;
 pub mod test_set;
 pub mod top_bench;

@@ -7,20 +7,22 @@
 //! 1. decode both operands (bits `[14:7]`): activation `a`, weight magnitude `b`;
 //! 2. multiply: `p = (a · b) >> 8` ([`product`], 0..=254);
 //! 3. noise (optional): `p' = clamp(round(p + σ·z), 0, 255)` with `z` a standard
-//!    normal draw (the ziggurat method of `rand_distr` on a seeded ChaCha8
-//!    stream, one draw per sample, padding lanes included; `round` is half away
-//!    from zero);
+//!    normal draw and `round` half away from zero ([`add_noise`]), drawn as
+//!    `clamp(p + D, 0, 255)` with `D = round(σ·z)` taken from its law by one
+//!    64-bit word of a seeded ChaCha8 stream per sample, padding lanes included
+//!    (see [`noise`](super::noise): the same law, for less than a normal draw and
+//!    a rounding cost);
 //! 4. loss: the ADC sample is `min(round(p' · 128 · t), 0x7FFF)` with `t` the
 //!    optical transmission (1.0 = lossless, giving exactly `p' << 7`, i.e.
 //!    `{0, p'[7:0], 7'b0}`).
 //!
 //! With σ = 0 and `t` = 1 the core is [`IdealCore`] and the datapath is exact.
 
-use rand::{Rng, SeedableRng};
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_distr::StandardNormal;
 
 use super::arith::{decode_sample, encode_sample, SAMPLE_MAX, VALUE_MAX};
+use super::noise::NoiseOffsets;
 
 /// The noise measured on Lightning's testbed, σ on the 0–255 product scale.
 pub const TESTBED_SIGMA: f64 = 1.657;
@@ -31,7 +33,8 @@ pub fn product(a: u8, b: u8) -> u8 {
 }
 
 /// A product with additive Gaussian noise: `clamp(round(p + sigma · z), 0, 255)`
-/// (a NaN reads as 0).
+/// (a NaN reads as 0), for a given normal draw `z`: the noise law as written,
+/// which [`NoisyCore`] samples without drawing `z` (see [`noise`](super::noise)).
 ///
 /// Rounded without a call: x86-64 has no instruction for rounding half away from
 /// zero, so `f64::round` is a call into libm, two of which took about a twentieth
@@ -60,13 +63,6 @@ pub fn adc_sample(p: u8, transmission: f64) -> u16 {
     }
 }
 
-/// One standard normal draw: `rand_distr`'s ziggurat sampler, usually one
-/// 64-bit word and a table lookup where Box–Muller takes a logarithm, a square
-/// root and a cosine (a lit fabric cycle draws 16 per core).
-pub fn standard_normal(rng: &mut impl Rng) -> f64 {
-    rng.sample(StandardNormal)
-}
-
 /// A photonic core: one ADC sample per pair of DAC samples.
 pub trait PhotonicCore {
     /// The ADC sample for activation sample `activation` (DAC 0) and weight
@@ -91,18 +87,21 @@ pub struct NoisyCore {
     sigma: f64,
     transmission: f64,
     rng: ChaCha8Rng,
+    /// The law of the noise's offset (none without noise).
+    noise: Option<NoiseOffsets>,
     /// [`adc_sample`] of every noisy product at this transmission, computed once.
     adc: [u16; 256],
 }
 
 impl NoisyCore {
-    /// A core with noise `sigma` (0-255 scale; 0 draws nothing), transmission
+    /// A core with noise `sigma` (0-255 scale; 0 or less draws nothing), transmission
     /// `transmission` (1.0 lossless) and the random stream of `seed`.
     pub fn new(sigma: f64, transmission: f64, seed: u64) -> NoisyCore {
         NoisyCore {
             sigma,
             transmission,
             rng: ChaCha8Rng::seed_from_u64(seed),
+            noise: NoiseOffsets::new(sigma),
             adc: std::array::from_fn(|p| adc_sample(p as u8, transmission)),
         }
     }
@@ -121,11 +120,9 @@ impl NoisyCore {
 impl PhotonicCore for NoisyCore {
     fn transmit(&mut self, activation: u16, weight: u16) -> u16 {
         let p = product(decode_sample(activation), decode_sample(weight));
-        let p = if self.sigma > 0.0 {
-            let z = standard_normal(&mut self.rng);
-            add_noise(p, self.sigma, z)
-        } else {
-            p
+        let p = match &self.noise {
+            Some(noise) => noise.add(p, self.rng.next_u64()),
+            None => p,
         };
         self.adc[usize::from(p)]
     }
@@ -134,6 +131,8 @@ impl PhotonicCore for NoisyCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
+    use rand_distr::StandardNormal;
 
     /// The law as the module states it, rounded by `f64::round` (libm's half
     /// away from zero): the reference the rounding without a call is held to.
@@ -147,7 +146,7 @@ mod tests {
         for p in 0..=255u8 {
             for sigma in [0.3, 1.657, 40.0, 300.0] {
                 for _ in 0..200 {
-                    let z = standard_normal(&mut rng);
+                    let z: f64 = rng.sample(StandardNormal);
                     assert_eq!(add_noise(p, sigma, z), noisy_reference(p, sigma, z));
                 }
             }
@@ -173,16 +172,21 @@ mod tests {
         }
     }
 
+    /// The core's product, its noise offset drawn by the next word of the seed's
+    /// stream (one word a sample, whatever the sample), clamped, then the loss.
+    /// The offsets' law is tested in [`noise`](crate::lightning::noise).
     #[test]
     fn noisy_core_is_its_law_sample_by_sample() {
+        let offsets = NoiseOffsets::new(1.657).expect("noise");
         for (t, seed) in [(1.0, 11), (0.73, 12), (1.3, 13), (0.0, 14)] {
             let mut core = NoisyCore::new(1.657, t, seed);
-            let mut draws = ChaCha8Rng::seed_from_u64(seed);
+            let mut words = ChaCha8Rng::seed_from_u64(seed);
             for a in (0..=255u8).step_by(3) {
                 for b in (0..=255u8).step_by(7) {
                     let (sa, sb) = (encode_sample(a), encode_sample(b));
-                    let z = standard_normal(&mut draws);
-                    let want = adc_sample(noisy_reference(product(a, b), 1.657, z), t);
+                    let d = offsets.offset(words.next_u64());
+                    let noisy = (i32::from(product(a, b)) + d).clamp(0, 255) as u8;
+                    let want = adc_sample(noisy, t);
                     assert_eq!(core.transmit(sa, sb), want, "a {a} b {b} t {t}");
                 }
             }
@@ -197,26 +201,6 @@ mod tests {
                 let (sa, sb) = (encode_sample(a), encode_sample(b));
                 assert_eq!(noisy.transmit(sa, sb), IdealCore.transmit(sa, sb));
             }
-        }
-    }
-
-    #[test]
-    fn normal_draws_have_unit_variance() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let n = 20_000;
-        let draws: Vec<f64> = (0..n).map(|_| standard_normal(&mut rng)).collect();
-        let mean = draws.iter().sum::<f64>() / n as f64;
-        let var = draws.iter().map(|z| (z - mean) * (z - mean)).sum::<f64>() / n as f64;
-        assert!(mean.abs() < 0.03, "mean {mean}");
-        assert!((var - 1.0).abs() < 0.05, "variance {var}");
-        // The shape, against the normal law: P(|z| < 1) = 0.6827, P(|z| < 2) =
-        // 0.9545, P(|z| < 3) = 0.9973.
-        for (k, p) in [(1.0, 0.6827), (2.0, 0.9545), (3.0, 0.9973)] {
-            let inside = draws.iter().filter(|z| z.abs() < k).count() as f64 / n as f64;
-            assert!(
-                (inside - p).abs() < 0.01,
-                "P(|z| < {k}) = {inside}, not {p}"
-            );
         }
     }
 }
