@@ -55,8 +55,8 @@ impl NoiseOffsets {
             }
             let k = i as i32 - REACH;
             let p = normal_cdf((f64::from(k) + 0.5) / sigma);
-            // A product with 2^63 is exact; the conversion saturates at 2^63 - 1
-            // only for p = 1, which the last entry stands for anyway.
+            // `p` is at most 1, so the scaled value is at most 2^63 and converts
+            // exactly; the minimum only guards the top against rounding.
             ((p * ONE as f64).round() as u64).min(ONE)
         }));
         let guide = Box::new(std::array::from_fn(|b| {
