@@ -4,8 +4,9 @@
 //!
 //! [`LoopDriver`] is one image's run as a state machine over [`Pins`] (its ports
 //! resolved once, [`LoopPins`]), so the same code drives a single [`Dut`]
-//! ([`run_image`]) or both engines in lockstep through the differential harness
-//! (its `Step` implements [`Pins`]).
+//! ([`run_image`]; [`ImageLoop`] for a sequence of images, the ports resolved
+//! once for all of them) or both engines in lockstep through the differential
+//! harness (its `Step` implements [`Pins`]).
 
 use hdl::lightning::bus::activation_preamble;
 use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
@@ -218,8 +219,8 @@ enum Phase {
 /// One image through the closed loop, one call per cycle.
 pub struct LoopDriver<'a, C: PhotonicCore> {
     links: &'a mut [PhotonicLink<C>],
-    image: Vec<u8>,
-    controls: LoopControls,
+    image: &'a [u8],
+    controls: &'a LoopControls,
     shape: PortShape,
     phase: Phase,
     run: LoopRun,
@@ -229,7 +230,10 @@ pub struct LoopDriver<'a, C: PhotonicCore> {
     last_fire: Option<u64>,
     feed: Vec<Feed>,
     stall_rng: ChaCha8Rng,
+    /// The ports, resolved at the first cycle unless given (see [`ImageLoop`]).
     pins: Option<LoopPins>,
+    /// Whether the run-time controls have been driven (at the first cycle).
+    controls_driven: bool,
     logit_data: Vec<u64>,
     logit_index: Vec<u64>,
 }
@@ -246,15 +250,14 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
     /// light going through `links[c]` (one link per core).
     pub fn new(
         links: &'a mut [PhotonicLink<C>],
-        image: &[u8],
+        image: &'a [u8],
         shape: PortShape,
-        controls: &LoopControls,
+        controls: &'a LoopControls,
     ) -> Self {
         LoopDriver {
             links,
-            image: image.to_vec(),
-            controls: controls.clone(),
-            shape: shape.clone(),
+            image,
+            controls,
             phase: Phase::Load(0),
             run: LoopRun::default(),
             layer: 0,
@@ -263,10 +266,17 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             last_fire: None,
             feed: vec![Feed::default(); shape.cores],
             stall_rng: ChaCha8Rng::seed_from_u64(controls.weight_stall_seed),
+            shape,
             pins: None,
+            controls_driven: false,
             logit_data: Vec::new(),
             logit_index: Vec::new(),
         }
+    }
+
+    /// The run and the ports it resolved (`None` if it never ran a cycle).
+    fn into_parts(self) -> (LoopRun, Option<LoopPins>) {
+        (self.run, self.pins)
     }
 
     /// The run so far.
@@ -283,27 +293,21 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         self.run.timeline.push(Event { cycle, what });
     }
 
-    /// The ports of this run, resolved at the first cycle.
-    fn resolve(&mut self, pins: &(impl Pins + ?Sized)) -> Result<LoopPins, DutError> {
-        let p = LoopPins::resolve(pins.ports(), &self.shape)?;
-        self.logit_data = vec![0; pins.words(p.status.logit_data)];
-        self.logit_index = vec![0; pins.words(p.status.logit_index)];
-        Ok(p)
-    }
-
     /// Observes the outputs of this cycle and sets the inputs for the next edge;
     /// a port the datapath lacks is an error at the first cycle.
     pub fn cycle(&mut self, pins: &mut (impl Pins + ?Sized)) -> Result<(), DutError> {
         let p = match self.pins.take() {
             Some(p) => p,
-            None => {
-                // The controls hold for the whole run and inputs keep their
-                // values, so they are driven once, on the first cycle.
-                let p = self.resolve(pins)?;
-                self.drive_controls(pins, &p)?;
-                p
-            }
+            None => LoopPins::resolve(pins.ports(), &self.shape)?,
         };
+        if !self.controls_driven {
+            // The controls hold for the whole run and inputs keep their values,
+            // so they are driven once, on the first cycle.
+            self.logit_data = vec![0; pins.words(p.status.logit_data)];
+            self.logit_index = vec![0; pins.words(p.status.logit_index)];
+            self.drive_controls(pins, &p)?;
+            self.controls_driven = true;
+        }
         let result = self.cycle_on(pins, &p);
         self.pins = Some(p);
         result
@@ -549,14 +553,7 @@ fn read_word(pins: &mut (impl Pins + ?Sized), pin: Pin) -> Result<Word, DutError
 }
 
 /// Runs one image through the closed loop on `dut` (already reset), core *c*
-/// through `links[c]`.
-///
-/// Kept out of line, so that the cycle loop's code does not grow with whatever
-/// its callers inline around it: inlined into `test_set::pass` by an unrelated
-/// change, it took the instruction cache misses of a Lightning cycle (cachegrind,
-/// `sim lightning`) from 389 to 547 on the compiled engine and from 24 to 122 on
-/// Verilator's.
-#[inline(never)]
+/// through `links[c]`: an [`ImageLoop`] of one image.
 pub fn run_image<C: PhotonicCore>(
     dut: &mut dyn Dut,
     links: &mut [PhotonicLink<C>],
@@ -564,12 +561,54 @@ pub fn run_image<C: PhotonicCore>(
     shape: PortShape,
     controls: &LoopControls,
 ) -> Result<LoopRun, DutError> {
-    let mut driver = LoopDriver::new(links, image, shape, controls);
-    loop {
-        driver.cycle(&mut &mut *dut)?;
-        if driver.finished() {
-            return Ok(driver.result().clone());
+    ImageLoop::new(shape, controls).run(dut, links, image)
+}
+
+/// Images run one after another through the closed loop on one datapath: its
+/// ports are looked up by name once, at the first image's first cycle, and the
+/// handles serve every image after it. Every run must be on that `Dut` (or on one
+/// of the same design: the handles are port indices).
+pub struct ImageLoop<'c> {
+    shape: PortShape,
+    controls: &'c LoopControls,
+    pins: Option<LoopPins>,
+}
+
+impl<'c> ImageLoop<'c> {
+    /// Images on a datapath of `shape`, under `controls`.
+    pub fn new(shape: PortShape, controls: &'c LoopControls) -> Self {
+        ImageLoop {
+            shape,
+            controls,
+            pins: None,
         }
-        dut.step();
+    }
+
+    /// Runs `image` on `dut` (reset before the first image; each image starts
+    /// where the last left the datapath, idle), core *c* through `links[c]`.
+    ///
+    /// Kept out of line, so that the cycle loop's code does not grow with
+    /// whatever its callers inline around it: inlined into `test_set::pass` by an
+    /// unrelated change, it took the instruction cache misses of a Lightning cycle
+    /// (cachegrind, `sim lightning`) from 389 to 547 on the compiled engine and
+    /// from 24 to 122 on Verilator's.
+    #[inline(never)]
+    pub fn run<C: PhotonicCore>(
+        &mut self,
+        dut: &mut dyn Dut,
+        links: &mut [PhotonicLink<C>],
+        image: &[u8],
+    ) -> Result<LoopRun, DutError> {
+        let mut driver = LoopDriver::new(links, image, self.shape.clone(), self.controls);
+        driver.pins = self.pins.take();
+        loop {
+            driver.cycle(&mut &mut *dut)?;
+            if driver.finished() {
+                let (run, pins) = driver.into_parts();
+                self.pins = pins;
+                return Ok(run);
+            }
+            dut.step();
+        }
     }
 }

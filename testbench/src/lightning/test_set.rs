@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use hdl::lightning::datapath::{datapath, fail_reason_text};
 
 use super::arith::{argmax, Contract};
-use super::closed_loop::{hardware_config_as, run_image, LoopControls, LoopRun, PortShape};
+use super::closed_loop::{hardware_config_as, ImageLoop, LoopControls, LoopRun, PortShape};
 use super::golden::{infer_as, ContractConfig};
 use super::link::PhotonicLink;
 use super::model_files::Workload;
@@ -282,6 +282,7 @@ fn pass(
         })
         .collect();
     let controls = LoopControls::default();
+    let mut image_loop = ImageLoop::new(shape.clone(), &controls);
     let mut runs = Vec::new();
     let mut correct = 0;
     for (i, (image, &label)) in images.iter().zip(labels).enumerate() {
@@ -290,7 +291,7 @@ fn pass(
             dut.trace_open(path)
                 .with_context(|| format!("{}: cannot write the VCD", path.display()))?;
         }
-        let run = run_image(dut, &mut links, image, shape.clone(), &controls)?;
+        let run = image_loop.run(dut, &mut links, image)?;
         if vcd.is_some() {
             dut.trace_close()?;
         }
