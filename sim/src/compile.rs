@@ -2,12 +2,14 @@
 //!
 //! 1. levelize (a combinational loop is an error) and [`simplify`];
 //! 2. pick an instruction kind for every computed net and [`schedule`] them into
-//!    batches of independent instructions of one kind and cone;
+//!    batches of independent instructions of one kind, cone and part (the output
+//!    ports' or the rest, see [`demand`](crate::demand));
 //! 3. [`lay_out`] storage;
 //! 4. lower every instruction, split batches into run, gather and mixed steps;
 //! 5. plan the register commits and build the per-domain tables.
 
 use crate::cones::cones;
+use crate::demand::output_instrs;
 use crate::error::SimError;
 use crate::exec::Code;
 use crate::flatten::FlatDesign;
@@ -19,12 +21,12 @@ use crate::operands::each_node_operand;
 use crate::regs;
 use crate::roles::roles;
 use crate::runs::{params, steps};
-use crate::schedule::{schedule, Preds};
+use crate::schedule::{schedule, Key, Preds};
 use crate::simplify::{simplify, Graph, Node};
 use crate::state::{DomainState, MemLayout, NONE};
 use crate::tables::{state_tables, Tables};
 use crate::wide::words;
-use hdl::ir::NetId;
+use hdl::ir::{Direction, NetId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -91,18 +93,27 @@ fn probe(graph: &Graph, instrs: &[NetId]) -> Vec<(Kind, [u64; 5])> {
         .collect()
 }
 
-/// For every instruction, the instructions it reads (sorted, without repeats).
-fn predecessors(graph: &Graph, instrs: &[NetId], owner: &[(NetId, u32)]) -> Preds {
+/// The instruction computing the words of each net (through the net owning
+/// them), `u32::MAX` for a net no instruction computes (a source, a constant).
+fn instruction_of(graph: &Graph, instrs: &[NetId], owner: &[(NetId, u32)]) -> Vec<u32> {
     let mut index = vec![u32::MAX; graph.nodes.len()];
     for (i, n) in instrs.iter().enumerate() {
         index[n.0 as usize] = i as u32;
     }
+    (0..graph.nodes.len())
+        .map(|n| index[owner[n].0 .0 as usize])
+        .collect()
+}
+
+/// For every instruction, the instructions it reads (sorted, without repeats);
+/// `index` from [`instruction_of`].
+fn predecessors(graph: &Graph, instrs: &[NetId], index: &[u32]) -> Preds {
     let mut preds = Preds::default();
     let mut row = Vec::new();
     for n in instrs {
         row.clear();
         each_node_operand(&graph.nodes[n.0 as usize], |o| {
-            let i = index[owner[o.0 as usize].0 .0 as usize];
+            let i = index[o.0 as usize];
             if i != u32::MAX {
                 row.push(i);
             }
@@ -130,13 +141,24 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
         .filter(|n| matches!(graph.nodes[n.0 as usize], Node::Op(_) | Node::Copy(_)))
         .collect();
     let probed = probe(&graph, &instrs);
+    let index = instruction_of(&graph, &instrs, &owner);
+    let preds = predecessors(&graph, &instrs, &index);
+    let output = {
+        let roots = (flat.ports.iter())
+            .filter(|p| p.direction == Direction::Output)
+            .map(|p| index[p.net.0 as usize])
+            .filter(|&i| i != u32::MAX);
+        output_instrs(&preds, instrs.len(), roots)
+    };
     let batches = {
-        let keys: Vec<(Kind, u64)> = probed
-            .iter()
-            .zip(&instrs)
-            .map(|((k, _), n)| (*k, cone[n.0 as usize]))
+        let keys: Vec<Key> = (probed.iter().zip(&instrs).zip(&output))
+            .map(|(((kind, _), n), &output)| Key {
+                kind: *kind,
+                cone: cone[n.0 as usize],
+                output,
+            })
             .collect();
-        schedule(&keys, &predecessors(&graph, &instrs, &owner))
+        schedule(&keys, &preds)
     };
 
     // Storage. `slot[n]`: the position of net `n` among the instructions.
@@ -150,8 +172,12 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
     };
     let batches: Vec<(Kind, Vec<NetId>)> = batches
         .into_iter()
-        .map(|(k, m)| (k, m.iter().map(|i| instrs[*i as usize]).collect()))
+        .map(|(k, m)| (k.kind, m.iter().map(|i| instrs[*i as usize]).collect()))
         .collect();
+    let mut in_output_part = vec![false; flat.nets.len()];
+    for (n, &o) in instrs.iter().zip(&output) {
+        in_output_part[n.0 as usize] = o;
+    }
     let inputs = Inputs {
         flat,
         graph: &graph,
@@ -160,7 +186,7 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
         order: &order,
     };
     let (mut lay, ordered) = lay_out(&inputs, &batches, param);
-    drop((batches, slot, probed));
+    drop((batches, slot, probed, preds));
     // Instructions.
     let mut lower = Lowerer {
         graph: &graph,
@@ -189,6 +215,7 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
                         kind,
                         start: at,
                         end: at + 1,
+                        output: in_output_part[n.0 as usize],
                     });
                 }
             }

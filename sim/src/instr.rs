@@ -197,6 +197,9 @@ pub(crate) struct Batch {
     pub start: u32,
     /// One past the last record.
     pub end: u32,
+    /// Whether an output port depends on the records (all of them or none, see
+    /// [`demand::output_instrs`](crate::demand::output_instrs)).
+    pub output: bool,
 }
 
 impl Kind {

@@ -77,13 +77,17 @@ fn run_at(kind: Kind, r: &[Rec]) -> (usize, u8) {
 }
 
 /// The steps of `batches` (over `recs`, whose cone masks are `masks`), the
-/// records they use and the kind and mask of each record.
+/// records they use and the kind and mask of each record. A step never holds
+/// records of two batches of which one is in the output part and the other not
+/// ([`Batch::output`]).
 pub(crate) fn steps(
     batches: &[Batch],
     recs: &[Rec],
     masks: &[u64],
 ) -> (Vec<Step>, Vec<Rec>, Vec<Tag>) {
     let mut steps: Vec<Step> = Vec::new();
+    // `output[i]`: steps[i] is in the output part.
+    let mut output: Vec<bool> = Vec::new();
     let mut out: Vec<Rec> = Vec::with_capacity(recs.len());
     let mut kinds: Vec<Tag> = Vec::with_capacity(recs.len());
     for b in batches {
@@ -94,6 +98,7 @@ pub(crate) fn steps(
             let (mut n, strides) = run_at(b.kind, &r[i..]);
             n = m[i..i + n].iter().take_while(|x| **x == m[i]).count();
             if n >= MIN_RUN {
+                output.push(b.output);
                 steps.push(Step {
                     kind: b.kind,
                     mode: Mode::Run { strides },
@@ -114,17 +119,21 @@ pub(crate) fn steps(
                     if s.kind == b.kind
                         && s.mode == Mode::Gather
                         && s.mask == nonzero(m[i])
-                        && s.start + s.n == out.len() as u32 =>
+                        && s.start + s.n == out.len() as u32
+                        && output.last() == Some(&b.output) =>
                 {
                     s.n += 1
                 }
-                _ => steps.push(Step {
-                    kind: b.kind,
-                    mode: Mode::Gather,
-                    start: out.len() as u32,
-                    n: 1,
-                    mask: nonzero(m[i]),
-                }),
+                _ => {
+                    output.push(b.output);
+                    steps.push(Step {
+                        kind: b.kind,
+                        mode: Mode::Gather,
+                        start: out.len() as u32,
+                        n: 1,
+                        mask: nonzero(m[i]),
+                    })
+                }
             }
             out.push(r[i]);
             kinds.push(Tag {
@@ -134,7 +143,7 @@ pub(crate) fn steps(
             i += 1;
         }
     }
-    (mix_small_gathers(steps), out, kinds)
+    (mix_small_gathers(steps, &output), out, kinds)
 }
 
 /// A step mask: a step that depends on no source at all (it cannot exist after
@@ -147,20 +156,21 @@ fn nonzero(mask: u64) -> u64 {
     }
 }
 
-/// Merges consecutive small gathers (fewer than [`MIN_GATHER`] records) into
-/// [`Mode::Mixed`] steps; their records stay in place.
-fn mix_small_gathers(steps: Vec<Step>) -> Vec<Step> {
+/// Merges consecutive small gathers (fewer than [`MIN_GATHER`] records) of one
+/// part (`output[i]` for `steps[i]`) into [`Mode::Mixed`] steps; their records
+/// stay in place.
+fn mix_small_gathers(steps: Vec<Step>, output: &[bool]) -> Vec<Step> {
     let small = |s: &Step| s.mode == Mode::Gather && s.n < MIN_GATHER && s.kind != Kind::Wide;
     let mut out: Vec<Step> = Vec::with_capacity(steps.len());
-    for s in steps {
-        if small(&s) {
-            if let Some(last) = out.last_mut() {
-                if (last.mode == Mode::Mixed || small(last)) && last.start + last.n == s.start {
-                    last.mode = Mode::Mixed;
-                    last.n += s.n;
-                    last.mask |= s.mask;
-                    continue;
-                }
+    let mut last_output = None;
+    for (s, &o) in steps.into_iter().zip(output) {
+        let same_part = last_output.replace(o) == Some(o);
+        if let Some(last) = out.last_mut().filter(|_| same_part && small(&s)) {
+            if (last.mode == Mode::Mixed || small(last)) && last.start + last.n == s.start {
+                last.mode = Mode::Mixed;
+                last.n += s.n;
+                last.mask |= s.mask;
+                continue;
             }
         }
         out.push(s);
@@ -188,6 +198,7 @@ mod tests {
             kind: Kind::And,
             start: 0,
             end: 6,
+            output: false,
         };
         let (steps, out, _) = steps(&[batch], &recs, &[1; 6]);
         assert_eq!(
@@ -211,10 +222,30 @@ mod tests {
             kind: Kind::And,
             start: 0,
             end: 5,
+            output: false,
         };
         let (steps, _, _) = steps(&[batch], &recs, &[1; 5]);
         assert_eq!(steps.len(), 1);
         assert_eq!(steps[0].mode, Mode::Gather);
         assert_eq!(steps[0].n, 5);
+    }
+
+    #[test]
+    fn small_gathers_mix_only_within_a_part() {
+        // Four one-record batches of different kinds (never a run): the first two
+        // in the output part, the last two not.
+        let recs: Vec<Rec> = (0..4).map(|j| and(100 + 7 * j, 10 + 3 * j, 50)).collect();
+        let kinds = [Kind::And, Kind::Or, Kind::And, Kind::Or];
+        let batches: Vec<Batch> = (0..4)
+            .map(|j| Batch {
+                kind: kinds[j],
+                start: j as u32,
+                end: j as u32 + 1,
+                output: j < 2,
+            })
+            .collect();
+        let (steps, _, _) = steps(&batches, &recs, &[1; 4]);
+        let spans: Vec<(Mode, u32, u32)> = steps.iter().map(|s| (s.mode, s.start, s.n)).collect();
+        assert_eq!(spans, vec![(Mode::Mixed, 0, 2), (Mode::Mixed, 2, 2)]);
     }
 }

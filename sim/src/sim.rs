@@ -604,11 +604,14 @@ impl Simulator {
         }
     }
 
-    /// Marks the logic depending on the sources in `cone` dirty.
+    /// Marks the logic depending on the sources in `cone` dirty: the output part
+    /// only for the sources it depends on, so that a port read after writes of
+    /// inputs no output depends on (every flagship's outputs depend on registers
+    /// alone) finds the outputs settled.
     #[inline]
     pub(crate) fn touch(&mut self, cone: u64) {
         self.dirty |= cone;
-        self.dirty_out |= cone;
+        self.dirty_out |= cone & self.part_masks[Part::Outputs as usize];
     }
 
     /// Tells the compiled engine that the test bench changed input `index`: port

@@ -34,14 +34,16 @@
 //! between 0.53 and 0.55 (about five in nine, measured over windows of 1,024
 //! and 4,096 settles) and from 0.59 up; 58 % keeps clear of both, and 55 %
 //! and 60 % ran as fast on the flagships (see the performance log). The
-//! output part (the logic the output ports depend on) can settle more often than once a cycle: Lightning's settles about
-//! 1.7 times, for the test bench's reads and again after its writes, and the
-//! second settle runs only what those writes changed. Against its own settles, a
-//! partition of it that runs in most cycles counted under half and kept a test
-//! that cost more than it saved; against the cycles (the settles of the rest,
-//! once a cycle) it runs untested, and Lightning's executed code a cycle shrinks
-//! by 3 % with one core and 1.5 % with four (PANAMA's choice is unchanged; see
-//! the performance log). Only a copy that compares its words before waking its
+//! output part (the logic the output ports depend on) can settle more often
+//! than once a cycle: for the test bench's reads and again after its writes of
+//! inputs the outputs depend on, the second settle running only what those
+//! writes changed (Lightning's did, about 1.7 times a cycle, until its output
+//! part shrank to what its outputs need, see [`demand`](crate::demand)).
+//! Against its own settles, a partition of it that runs in most cycles counted
+//! under half and kept a test that cost more than it saved; against the cycles
+//! (the settles of the rest, once a cycle) it runs untested, and Lightning's
+//! executed code a cycle shrank by 3 % with one core and 1.5 % with four
+//! (PANAMA's choice was unchanged; see the performance log). Only a copy that compares its words before waking its
 //! register's readers may run untested (see
 //! [`commit::compares`](super::commit::compares)): one moved by a call counts as
 //! changed whenever it runs, and would wake them at every edge.
