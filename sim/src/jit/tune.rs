@@ -43,8 +43,8 @@
 //! under half and kept a test that cost more than it saved; against the cycles
 //! (the settles of the rest, once a cycle) it runs untested, and Lightning's
 //! executed code a cycle shrank by 3 % with one core and 1.5 % with four
-//! (PANAMA's choice was unchanged; see the performance log). Only a copy that compares its words before waking its
-//! register's readers may run untested (see
+//! (PANAMA's choice was unchanged; see the performance log). Only a copy that
+//! compares its words before waking its register's readers may run untested (see
 //! [`commit::compares`](super::commit::compares)): one moved by a call counts as
 //! changed whenever it runs, and would wake them at every edge.
 
