@@ -170,14 +170,12 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
         u32::MAX => [0; 5],
         i => probed[i as usize].1,
     };
+    // `lay_out` keeps the batches' order: the part of `ordered[i]` is `parts[i]`.
+    let parts: Vec<bool> = batches.iter().map(|(k, _)| k.output).collect();
     let batches: Vec<(Kind, Vec<NetId>)> = batches
         .into_iter()
         .map(|(k, m)| (k.kind, m.iter().map(|i| instrs[*i as usize]).collect()))
         .collect();
-    let mut in_output_part = vec![false; flat.nets.len()];
-    for (n, &o) in instrs.iter().zip(&output) {
-        in_output_part[n.0 as usize] = o;
-    }
     let inputs = Inputs {
         flat,
         graph: &graph,
@@ -186,7 +184,7 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
         order: &order,
     };
     let (mut lay, ordered) = lay_out(&inputs, &batches, param);
-    drop((batches, slot, probed, preds));
+    drop((batches, slot, probed, preds, output));
     // Instructions.
     let mut lower = Lowerer {
         graph: &graph,
@@ -198,7 +196,7 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
     let mut recs: Vec<Rec> = Vec::with_capacity(instrs.len());
     let mut rec_cones: Vec<u64> = Vec::with_capacity(instrs.len());
     let mut code_batches: Vec<Batch> = Vec::with_capacity(ordered.len());
-    for (_, members) in &ordered {
+    for ((_, members), &output) in ordered.iter().zip(&parts) {
         // Members are independent: a kind the probe did not predict just splits
         // the batch.
         let mut cur: Option<Batch> = None;
@@ -215,7 +213,7 @@ pub(crate) fn compile(flat: &FlatDesign) -> Result<Program, SimError> {
                         kind,
                         start: at,
                         end: at + 1,
-                        output: in_output_part[n.0 as usize],
+                        output,
                     });
                 }
             }
