@@ -1,14 +1,20 @@
 //! The command line's error messages for values a user can get wrong: one line
 //! that names the option and the reason, a non-zero exit code.
 
-use std::process::Command;
+use std::process::{Command, Output};
+use wirespeed::hdl::lightning::config::MAX_CORES;
+
+/// Runs the CLI with `args`.
+fn output(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(args)
+        .output()
+        .expect("the wirespeed binary runs")
+}
 
 /// Runs the CLI with `args`; (success, stderr).
 fn wirespeed(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args(args)
-        .output()
-        .expect("the wirespeed binary runs");
+    let out = output(args);
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -85,4 +91,42 @@ fn an_os_error_is_printed_once() {
     let (ok, err) = wirespeed(&["gen", "counter", "-o", "/proc/no-such-dir/out"]);
     assert!(!ok);
     assert_eq!(err.matches("os error").count(), 1, "{err}");
+}
+
+#[test]
+fn too_many_or_no_lightning_cores_name_the_flag_and_the_range() {
+    for cores in [0, MAX_CORES + 1] {
+        let (ok, err) = wirespeed(&["sim", "lightning", "--cores", &cores.to_string()]);
+        assert!(!ok, "--cores {cores} was accepted");
+        let named = format!("--cores {cores}");
+        let range = format!("1..={MAX_CORES}");
+        assert!(err.contains(&named) && err.contains(&range), "{err}");
+    }
+}
+
+#[test]
+fn a_refused_command_announces_nothing_before_its_error() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let out_dir = dir.path().join("out");
+    let out_arg = out_dir.to_str().expect("a UTF-8 path");
+    let refused: [&[&str]; 4] = [
+        &["gen", "nosuch", "-o", out_arg],
+        &["gen", "fifo", "--set", "depth=abc", "-o", out_arg],
+        &["sim", "panama", "--elements", "0"],
+        &["sim", "panama", "--workers", "9"],
+    ];
+    for args in refused {
+        let out = output(args);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert_eq!(stdout, "", "{args:?} printed before refusing");
+        assert!(
+            stderr.starts_with("error: ") && stderr.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!out_dir.exists(), "a refused `gen` created its folder");
 }

@@ -7,8 +7,9 @@ use hdl::Module;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Runs `wirespeed gen`: generates `block` into `out` (see [`generate`]) and prints
-/// what was written.
+/// Runs `wirespeed gen`: builds `block` (see [`build`]), then writes it into `out`
+/// (see [`write`]) and prints what was written. A bad block name or parameter
+/// stops before anything is announced or written.
 pub fn run(
     block: &str,
     sets: &[String],
@@ -18,8 +19,9 @@ pub fn run(
     force: bool,
     locators: bool,
 ) -> Result<()> {
+    let built = build(block, sets, board, top)?;
     eprintln!("generating `{block}` into {}", out.display());
-    let w = generate(block, sets, board, top, out, force, locators)?;
+    let w = write(&built, out, force, locators)?;
     println!(
         "wrote {} ({}, top `{}`) to {}",
         block,
@@ -33,7 +35,7 @@ pub fn run(
     Ok(())
 }
 
-/// What [`generate`] wrote.
+/// What [`write`] wrote.
 pub struct Written {
     /// The top module.
     pub top: String,
@@ -79,32 +81,53 @@ fn named_top(module: &Module, name: Option<&str>) -> Result<Module> {
         .map_err(|e| anyhow!("--top {name}: {}", e.kind))
 }
 
-/// Generates `block` with `sets` (and `board`) into `out`, its top module called `top`
-/// if given (else the block's own name); `force` replaces another design's files as its
-/// manifest lists them; `locators` keeps the Verilog's `// @[file.rs:line]` source
-/// locators. Stops with an error, writing nothing, if Ctrl-C is pressed (see
-/// [`interrupt`]).
-pub fn generate(
+/// A catalog block built from its parameters, ready to be written.
+pub struct Built {
+    /// The block's catalog name.
+    block: String,
+    /// What the block's generator returned.
+    generated: catalog::Generated,
+    /// The top module, renamed if a top name was given.
+    module: Module,
+}
+
+/// Builds `block` with `sets` (and `board`), its top module called `top` if given
+/// (else the block's own name). Errors name a bad block, parameter or top name.
+pub fn build(
     block: &str,
     sets: &[String],
     board: Option<&str>,
     top: Option<&str>,
-    out: &Path,
-    force: bool,
-    locators: bool,
-) -> Result<Written> {
+) -> Result<Built> {
     let (spec, settings) = catalog::find_with_settings(block, sets, board)?;
     let generated = spec.build(&settings)?;
     let module = named_top(&generated.module, top)?;
+    Ok(Built {
+        block: block.to_string(),
+        generated,
+        module,
+    })
+}
+
+/// Writes `built` into `out`: `force` replaces another design's files as its
+/// manifest lists them; `locators` keeps the Verilog's `// @[file.rs:line]` source
+/// locators. Stops with an error, writing nothing, if Ctrl-C is pressed (see
+/// [`interrupt`]).
+pub fn write(built: &Built, out: &Path, force: bool, locators: bool) -> Result<Written> {
+    let Built {
+        block,
+        generated,
+        module,
+    } = built;
     interrupt::check()?;
     let options = gen::EmitOptions {
         locators,
         top_note: Some(block_note(block, &generated.parameters)),
         ..gen::EmitOptions::default()
     };
-    let design = gen::emit_with(&module, &options)?;
+    let design = gen::emit_with(module, &options)?;
     interrupt::check()?;
-    let mut manifest = gen::Manifest::new(&module, &design).with_parameter("block", block);
+    let mut manifest = gen::Manifest::new(module, &design).with_parameter("block", block);
     for (k, v) in &generated.parameters {
         manifest = manifest.with_parameter(k, v);
     }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use super::EngineArg;
 use anyhow::{bail, Result};
 use clap::Args;
+use hdl::ir::HdlError;
 use testbench::engine::{
     board_clocks, engine_only_report, repeat_report, speed_report, verilator_options, EngineTime,
     Setting,
@@ -185,7 +186,8 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         arith: args.arith.into(),
         repeat: args.repeat,
     };
-    let test_set = TestSet::new(workload, n, options)?;
+    let test_set =
+        TestSet::new(workload, n, options).map_err(|e| blame_cores_flag(e, args.cores))?;
     println!(
         "Lightning datapath, {} (acc {} bits), {n} test images from {}",
         shape(net.layers().iter().map(|l| l.outputs()), net.inputs()),
@@ -263,6 +265,20 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         bail!("noise-free logits disagree with the golden model on {mismatches} of {n} images");
     }
     Ok(())
+}
+
+/// `e`, prefixed with `--cores N` when the datapath's generator rejected its
+/// `cores` parameter, so that the error names the flag the user gave.
+fn blame_cores_flag(e: anyhow::Error, cores: u32) -> anyhow::Error {
+    let about_cores = e.chain().any(|cause| {
+        cause
+            .downcast_ref::<HdlError>()
+            .is_some_and(|h| h.signal.as_deref() == Some("cores"))
+    });
+    match about_cores {
+        true => e.context(format!("--cores {cores}")),
+        false => e,
+    }
 }
 
 /// The board top over impaired links: calibration (if asked), accuracy against

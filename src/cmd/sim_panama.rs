@@ -294,38 +294,21 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             args.engine.into(),
         );
     }
-    let mut rng = seeded("wirespeed sim panama", args.seed);
     let mut golden_cfg = golden_config(&cfg, vec![]);
-    let (frames, tensor) = if !args.pcap_in.is_empty() {
+    let (frames, tensor, rng) = if !args.pcap_in.is_empty() {
         let frames = read_pcap_inputs(&args.pcap_in, &cfg.port_codes)?;
         golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
         golden_cfg
             .slots
             .resize(cfg.slots as usize, SlotConfig::DISABLED);
-        (frames, None)
+        (frames, None, seeded("wirespeed sim panama", args.seed))
     } else {
-        let port_count = cfg.port_codes.len();
-        let workers = args.workers.unwrap_or(port_count);
-        if !(1..=port_count).contains(&workers) {
-            bail!(
-                "--workers {workers}: the instance has {port_count} ports; give 1..={port_count}"
-            );
-        }
-        if args.jobs > cfg.slots as usize {
-            bail!("--jobs {}: the instance has {} slots", args.jobs, cfg.slots);
-        }
-        let payload = args.payload.unwrap_or(cfg.max_payload_bytes as usize);
-        if payload == 0 || !payload.is_multiple_of(64) || payload > cfg.max_payload_bytes as usize {
-            bail!(
-                "--payload {payload}: a multiple of 64 up to max_payload_bytes ({})",
-                cfg.max_payload_bytes
-            );
-        }
-        if args.elements == 0 {
-            bail!("--elements 0: a worker's tensor needs at least one element");
-        }
-        let per_packet = payload / (cfg.format.width() as usize / 8);
-        let packets = args.elements.div_ceil(per_packet);
+        let TrafficShape {
+            workers,
+            payload,
+            packets,
+        } = traffic_shape(args, &cfg)?;
+        let mut rng = seeded("wirespeed sim panama", args.seed);
         let mut scenario = Scenario::uniform(args.jobs, workers, packets, payload, cfg.format);
         scenario.background = args.background;
         if args.jobs == 0 {
@@ -358,10 +341,49 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             packets,
             elements: scenario.jobs.first().map_or(0, |j| j.elements),
         };
-        (scenario.frames(&mut rng, &golden_cfg), Some(tensor))
+        (scenario.frames(&mut rng, &golden_cfg), Some(tensor), rng)
     };
     let traffic = Traffic { frames, tensor };
     run_frames(args, &cfg, &board, mhz, golden_cfg, traffic, rng)
+}
+
+/// Generated aggregation traffic's shape, checked against the instance.
+struct TrafficShape {
+    /// Workers per job.
+    workers: usize,
+    /// Payload bytes per aggregation packet.
+    payload: usize,
+    /// Packets per worker.
+    packets: usize,
+}
+
+/// The shape of the traffic `args` asks for; an error names the flag that does not
+/// fit the instance `cfg`.
+fn traffic_shape(args: &PanamaArgs, cfg: &PanamaConfig) -> Result<TrafficShape> {
+    let port_count = cfg.port_codes.len();
+    let workers = args.workers.unwrap_or(port_count);
+    if !(1..=port_count).contains(&workers) {
+        bail!("--workers {workers}: the instance has {port_count} ports; give 1..={port_count}");
+    }
+    if args.jobs > cfg.slots as usize {
+        bail!("--jobs {}: the instance has {} slots", args.jobs, cfg.slots);
+    }
+    let payload = args.payload.unwrap_or(cfg.max_payload_bytes as usize);
+    if payload == 0 || !payload.is_multiple_of(64) || payload > cfg.max_payload_bytes as usize {
+        bail!(
+            "--payload {payload}: a multiple of 64 up to max_payload_bytes ({})",
+            cfg.max_payload_bytes
+        );
+    }
+    if args.elements == 0 {
+        bail!("--elements 0: a worker's tensor needs at least one element");
+    }
+    let per_packet = payload / (cfg.format.width() as usize / 8);
+    Ok(TrafficShape {
+        workers,
+        payload,
+        packets: args.elements.div_ceil(per_packet),
+    })
 }
 
 /// The frames a run sends and, for generated aggregation traffic, the tensors
