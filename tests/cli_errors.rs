@@ -56,6 +56,40 @@ fn chaos_options_without_chaos_are_refused_not_ignored() {
 }
 
 #[test]
+fn generated_traffic_options_are_refused_where_they_would_be_ignored() {
+    // `--pcap-in` and `--chaos` bring their own traffic; the file need not exist,
+    // the conflict is found first.
+    let sources: [&[&str]; 2] = [&["--pcap-in", "0=/nonexistent.pcap"], &["--chaos"]];
+    let shaping: [&[&str]; 8] = [
+        &["--jobs", "1"],
+        &["--bypass-frames", "5"],
+        &["--workers", "2"],
+        &["--elements", "64"],
+        &["--payload", "128"],
+        &["--background", "0.5"],
+        &["--faults", "0.1"],
+        &["--random-interleave"],
+    ];
+    for source in sources {
+        for option in shaping {
+            let args = [&["sim", "panama"], source, option].concat();
+            let (ok, err) = wirespeed(&args);
+            assert!(!ok, "{args:?} was accepted");
+            assert!(
+                err.contains(source[0]) && err.contains(option[0]),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    let (ok, err) = wirespeed(&["sim", "panama", "--bypass-frames", "5"]);
+    assert!(!ok, "--bypass-frames with jobs was accepted");
+    assert!(
+        err.contains("--bypass-frames 5") && err.contains("--jobs 0"),
+        "{err}"
+    );
+}
+
+#[test]
 fn aggregation_sizes_outside_the_instance_are_errors_giving_the_range() {
     // NetFPGA SUME's instance has four ports.
     for workers in ["0", "5"] {

@@ -23,6 +23,13 @@ use testbench::panama::system::{golden_config, RunEnd};
 use testbench::panama::traffic::background_frame;
 use testbench::rng::seeded;
 
+/// The options that make traffic of their own, which the options shaping generated
+/// traffic conflict with.
+const GENERATED_TRAFFIC_EXCLUDES: [&str; 2] = ["pcap_in", "chaos"];
+
+/// Random bypass frames sent with `--jobs 0` unless `--bypass-frames` says otherwise.
+const DEFAULT_BYPASS_FRAMES: usize = 1_000;
+
 /// Options of `wirespeed sim panama`.
 #[derive(Args, Debug)]
 pub struct PanamaArgs {
@@ -35,23 +42,24 @@ pub struct PanamaArgs {
     sets: Vec<String>,
     /// Jobs sharing the accelerator (job ids 100, 101, …; job j in slot j); 0 runs
     /// bypass traffic only (`--bypass-frames`).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     jobs: usize,
-    /// With `--jobs 0`: how many random bypass frames (60–1514 bytes) to send.
-    #[arg(long, default_value_t = 1_000)]
-    bypass_frames: usize,
+    /// With `--jobs 0`: how many random bypass frames (60–1514 bytes) to send
+    /// (default 1000).
+    #[arg(long, value_name = "N", conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
+    bypass_frames: Option<usize>,
     /// Workers per job (one per port, ports 0..W; default: every port).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     workers: Option<usize>,
     /// Tensor length per worker, in elements (at least 1; rounded up to whole
     /// packets of --payload bytes, and the report says how many were sent).
-    #[arg(long, default_value_t = 16_384)]
+    #[arg(long, default_value_t = 16_384, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     elements: usize,
     /// Payload bytes per aggregation packet (default: max_payload_bytes).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     payload: Option<usize>,
     /// Background (bypass) frames per aggregation packet: 1.0 gives a 50/50 mix of frames.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     background: f64,
     /// Probability that a new input beat is offered in a cycle (1 = line rate).
     #[arg(long, default_value_t = 1.0)]
@@ -61,7 +69,7 @@ pub struct PanamaArgs {
     #[arg(long)]
     back_pressure: Option<f64>,
     /// Probability that a worker's stream gets one fault (malformed, gap, duplicate, …).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     faults: f64,
     /// Input traffic from capture files; slots are set up for every (job, tree) found.
     /// `FILE`: a pcapng with one interface per port (if_description = one-hot code,
@@ -69,6 +77,9 @@ pub struct PanamaArgs {
     /// `PORT=FILE` (repeatable): every frame of FILE (pcap or pcapng) enters on PORT,
     /// a port index (`0`, `1`, …) or a one-hot code (`0x04`); files are merged by
     /// timestamp. The `portN.pcap` files of `--pcap-out` feed back as `N=DIR/portN.pcap`.
+    /// The options that shape generated traffic (--jobs, --bypass-frames,
+    /// --workers, --elements, --payload, --background, --faults,
+    /// --random-interleave) are refused with it.
     #[arg(long = "pcap-in", value_name = "[PORT=]FILE")]
     pcap_in: Vec<PcapIn>,
     /// Write the output frames as one pcap per destination port into DIR.
@@ -82,14 +93,15 @@ pub struct PanamaArgs {
     /// Interleave workers at random instead of taking turns packet by packet (a
     /// worker more than fifo_depth packets ahead costs full_wait cycles and loses
     /// packets; the run is then checked by invariants).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = GENERATED_TRAFFIC_EXCLUDES)]
     random_interleave: bool,
     /// Random seed (traffic, interleaving, back-pressure).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Run the chaos mix instead (dead, restarted and runaway workers, oversize,
     /// unterminated, empty, runt and garbage frames, host traffic, …) and check
-    /// the invariants; takes --frames, --load, --back-pressure, --seed, --engine.
+    /// the invariants; takes --frames, --load, --back-pressure, --seed, --engine
+    /// and refuses the options that shape generated traffic.
     #[arg(long)]
     chaos: bool,
     /// With --chaos: frames to send.
@@ -321,7 +333,7 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
                 mhz,
                 golden_cfg,
                 Traffic {
-                    frames: (0..args.bypass_frames)
+                    frames: (0..args.bypass_frames.unwrap_or(DEFAULT_BYPASS_FRAMES))
                         .map(|_| InFrame {
                             src: ports[rand::Rng::gen_range(&mut rng, 0..ports.len())],
                             bytes: background_frame(&mut rng, DEFAULT_AGG_UDP_PORT),
@@ -377,6 +389,11 @@ fn traffic_shape(args: &PanamaArgs, cfg: &PanamaConfig) -> Result<TrafficShape> 
     }
     if args.elements == 0 {
         bail!("--elements 0: a worker's tensor needs at least one element");
+    }
+    if let Some(n) = args.bypass_frames.filter(|_| args.jobs != 0) {
+        bail!(
+            "--bypass-frames {n}: only with --jobs 0 (with jobs, --background sets the bypass traffic)"
+        );
     }
     let per_packet = payload / (cfg.format.width() as usize / 8);
     Ok(TrafficShape {
