@@ -90,6 +90,30 @@ fn generated_traffic_options_are_refused_where_they_would_be_ignored() {
 }
 
 #[test]
+fn a_noise_seed_is_refused_on_the_noise_free_board_top() {
+    for impaired in [&["--skew", "1,0"][..], &["--loss", "0.6"], &["--calibrate"]] {
+        let args = [&["sim", "lightning", "--seed", "7"], impaired].concat();
+        let (ok, err) = wirespeed(&args);
+        assert!(!ok, "{args:?} was accepted");
+        assert!(
+            err.contains("--seed") && err.contains(impaired[0]),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_perf_map_without_a_compiled_engine_is_refused() {
+    for (design, engine) in [("panama", "verilator"), ("lightning", "interpreted")] {
+        let args = ["sim", design, "--engine", engine, "--perf-map"];
+        let (ok, err) = wirespeed(&args);
+        assert!(!ok, "{args:?} was accepted");
+        let named = format!("--engine {engine} runs none");
+        assert!(err.contains("--perf-map") && err.contains(&named), "{err}");
+    }
+}
+
+#[test]
 fn aggregation_sizes_outside_the_instance_are_errors_giving_the_range() {
     // NetFPGA SUME's instance has four ports.
     for workers in ["0", "5"] {

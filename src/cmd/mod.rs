@@ -50,8 +50,19 @@ impl From<EngineArg> for Engine {
 }
 
 /// With `--perf-map`: starts the perf map of the compiled engines (see
-/// [`sim::enable_perf_map`]) and prints its path.
-pub fn start_perf_map(on: bool) -> anyhow::Result<()> {
+/// [`sim::enable_perf_map`]) and prints its path; an error if `engine` runs no
+/// compiled engine, whose map would stay empty.
+pub fn start_perf_map(on: bool, engine: EngineArg) -> anyhow::Result<()> {
+    let compiles = Engine::from(engine)
+        .engines()
+        .iter()
+        .any(|e| matches!(e, Engine::Native | Engine::Compiled));
+    if on && !compiles {
+        anyhow::bail!(
+            "--perf-map maps the native engine's compiled code; --engine {} runs none",
+            Engine::from(engine).name()
+        );
+    }
     if on {
         let path = sim::enable_perf_map()?;
         println!("perf map: {}", path.display());

@@ -68,8 +68,8 @@ pub struct LightningArgs {
     #[arg(long, default_value_t = 3)]
     pub shift: usize,
     /// Seed of the photonic noise (core c draws from seed + c); impaired runs
-    /// are noise-free and do not use it.
-    #[arg(long, default_value_t = 1)]
+    /// are noise-free and refuse it.
+    #[arg(long, default_value_t = 1, conflicts_with_all = ["skew", "loss", "calibrate"])]
     pub seed: u64,
     /// Photonic cores (1-8; at most the smallest layer's outputs).
     #[arg(long, default_value_t = 1)]
@@ -148,7 +148,7 @@ fn percent(correct: usize, total: usize) -> f64 {
 /// Runs the simulation and prints the report; an error (exit code ≠ 0) if the
 /// noise-free logits differ from the golden model's on any image.
 pub fn run(args: &LightningArgs) -> Result<()> {
-    super::start_perf_map(args.perf_map)?;
+    super::start_perf_map(args.perf_map, args.engine)?;
     if args.shift > 15 {
         bail!("--shift {}: must be 0..=15 samples", args.shift);
     }

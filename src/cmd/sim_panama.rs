@@ -252,7 +252,7 @@ fn print_stats(what: &str, mut v: Vec<u64>) {
 
 /// Runs `wirespeed sim panama`.
 pub fn run(args: &PanamaArgs) -> Result<()> {
-    super::start_perf_map(args.perf_map)?;
+    super::start_perf_map(args.perf_map, args.engine)?;
     let (_, settings) = catalog::find_with_settings("panama", &args.sets, args.board.as_deref())?;
     let (cfg, board) = catalog::panama_config(&settings)?;
     let mhz = board
