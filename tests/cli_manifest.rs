@@ -133,3 +133,22 @@ fn list_shows_the_values_gen_uses() {
         assert!(l.contains(default), "{block}.{param}: {l}");
     }
 }
+
+#[test]
+fn list_starts_every_description_in_one_column() {
+    let list = wirespeed(&["list"]);
+    // A name, then at least one space, then the description: where it starts.
+    let column = |line: &str| -> usize {
+        let indent = line.len() - line.trim_start().len();
+        let name_end = indent + line.trim_start().find(' ').unwrap_or(line.len());
+        let gap = line[name_end..].len() - line[name_end..].trim_start().len();
+        assert!(gap >= 1, "no space after the name: {line}");
+        name_end + gap
+    };
+    let columns: std::collections::BTreeSet<usize> = list.lines().map(column).collect();
+    assert_eq!(
+        columns.len(),
+        1,
+        "descriptions start at columns {columns:?}:\n{list}"
+    );
+}

@@ -2,12 +2,23 @@
 
 use crate::catalog;
 
-/// Prints every block, its parameters, their meaning and their defaults.
+/// Prints every block, its parameters, their meaning and their defaults, the
+/// descriptions in one column as wide as the longest name needs.
 pub fn run() {
-    for block in catalog::blocks() {
-        println!("{:<16} {}", block.name, block.summary);
+    let blocks = catalog::blocks();
+    let width = blocks
+        .iter()
+        .flat_map(|b| {
+            let params = b.params().into_iter().map(|p| p.name.len() + 4);
+            std::iter::once(b.name.len()).chain(params)
+        })
+        .max()
+        .unwrap_or(0);
+    for block in blocks {
+        println!("{:<width$} {}", block.name, block.summary);
         for p in block.params() {
-            println!("    {:<16} {}; default {}", p.name, p.help, p.default);
+            let name = format!("    {}", p.name);
+            println!("{name:<width$} {}; default {}", p.help, p.default);
         }
     }
 }
