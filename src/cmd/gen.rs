@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Runs `wirespeed gen`: builds `block` (see [`build`]), then writes it into `out`
-/// (see [`write`]) and prints what was written. A bad block name or parameter
+/// (see [`write_design`]) and prints what was written. A bad block name or parameter
 /// stops before anything is announced or written.
 pub fn run(
     block: &str,
@@ -21,7 +21,7 @@ pub fn run(
 ) -> Result<()> {
     let built = build(block, sets, board, top)?;
     eprintln!("generating `{block}` into {}", out.display());
-    let w = write(&built, out, force, locators)?;
+    let w = write_design(&built, out, force, locators)?;
     println!(
         "wrote {} ({}, top `{}`) to {}",
         block,
@@ -35,7 +35,7 @@ pub fn run(
     Ok(())
 }
 
-/// What [`write`] wrote.
+/// What [`write_design`] wrote.
 pub struct Written {
     /// The top module.
     pub top: String,
@@ -113,7 +113,7 @@ pub fn build(
 /// manifest lists them; `locators` keeps the Verilog's `// @[file.rs:line]` source
 /// locators. Stops with an error, writing nothing, if Ctrl-C is pressed (see
 /// [`interrupt`]).
-pub fn write(built: &Built, out: &Path, force: bool, locators: bool) -> Result<Written> {
+pub fn write_design(built: &Built, out: &Path, force: bool, locators: bool) -> Result<Written> {
     let Built {
         block,
         generated,
