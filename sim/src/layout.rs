@@ -147,8 +147,8 @@ fn shift_sources(inp: &Inputs<'_>) -> Vec<(u32, u32)> {
 type Key = (u64, [u32; 3], [u64; 5]);
 
 /// Lays out storage for `batches` (their members computed nets, each with its
-/// parameters from `params`); returns the layout and the members of every batch
-/// in storage order.
+/// parameters from `params`); returns the layout and, in the order of `batches`
+/// (callers pair the two by index), the members of every batch in storage order.
 pub(crate) fn lay_out(
     inp: &Inputs<'_>,
     batches: &[(Kind, Vec<NetId>)],

@@ -53,20 +53,22 @@ impl From<EngineArg> for Engine {
 /// [`sim::enable_perf_map`]) and prints its path; an error if `engine` runs no
 /// compiled engine, whose map would stay empty.
 pub fn start_perf_map(on: bool, engine: EngineArg) -> anyhow::Result<()> {
-    let compiles = Engine::from(engine)
+    if !on {
+        return Ok(());
+    }
+    let engine = Engine::from(engine);
+    let compiles = engine
         .engines()
         .iter()
         .any(|e| matches!(e, Engine::Native | Engine::Compiled));
-    if on && !compiles {
+    if !compiles {
         anyhow::bail!(
             "--perf-map maps the native engine's compiled code; --engine {} runs none",
-            Engine::from(engine).name()
+            engine.name()
         );
     }
-    if on {
-        let path = sim::enable_perf_map()?;
-        println!("perf map: {}", path.display());
-    }
+    let path = sim::enable_perf_map()?;
+    println!("perf map: {}", path.display());
     Ok(())
 }
 
