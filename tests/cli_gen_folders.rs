@@ -1,6 +1,6 @@
 //! `wirespeed gen` and `synth` through the built binary: one design per output folder
 //! (refusal naming the other design, regeneration, `--force`, files in the way) and
-//! no partial output or temporary folder after Ctrl-C (SIGINT).
+//! no partial output or temporary folder after Ctrl-C (SIGINT); `synth`'s table.
 //!
 //! `cargo test --test cli_gen_folders`
 
@@ -222,6 +222,46 @@ fn interrupt_after(args: &[&str], tmpdir: &Path, started: &str) -> (Option<i32>,
     text.push_str(&rest);
     assert!(start.elapsed() < Duration::from_secs(5), "slow to stop");
     (status.code(), text)
+}
+
+/// `synth` off a terminal: the estimate is one Markdown table on stdout whose
+/// last column is Yosys's time, and stderr has the start and end lines once each.
+#[test]
+fn synth_prints_one_table_with_its_time_and_the_progress_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["synth", "fifo"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("run wirespeed");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "header, rule, one row:\n{stdout}");
+    let cells = |line: &str| -> Vec<String> {
+        line.trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let (header, row) = (cells(lines[0]), cells(lines[2]));
+    assert_eq!(header.len(), row.len(), "{stdout}");
+    assert_eq!(header.last().map(String::as_str), Some("Yosys time"));
+    let secs = row.last().and_then(|t| t.strip_suffix(" s"));
+    assert!(secs.is_some_and(|s| s.parse::<f64>().is_ok()), "{stdout}");
+    // The default fifo (32 bits × 512) is 16 Kbit: one 18 Kbit block RAM.
+    let bram18 = header.iter().position(|h| h == "BRAM18").unwrap();
+    assert_eq!(row[bram18], "1", "{stdout}");
+    assert_eq!(
+        stdout.matches("yosys").count(),
+        0,
+        "time once, in the table"
+    );
+    assert_eq!(stderr.matches("yosys started").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("yosys finished in").count(), 1, "{stderr}");
 }
 
 #[test]

@@ -67,18 +67,19 @@ pub fn run(args: &SynthArgs) -> Result<()> {
     let start = Instant::now();
     // On a terminal a spinner shows the time running; elsewhere (logs, CI) a line
     // when Yosys starts and one when it ends.
-    let spinner = if std::io::stderr().is_terminal() {
+    let on_terminal = std::io::stderr().is_terminal();
+    let spinner = on_terminal.then(|| {
         let bar = ProgressBar::new_spinner().with_message("yosys running");
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg} {elapsed}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(200));
-        Some(bar)
-    } else {
+        bar
+    });
+    if !on_terminal {
         eprintln!("yosys started");
-        None
-    };
+    }
     let report = if args.flatten {
         toolchain::yosys_synth_xilinx(&[dir.path()], &design.top, family)
     } else {
@@ -89,18 +90,20 @@ pub fn run(args: &SynthArgs) -> Result<()> {
     }
     let secs = start.elapsed().as_secs_f64();
     let report = report?;
-    eprintln!("yosys finished in {secs:.1} s");
-    print!("{}", table(&design.top, &target, &report));
-    println!("yosys time {secs:.0} s");
+    if !on_terminal {
+        eprintln!("yosys finished in {secs:.1} s");
+    }
+    print!("{}", table(&design.top, &target, &report, secs));
     Ok(())
 }
 
-/// The report as a Markdown table row with its header.
-fn table(top: &str, target: &str, r: &SynthReport) -> String {
+/// The report as a Markdown table row with its header; the last column is
+/// Yosys's wall time in seconds.
+fn table(top: &str, target: &str, r: &SynthReport, secs: f64) -> String {
     format!(
-        "| top | target | LUT | FF | CARRY | BRAM36 | BRAM18 | LUTRAM/SRL | DSP |\n\
-         |---|---|---|---|---|---|---|---|---|\n\
-         | {top} | {target} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| top | target | LUT | FF | CARRY | BRAM36 | BRAM18 | LUTRAM/SRL | DSP | Yosys time |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n\
+         | {top} | {target} | {} | {} | {} | {} | {} | {} | {} | {secs:.1} s |\n",
         r.luts, r.ffs, r.carries, r.ramb36, r.ramb18, r.lutrams, r.dsps
     )
 }
