@@ -40,9 +40,14 @@
 //!   sequential divider takes [`DIVIDE_CYCLES`] cycles.
 //!
 //! Finally `done` = 1 (and `failed` = 1 on a failure), `busy` = 0; the outputs
-//! hold the results until the next `start`. A run takes
-//! 2 · (2 · `timeout` + [`REFERENCE_CYCLES`]) + [`DIVIDE_CYCLES`] + a few cycles
-//! at most, and never waits on anything else: nothing outside can hang it.
+//! hold the results until the next `start`. Every wait in a phase (dark, search,
+//! measure) is bounded by `timeout`, so a run takes at most
+//! [`max_run_cycles`]`(timeout)` cycles, that is
+//! 2 · (3 · (`timeout` + 1) + [`REFERENCE_CYCLES`]) + [`DIVIDE_CYCLES`] + 1,
+//! and never waits on anything else: nothing outside can hang it. A healthy link finds its light within the latency of the
+//! loop and measures in [`SETTLE_WORDS`] + [`MEASURE_WORDS`] words, so a run that
+//! succeeds takes about 2 · (`timeout` + [`REFERENCE_CYCLES`]) + [`DIVIDE_CYCLES`]
+//! plus twice the round trip.
 //!
 //! The arrivals count ADC words, so they include the ADC path's constant
 //! latency (converter stream, clock-crossing FIFO); the skew, the level and the
@@ -86,6 +91,17 @@ pub const CAL_FAIL_NONE: u64 = 0;
 pub const CAL_FAIL_NO_LIGHT: u64 = 1;
 /// `fail_reason`: the skew is larger than [`MAX_SKEW`] samples.
 pub const CAL_FAIL_SKEW: u64 = 2;
+
+/// The most cycles a run can take with the `timeout` register at `timeout`,
+/// counted as the `cycles` output counts them (the `start` cycle included),
+/// whatever the ADC does: per phase, dark for `timeout` + 1 cycles, the
+/// reference's [`REFERENCE_CYCLES`], and at most `timeout` + 1 each for the
+/// search and the measurement; then the divider's [`DIVIDE_CYCLES`] and the
+/// `start` cycle.
+pub fn max_run_cycles(timeout: u32) -> u64 {
+    let wait = u64::from(timeout) + 1;
+    2 * (3 * wait + u64::from(REFERENCE_CYCLES)) + u64::from(DIVIDE_CYCLES) + 1
+}
 
 /// Width of the divider's dividend, `256 · FULL_SCALE + level / 2` (24 bits).
 const DIVIDEND_WIDTH: u32 = 24;

@@ -9,7 +9,7 @@ use super::answer::LSM_WIDTH;
 use super::bus::{DEFAULT_PREAMBLE_LENGTH, DELAY_WIDTH, PREAMBLE_LENGTH_WIDTH, SHIFT_WIDTH};
 use super::calibrate::{ARRIVAL_WIDTH, CAL_FAIL_WIDTH, GAIN_WIDTH};
 use super::config::{Arith, DatapathConfig, WeightSource};
-use super::datapath::{COUNTER_WIDTH, FAIL_REASON_WIDTH};
+use super::datapath::{fail_reason_codes, COUNTER_WIDTH, FAIL_REASON_WIDTH};
 use super::decode::LOSS_WIDTH;
 use super::preamble_detector::TIMEOUT_WIDTH;
 use crate::blocks::axil_regfile::{Access, RegisterSpec};
@@ -51,8 +51,8 @@ pub mod status {
     pub const ANSWER_OVERFLOW: u32 = 1 << 7;
     /// Lowest bit of the current layer index (`[15:8]`).
     pub const LAYER_SHIFT: u32 = 8;
-    /// Lowest bit of the datapath's `fail_reason` (`[18:16]`: 0 none, 1 no lock,
-    /// 2 lost light after lock).
+    /// Lowest bit of the datapath's `fail_reason` (`[18:16]`, the codes of
+    /// [`FAIL_REASONS`](crate::lightning::datapath::FAIL_REASONS)).
     pub const FAIL_REASON_SHIFT: u32 = 16;
 }
 
@@ -302,7 +302,7 @@ pub const MEASUREMENTS: [(&str, &str); 12] = [
     ("window_open_cycle", "cycles from start to the first ADC preamble lock of the last inference"),
     ("photonic_slack", "window_open_cycle - dac_start_cycle: DAC-to-ADC round trip through the photonic core plus preamble lock (cycles)"),
     ("runs", "inferences finished since clear_stats (failed ones included)"),
-    ("failures", "inferences that failed (detector timeout) since clear_stats"),
+    ("failures", "inferences that failed (any fail_reason) since clear_stats"),
     ("latency_min", "smallest `cycles` of a successful inference since clear_stats (0xFFFFFFFF: none)"),
     ("latency_max", "largest `cycles` of a successful inference since clear_stats"),
     ("busy_dac_cycles", "cycles of the last inference in which a data beat fired on the DACs"),
@@ -315,9 +315,10 @@ pub const MEASUREMENTS: [(&str, &str); 12] = [
 fn status_register() -> RegisterSpec {
     let bit = |mask: u32| mask.trailing_zeros();
     RegisterSpec::new("status", Access::ReadOnly, status::FAIL_REASON_SHIFT + FAIL_REASON_WIDTH)
-        .describe(
-            "[0] busy (running or start queued), [1] done, [2] failed, [3] locked, [4] adc_overflow, [5] cmd_overflow, [6] dac_stall, [7] answer_overflow, [15:8] layer, [18:16] fail_reason (0 none, 1 no lock, 2 lost light)",
-        )
+        .describe(&format!(
+            "[0] busy (running or start queued), [1] done, [2] failed, [3] locked, [4] adc_overflow, [5] cmd_overflow, [6] dac_stall, [7] answer_overflow, [15:8] layer, [18:16] fail_reason ({})",
+            fail_reason_codes()
+        ))
         .field("busy", bit(status::BUSY), 1, "an inference (with its answer) runs, or a start write has not reached the datapath yet")
         .field("done", bit(status::DONE), 1, "the last inference finished, its answer included (cleared by the next start write)")
         .field("failed", bit(status::FAILED), 1, "the last inference failed; fail_reason says why")
@@ -327,7 +328,7 @@ fn status_register() -> RegisterSpec {
         .field("dac_stall", bit(status::DAC_STALL), 1, "sticky: a DAC beat met tready = 0 since clear_stats")
         .field("answer_overflow", bit(status::ANSWER_OVERFLOW), 1, "sticky: an m_axis_answer beat met tready = 0 since clear_stats (answer_dropped > 0)")
         .field("layer", status::LAYER_SHIFT, 8, "weight layer the datapath is on")
-        .field("fail_reason", status::FAIL_REASON_SHIFT, FAIL_REASON_WIDTH, "why the last inference failed: 0 none, 1 no lock (no preamble within timeout), 2 lost light after lock")
+        .field("fail_reason", status::FAIL_REASON_SHIFT, FAIL_REASON_WIDTH, &format!("why the last inference failed: {}", fail_reason_codes()))
 }
 
 /// The register file's registers, in address order (offsets 0, 4, 8, …).
@@ -468,4 +469,35 @@ fn answer_registers(cfg: &DatapathConfig) -> Vec<RegisterSpec> {
         );
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lightning::datapath::{
+        fail_reason_text, FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW,
+    };
+
+    /// The `status` register documents every code the datapath can report.
+    #[test]
+    fn the_status_register_names_every_fail_reason_code() {
+        let status = status_register();
+        let field = status
+            .fields
+            .iter()
+            .find(|f| f.name == "fail_reason")
+            .expect("a fail_reason field");
+        for code in [
+            FAIL_NONE,
+            FAIL_NO_LOCK,
+            FAIL_LOST_LIGHT,
+            FAIL_SKEW,
+            FAIL_ROUND_TRIP,
+        ] {
+            assert_ne!(fail_reason_text(code), "unknown fail_reason code", "{code}");
+            for text in [&field.description, &status.description] {
+                assert!(text.contains(&format!("{code} ")), "code {code}: {text}");
+            }
+        }
+    }
 }

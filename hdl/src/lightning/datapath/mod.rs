@@ -201,16 +201,47 @@ pub const FAIL_SKEW: u64 = 3;
 /// `fail_reason`: with streamed weights, a core's sign FIFO overflowed: the
 /// photonic round trip is longer than [`SIGN_FIFO_DEPTH`] cycles.
 pub const FAIL_ROUND_TRIP: u64 = 4;
+/// Every `fail_reason` code with its short name (for register maps) and its
+/// meaning (for reports).
+pub const FAIL_REASONS: [(u64, &str, &str); 5] = [
+    (FAIL_NONE, "none", "no failure"),
+    (
+        FAIL_NO_LOCK,
+        "no lock",
+        "no lock: a core's detector found no preamble within `timeout` cycles (no light, a photonic latency longer than the timeout, or modulators out of step)",
+    ),
+    (
+        FAIL_LOST_LIGHT,
+        "lost light after lock",
+        "lost light: a locked core's ADC delivered no word for `timeout` cycles",
+    ),
+    (
+        FAIL_SKEW,
+        "cores out of step beyond the skew buffer",
+        "skew: the cores' windows drifted apart further than the join buffer holds",
+    ),
+    (
+        FAIL_ROUND_TRIP,
+        "round trip longer than the sign FIFO",
+        "round trip: a core's sign FIFO overflowed (the photonic round trip is longer than it holds)",
+    ),
+];
+
 /// What a `fail_reason` code means, in words for a report.
 pub fn fail_reason_text(code: u64) -> &'static str {
-    match code {
-        FAIL_NONE => "no failure",
-        FAIL_NO_LOCK => "no lock: a core's detector found no preamble within `timeout` cycles (no light, a photonic latency longer than the timeout, or modulators out of step: run a calibration)",
-        FAIL_LOST_LIGHT => "lost light: a locked core's ADC delivered no word for `timeout` cycles",
-        FAIL_SKEW => "skew: the cores' windows drifted apart further than the join buffer holds",
-        FAIL_ROUND_TRIP => "round trip: a core's sign FIFO overflowed (the photonic round trip is longer than it holds)",
-        _ => "unknown fail_reason code",
-    }
+    FAIL_REASONS
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map_or("unknown fail_reason code", |(_, _, text)| text)
+}
+
+/// The codes for a register map: `0 none, 1 no lock, …`.
+pub fn fail_reason_codes() -> String {
+    let codes: Vec<String> = FAIL_REASONS
+        .iter()
+        .map(|(code, name, _)| format!("{code} {name}"))
+        .collect();
+    codes.join(", ")
 }
 
 /// Entries of each core's sign FIFO (streamed weights): one per DAC cycle from
