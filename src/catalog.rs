@@ -137,7 +137,7 @@ pub enum CatalogError {
         known: String,
     },
     /// A parameter given twice (`--board` sets `board` too).
-    #[error("parameter `{param}` is given twice (`{first}` and `{second}`; `--board` sets `board`); give it once")]
+    #[error("parameter `{param}` is given twice (`{first}` and `{second}`{}); give it once", if param == "board" { "; `--board` sets `board`" } else { "" })]
     Repeated {
         /// The parameter.
         param: String,
@@ -188,10 +188,10 @@ impl Settings {
 
     fn u32(&self, name: &str) -> Result<u32, CatalogError> {
         let v = self.get(name);
-        v.parse().map_err(|_| CatalogError::BadValue {
+        parse_u32(v).map_err(|reason| CatalogError::BadValue {
             param: name.into(),
             value: v.into(),
-            reason: "expected a non-negative integer".into(),
+            reason,
         })
     }
 
@@ -228,6 +228,29 @@ impl Settings {
     pub fn as_map(&self) -> &BTreeMap<String, String> {
         &self.0
     }
+}
+
+/// A parameter's number as a user writes it: decimal, `0x` hexadecimal or `0b`
+/// binary, with `_` between digits allowed (`0xFFFF_FFFF`, `200_000`). The error
+/// says whether the text is not a number or the number does not fit 32 bits.
+pub fn parse_u32(text: &str) -> Result<u32, String> {
+    let (digits, radix) = match text.get(..2) {
+        Some("0x" | "0X") => (&text[2..], 16),
+        Some("0b" | "0B") => (&text[2..], 2),
+        _ => (text, 10),
+    };
+    let well_formed = !digits.is_empty()
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && digits.chars().all(|c| c == '_' || c.is_digit(radix));
+    if !well_formed {
+        return Err(
+            "expected a non-negative integer (decimal, 0x hexadecimal or 0b binary)".into(),
+        );
+    }
+    let clean: String = digits.chars().filter(|&c| c != '_').collect();
+    u32::from_str_radix(&clean, radix)
+        .map_err(|_| format!("out of range: at most {} (0x{:X})", u32::MAX, u32::MAX))
 }
 
 fn module_only(module: Module) -> Generated {
@@ -489,9 +512,8 @@ fn build_regfile(s: &Settings) -> Result<Generated, CatalogError> {
             "cow" => Access::ClearOnWrite,
             other => return Err(bad(&format!("access `{other}` is not rw, ro or cow"))),
         };
-        let width = width
-            .parse()
-            .map_err(|_| bad(&format!("width `{width}` is not a number")))?;
+        let width =
+            parse_u32(width).map_err(|reason| bad(&format!("width `{width}`: {reason}")))?;
         registers.push(RegisterSpec::new(name, access, width));
     }
     let spec = RegFileSpec {
@@ -614,6 +636,34 @@ mod tests {
                     assert_eq!(&g.parameters[p.name], v, "{}.{}", block.name, p.name);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn numbers_parse_in_decimal_hexadecimal_and_binary_with_separators() {
+        for (text, want) in [
+            ("0", 0),
+            ("200000", 200_000),
+            ("200_000", 200_000),
+            ("0xFFFFFFFF", u32::MAX),
+            ("0XffFF_ffff", u32::MAX),
+            ("0x10", 16),
+            ("0b101", 5),
+            ("4294967295", u32::MAX),
+        ] {
+            assert_eq!(parse_u32(text), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_number_too_large_is_out_of_range_and_a_non_number_is_not_a_number() {
+        for text in ["4294967296", "0x1_0000_0000", "99999999999999999999"] {
+            let reason = parse_u32(text).expect_err(text);
+            assert!(reason.contains("out of range"), "{text}: {reason}");
+        }
+        for text in ["", "abc", "-1", "0x", "0b2", "_1", "1_", "1.5", "+3", " 1"] {
+            let reason = parse_u32(text).expect_err(text);
+            assert!(reason.contains("non-negative integer"), "{text}: {reason}");
         }
     }
 }

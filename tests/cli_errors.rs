@@ -138,6 +138,54 @@ fn a_parameter_given_twice_is_an_error() {
 }
 
 #[test]
+fn a_repeated_parameter_blames_board_only_for_board() {
+    let args = [
+        "gen",
+        "fifo",
+        "--set",
+        "width=8",
+        "--set",
+        "width=16",
+        "-o",
+        "/nonexistent/x",
+    ];
+    let (ok, err) = wirespeed(&args);
+    assert!(!ok);
+    assert!(err.contains("`width` is given twice"), "{err}");
+    assert!(!err.contains("--board"), "{err}");
+}
+
+#[test]
+fn a_number_too_large_for_its_parameter_says_out_of_range() {
+    assert_refused(
+        &[
+            "gen",
+            "panama",
+            "--set",
+            "full_wait=4294967296",
+            "-o",
+            "/nonexistent/x",
+        ],
+        &["`full_wait`", "out of range"],
+    );
+    assert_refused(
+        &["sim", "panama", "--chaos", "--full-wait", "0x1_0000_0000"],
+        &["--full-wait", "out of range"],
+    );
+    assert_refused(
+        &[
+            "gen",
+            "fifo",
+            "--set",
+            "width=eight",
+            "-o",
+            "/nonexistent/x",
+        ],
+        &["`width`", "non-negative integer"],
+    );
+}
+
+#[test]
 fn an_os_error_is_printed_once() {
     let (ok, err) = wirespeed(&["gen", "counter", "-o", "/proc/no-such-dir/out"]);
     assert!(!ok);

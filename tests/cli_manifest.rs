@@ -84,6 +84,23 @@ fn panama_records_the_values_of_its_board() {
     check(&given, &[("ports", "3"), ("adder_stages", "6")]);
 }
 
+/// Register values as an FPGA engineer writes them: hexadecimal and `_`
+/// separators are accepted, and the manifest records the number in decimal.
+#[test]
+fn hexadecimal_and_separated_values_are_numbers() {
+    let params = parameters(&[
+        "panama",
+        "--set",
+        "full_wait=0xFFFF_FFFF",
+        "--set",
+        "slot_timeout=200_000",
+    ]);
+    check(
+        &params,
+        &[("full_wait", "4294967295"), ("slot_timeout", "200000")],
+    );
+}
+
 #[test]
 fn lightning_records_the_weights_files_accumulator_width() {
     let params = parameters(&["lightning"]);

@@ -1,6 +1,6 @@
 //! The `wirespeed sim` command line, run as a program: VCDs from both engines on
-//! the board's clock period (PANAMA and Lightning), and `--pcap-in` reading classic
-//! pcap and pcapng.
+//! the board's clock period (PANAMA and Lightning), `--pcap-in` reading classic
+//! pcap and pcapng, and `--pcap-out`'s captures replayed.
 //!
 //! `cargo test --test cli_sim` (the first run builds the traced Verilator models of
 //! the PANAMA core and the Lightning datapath, about 30 s; later runs load them from
@@ -189,6 +189,7 @@ fn pcap_out_feeds_back_as_pcap_in() {
     let written: Vec<(String, usize)> = first
         .lines()
         .filter_map(|l| l.trim().strip_prefix("wrote "))
+        .filter(|l| !l.contains("input.pcapng"))
         .map(|l| {
             let (path, rest) = l.split_once(" (").expect("wrote PATH (N frames …)");
             let frames = rest.split_whitespace().next().and_then(|n| n.parse().ok());
@@ -235,6 +236,97 @@ fn pcap_out_feeds_back_as_pcap_in() {
     assert!(from_ng.contains("golden model: 50 bypass"), "{from_ng}");
     let on_port1 = ok(&panama(&["--pcap-in", &format!("1={ng}")]));
     assert_eq!(traffic_frames(&on_port1), 50, "{on_port1}");
+}
+
+/// The number in `(N aggregation results expected` of a report.
+fn results_expected(stdout: &str) -> u64 {
+    count_after(stdout, "frames (")
+}
+
+/// `--pcap-out` also captures the offered traffic: `input.pcapng` replays an
+/// aggregation run (not only its bypass frames) as the same frames in the same
+/// order, and the golden model, built from the replayed frames alone, agrees.
+#[test]
+fn pcap_out_captures_the_offered_traffic_for_replay() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pcaps = dir.path().join("pcaps");
+    let pcaps_arg = pcaps.to_str().expect("utf-8 path");
+    let first = ok(&panama(&[
+        "--elements",
+        "512",
+        "--background",
+        "0.5",
+        "--back-pressure",
+        "0.3",
+        "--pcap-out",
+        pcaps_arg,
+    ]));
+    let input = pcaps.join("input.pcapng");
+    assert!(
+        first.contains(&format!("wrote {}", input.display())),
+        "{first}"
+    );
+    let offered = testbench::panama::pcap::read_pcapng(&input).expect("read input.pcapng");
+    assert_eq!(offered.len(), traffic_frames(&first), "{first}");
+    assert!(results_expected(&first) > 0, "{first}");
+
+    let again = ok(&panama(&["--pcap-in", input.to_str().expect("utf-8 path")]));
+    assert_eq!(traffic_frames(&again), traffic_frames(&first), "{again}");
+    assert_eq!(
+        results_expected(&again),
+        results_expected(&first),
+        "{again}"
+    );
+    let golden = format!(
+        "golden model: {} bypass and {} result frames identical",
+        traffic_frames(&first) as u64 - results_expected(&first),
+        results_expected(&first)
+    );
+    assert!(again.contains(&golden), "{golden}\n{again}");
+}
+
+/// `--pcap-out` into a file is refused before the run; a folder an earlier run on
+/// a board with more ports wrote into gets a note for each capture not rewritten.
+#[test]
+fn pcap_out_refuses_a_file_and_names_captures_an_earlier_run_left() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "").expect("write a file");
+    let out = panama(&["--pcap-out", file.to_str().expect("utf-8 path")]);
+    assert!(!out.status.success());
+    assert_eq!(text(&out.stdout), "", "refused before the run");
+    assert!(
+        text(&out.stderr).contains("not a folder"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let pcaps = dir.path().join("pcaps");
+    let pcaps_arg = pcaps.to_str().expect("utf-8 path");
+    ok(&panama(&[
+        "--jobs",
+        "0",
+        "--bypass-frames",
+        "8",
+        "--pcap-out",
+        pcaps_arg,
+    ]));
+    let plus = ok(&panama(&[
+        "--board",
+        "netfpga-plus-au250",
+        "--jobs",
+        "0",
+        "--bypass-frames",
+        "8",
+        "--pcap-out",
+        pcaps_arg,
+    ]));
+    let notes: Vec<&str> = plus.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(notes.len(), 2, "SUME's ports 2 and 3 are left:\n{plus}");
+    assert!(
+        notes[0].contains("port2.pcap") && notes[1].contains("port3.pcap"),
+        "{plus}"
+    );
 }
 
 #[test]

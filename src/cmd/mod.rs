@@ -72,6 +72,29 @@ pub fn start_perf_map(on: bool, engine: EngineArg) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// With `--vcd PATH`: an error naming the flag unless PATH's folder exists, so that a
+/// run is refused before it starts rather than after it has simulated.
+pub fn check_trace_path(vcd: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let Some(path) = vcd else {
+        return Ok(());
+    };
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !folder.is_dir() {
+        anyhow::bail!(
+            "--vcd {}: the folder `{}` does not exist",
+            path.display(),
+            folder.display()
+        );
+    }
+    if path.is_dir() {
+        anyhow::bail!("--vcd {}: a folder; give a file name", path.display());
+    }
+    Ok(())
+}
+
 /// Shows a run's progress as a bar on stderr (with several engines taking turns,
 /// the first engine's); `unit` names the steps (`input beats`, `frames`).
 pub fn show_progress(bar: &mut Option<ProgressBar>, p: Progress, unit: &str) {

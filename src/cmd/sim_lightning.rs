@@ -155,6 +155,7 @@ pub fn run(args: &LightningArgs) -> Result<()> {
     if args.impaired() && args.vcd.is_some() {
         bail!("--vcd traces the datapath's closed loop; it cannot be combined with --skew, --loss or --calibrate (the board top's runs)");
     }
+    super::check_trace_path(args.vcd.as_deref())?;
     let dir = args.data.clone().unwrap_or_else(data_dir);
     let workload = load_workload(&dir)?;
     let available = workload.test.images.len();

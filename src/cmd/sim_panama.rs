@@ -4,10 +4,10 @@
 
 use super::EngineArg;
 use crate::catalog;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use hdl::panama::config::PanamaConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use testbench::engine::{
     board_clocks, engine_only_report, repeat_report, speed_report, verilator_options, DomainClock,
@@ -76,13 +76,15 @@ pub struct PanamaArgs {
     /// see README) or a classic pcap whose frames all enter on port 0.
     /// `PORT=FILE` (repeatable): every frame of FILE (pcap or pcapng) enters on PORT,
     /// a port index (`0`, `1`, …) or a one-hot code (`0x04`); files are merged by
-    /// timestamp. The `portN.pcap` files of `--pcap-out` feed back as `N=DIR/portN.pcap`.
+    /// timestamp. `--pcap-out`'s `DIR/input.pcapng` replays a run's traffic.
     /// The options that shape generated traffic (--jobs, --bypass-frames,
     /// --workers, --elements, --payload, --background, --faults,
     /// --random-interleave) are refused with it.
     #[arg(long = "pcap-in", value_name = "[PORT=]FILE")]
     pcap_in: Vec<PcapIn>,
-    /// Write the output frames as one pcap per destination port into DIR.
+    /// Write the output frames as one pcap per destination port into DIR
+    /// (`port<i>.pcap`), and the offered frames as `input.pcapng` (one interface
+    /// per port, in arrival order), which `--pcap-in` replays.
     #[arg(long, value_name = "DIR")]
     pcap_out: Option<PathBuf>,
     /// Write a VCD of the accelerator's ports, time in ps at the board's datapath clock
@@ -107,11 +109,13 @@ pub struct PanamaArgs {
     /// With --chaos: frames to send.
     #[arg(long, default_value_t = 10_000, requires = "chaos")]
     frames: usize,
-    /// With --chaos: the `full_wait` register (cycles; short, so drops happen).
-    #[arg(long, default_value_t = CHAOS_FULL_WAIT, requires = "chaos")]
+    /// With --chaos: the `full_wait` register (cycles; short, so drops happen;
+    /// decimal or 0x hexadecimal).
+    #[arg(long, default_value_t = CHAOS_FULL_WAIT, requires = "chaos", value_parser = crate::catalog::parse_u32)]
     full_wait: u32,
-    /// With --chaos: the `slot_timeout` register (cycles; short, so flushes happen).
-    #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT, requires = "chaos")]
+    /// With --chaos: the `slot_timeout` register (cycles; short, so flushes
+    /// happen; decimal or 0x hexadecimal).
+    #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT, requires = "chaos", value_parser = crate::catalog::parse_u32)]
     slot_timeout: u32,
     /// Simulation engine.
     #[arg(long, value_enum, default_value_t = EngineArg::Native)]
@@ -306,6 +310,10 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             args.engine.into(),
         );
     }
+    super::check_trace_path(args.vcd.as_deref())?;
+    if let Some(dir) = &args.pcap_out {
+        prepare_pcap_folder(dir)?;
+    }
     let mut golden_cfg = golden_config(&cfg, vec![]);
     let (frames, tensor, rng) = if !args.pcap_in.is_empty() {
         let frames = read_pcap_inputs(&args.pcap_in, &cfg.port_codes)?;
@@ -357,6 +365,45 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
     };
     let traffic = Traffic { frames, tensor };
     run_frames(args, &cfg, &board, mhz, golden_cfg, traffic, rng)
+}
+
+/// The file in `--pcap-out`'s folder that holds the offered traffic (pcapng, one
+/// interface per port), which `--pcap-in` replays.
+const INPUT_CAPTURE: &str = "input.pcapng";
+
+/// Makes `--pcap-out`'s folder before the run, so that a path that cannot be one
+/// is refused before anything is simulated.
+fn prepare_pcap_folder(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "--pcap-out {}: exists and is not a folder; give a folder for the port captures",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--pcap-out {}: cannot create the folder", dir.display()))
+}
+
+/// The `port<i>.pcap` files in `dir` for ports at or beyond `ports`: captures an
+/// earlier run on a board with more ports left there, which this run did not write.
+fn stale_pcaps(dir: &Path, ports: usize) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut stale: Vec<(usize, PathBuf)> = entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            let index: usize = name
+                .strip_prefix("port")?
+                .strip_suffix(".pcap")?
+                .parse()
+                .ok()?;
+            (index >= ports).then_some((index, path))
+        })
+        .collect();
+    stale.sort();
+    stale.into_iter().map(|(_, p)| p).collect()
 }
 
 /// Generated aggregation traffic's shape, checked against the instance.
@@ -510,6 +557,21 @@ fn run_frames(
             println!(
                 "  wrote {} ({count} frames to port code {code:#04x})",
                 path.display()
+            );
+        }
+        let input = dir.join(INPUT_CAPTURE);
+        m.write_input_pcapng(&input, &cfg.port_codes, mhz)?;
+        println!(
+            "  wrote {} ({} frames offered, in order; replay with --pcap-in {})",
+            input.display(),
+            m.frames.len(),
+            input.display()
+        );
+        for path in stale_pcaps(dir, cfg.port_codes.len()) {
+            println!(
+                "  note: {} is not from this run ({} ports here); an earlier run left it",
+                path.display(),
+                cfg.port_codes.len()
             );
         }
     }

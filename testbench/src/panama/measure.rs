@@ -17,7 +17,7 @@ use super::counters::Counters;
 use super::frame::{classify, Class};
 use super::golden::{run as golden_run, GoldenOutcome, InFrame};
 use super::invariants::{self, Report, RunRecord};
-use super::pcap::{write_pcap, Stamped};
+use super::pcap::{write_pcap, write_pcapng_stamped, Stamped};
 use super::system::{
     check, read_counters, run as run_system, split_outputs, CheckSummary, Observed, RunEnd,
     StreamDriver, Traffic,
@@ -485,7 +485,7 @@ impl Measured {
                 .iter()
                 .filter(|o| o.dst & code != 0)
                 .map(|o| Stamped {
-                    time: Duration::from_nanos((o.first_cycle as f64 * 1000.0 / mhz) as u64),
+                    time: cycle_time(o.first_cycle, mhz),
                     bytes: o.bytes.clone(),
                 })
                 .collect();
@@ -494,6 +494,23 @@ impl Measured {
             written.push((path, stamped.len(), code));
         }
         Ok(written)
+    }
+
+    /// Writes the offered frames, in the order they entered, to the pcapng `path`:
+    /// one interface per port of `port_codes` (its description the port's one-hot
+    /// code), each frame stamped with the cycle its first beat was accepted at
+    /// `mhz` (a frame never accepted takes the stamp before it). `sim panama
+    /// --pcap-in` replays the file as the same traffic.
+    pub fn write_input_pcapng(&self, path: &Path, port_codes: &[u8], mhz: f64) -> Result<()> {
+        let accepted = &self.run().driver.first_accepted;
+        let mut stamps = Vec::with_capacity(self.frames.len());
+        let mut last = 0;
+        for i in 0..self.frames.len() {
+            last = accepted.get(i).copied().flatten().unwrap_or(last);
+            stamps.push(cycle_time(last, mhz));
+        }
+        write_pcapng_stamped(path, port_codes, &self.frames, |i| stamps[i])?;
+        Ok(())
     }
 
     /// The outputs checked: frame for frame against the golden model, or against
@@ -523,4 +540,9 @@ impl Measured {
         }
         Ok(Verdict::Invariants { at, report })
     }
+}
+
+/// The time of cycle `cycle` of a clock at `mhz`, from cycle 0: a capture's stamp.
+fn cycle_time(cycle: u64, mhz: f64) -> Duration {
+    Duration::from_nanos((cycle as f64 * 1000.0 / mhz) as u64)
 }

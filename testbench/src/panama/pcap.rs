@@ -236,8 +236,21 @@ fn merge_by_time(
 }
 
 /// Writes `frames` (arrival order) to one pcapng file, one interface per entry of
-/// `port_codes` (see the module docs).
+/// `port_codes` (see the module docs); frame *i* is stamped *i* µs.
 pub fn write_pcapng(path: &Path, port_codes: &[u8], frames: &[InFrame]) -> Result<(), PcapError> {
+    write_pcapng_stamped(path, port_codes, frames, |i| {
+        Duration::from_micros(i as u64)
+    })
+}
+
+/// [`write_pcapng`] with frame *i* stamped `time(i)`; the file keeps the order of
+/// `frames`, which is the order [`read_pcapng`] gives back.
+pub fn write_pcapng_stamped(
+    path: &Path,
+    port_codes: &[u8],
+    frames: &[InFrame],
+    time: impl Fn(usize) -> Duration,
+) -> Result<(), PcapError> {
     let file = File::create(path).map_err(io(path))?;
     let mut w = PcapNgWriter::new(BufWriter::new(file)).map_err(format(path, "pcapng"))?;
     for (i, code) in port_codes.iter().enumerate() {
@@ -262,7 +275,7 @@ pub fn write_pcapng(path: &Path, port_codes: &[u8], frames: &[InFrame]) -> Resul
         };
         let epb = EnhancedPacketBlock {
             interface_id: interface as u32,
-            timestamp: Duration::from_micros(index as u64),
+            timestamp: time(index),
             original_len: f.bytes.len() as u32,
             data: Cow::Borrowed(&f.bytes),
             options: vec![],
