@@ -186,6 +186,23 @@ fn a_number_too_large_for_its_parameter_says_out_of_range() {
 }
 
 #[test]
+fn a_board_with_room_for_one_core_says_so() {
+    assert_refused(
+        &[
+            "gen",
+            "lightning",
+            "--board",
+            "rfsoc4x2",
+            "--set",
+            "cores=2",
+            "-o",
+            "/nonexistent/x",
+        ],
+        &["`cores`", "rfsoc4x2", "one core only"],
+    );
+}
+
+#[test]
 fn an_os_error_is_printed_once() {
     let (ok, err) = wirespeed(&["gen", "counter", "-o", "/proc/no-such-dir/out"]);
     assert!(!ok);

@@ -226,11 +226,12 @@ fn interrupt_after(args: &[&str], tmpdir: &Path, started: &str) -> (Option<i32>,
 
 /// `synth` off a terminal: the estimate is one Markdown table on stdout whose
 /// last column is Yosys's time, and stderr has the start and end lines once each.
+/// A block without a `board` parameter takes `--board` as its target part.
 #[test]
 fn synth_prints_one_table_with_its_time_and_the_progress_once() {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
-        .args(["synth", "fifo"])
+        .args(["synth", "fifo", "--board", "netfpga-sume"])
         .env("TMPDIR", tmp.path())
         .output()
         .expect("run wirespeed");
@@ -260,6 +261,13 @@ fn synth_prints_one_table_with_its_time_and_the_progress_once() {
         0,
         "time once, in the table"
     );
+    // NetFPGA-SUME carries a Virtex-7 690T: Yosys's 7-series family.
+    let target = header.iter().position(|h| h == "target").unwrap();
+    assert!(
+        row[target].starts_with("netfpga-sume (xc7vx690t"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("-family xc7,"), "{stderr}");
     assert_eq!(stderr.matches("yosys started").count(), 1, "{stderr}");
     assert_eq!(stderr.matches("yosys finished in").count(), 1, "{stderr}");
 }

@@ -488,7 +488,7 @@ fn lightning_repeats_report_the_spread_of_one_engine() {
     // An image's time at the ZCU111's DAC fabric clock: 4.05504 GS/s at 16
     // samples per cycle is 253.44 MHz.
     let image_us = per_image as f64 / 253.44;
-    let at_clock = format!("({image_us:.2} us at 253.44 MHz)");
+    let at_clock = format!("({image_us:.2} µs at 253.44 MHz)");
     assert!(stdout.contains(&at_clock), "{at_clock} in\n{stdout}");
     assert!(stdout.contains(" on native: "), "{stdout}");
     assert!(!stdout.contains("identical results"), "{stdout}");

@@ -132,8 +132,13 @@ pub fn lightning_config(s: &Settings) -> Result<(DatapathConfig, TopConfig, Boar
             param: "cores".into(),
             value: cores.to_string(),
             reason: format!(
-                "board {} brings out enough converter channels for 1..={limit} cores (a core needs two DACs and one ADC)",
-                board.name
+                "board {} brings out enough converter channels for {} (a core needs two DACs and one ADC)",
+                board.name,
+                if limit == 1 {
+                    "one core only".to_string()
+                } else {
+                    format!("1..={limit} cores")
+                }
             ),
         });
     }

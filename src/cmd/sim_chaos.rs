@@ -90,12 +90,14 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
         .iter()
         .map(|(k, n)| format!("{k:?} {n}"))
         .collect();
+    let by_kind = if out.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", out.join(", "))
+    };
     println!(
-        "  frames out: {} bypass (of {} expected): {}; {} results",
-        rep.bypass_out,
-        rep.bypass_expected,
-        out.join(", "),
-        rep.results_out
+        "  frames out: {} bypass (of {} expected){by_kind}; {} results",
+        rep.bypass_out, rep.bypass_expected, rep.results_out
     );
     println!(
         "  dropped: malformed {}, oversize {}, empty {}, full buffer {}, seq mismatch {}, other mismatch {}, timeout {}; unknown job (bypassed) {}",

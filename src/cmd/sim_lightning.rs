@@ -236,14 +236,19 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
         println!("{report}");
     }
     let (exact, noisy, mismatches) = (&first.exact, &first.noisy, run.mismatches);
+    let (exact_label, noisy_label) = (
+        "accuracy, noise 0:".to_string(),
+        format!("accuracy, sigma {TESTBED_SIGMA}:"),
+    );
+    let w = exact_label.len().max(noisy_label.len());
     println!(
-        "accuracy, noise 0:        {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",
+        "{exact_label:<w$} {:.2}% ({}/{n}); logits equal the golden model's on {}/{n} images",
         percent(exact.correct, n),
         exact.correct,
         n - mismatches
     );
     println!(
-        "accuracy, sigma {TESTBED_SIGMA}:  {:.2}% ({}/{n}), seed {}",
+        "{noisy_label:<w$} {:.2}% ({}/{n}), seed {}",
         percent(noisy.correct, n),
         noisy.correct,
         args.seed
@@ -251,7 +256,7 @@ fn run_closed_loop(args: &LightningArgs, workload: &Workload, n: usize, dir: &Pa
     if let Some(first) = exact.runs.first() {
         let us = first.cycles as f64 / mhz;
         println!(
-            "cycles per image: {} ({us:.2} us at {mhz} MHz); DAC start at cycle {}, ADC window open at cycle {}",
+            "cycles per image: {} ({us:.2} µs at {mhz} MHz); DAC start at cycle {}, ADC window open at cycle {}",
             first.cycles, first.dac_start_cycle, first.window_open_cycle
         );
         println!("timeline of image 0 (cycles after start):");
@@ -426,7 +431,7 @@ fn print_impaired(report: &ImpairedReport, n: usize, mhz: f64) {
         } else {
             format!("{min}-{max}")
         };
-        println!("cycles per image: {range} ({us:.2} us at {mhz} MHz)");
+        println!("cycles per image: {range} ({us:.2} µs at {mhz} MHz)");
     }
     for t in &report.engines {
         println!(

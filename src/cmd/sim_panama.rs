@@ -106,7 +106,8 @@ pub struct PanamaArgs {
     /// and refuses the options that shape generated traffic.
     #[arg(long)]
     chaos: bool,
-    /// With --chaos: frames to send.
+    /// With --chaos: frames to generate (a run sends a few more: every worker gets
+    /// at least one packet an epoch, and an unterminated last frame one after it).
     #[arg(long, default_value_t = 10_000, requires = "chaos")]
     frames: usize,
     /// With --chaos: the `full_wait` register (cycles; short, so drops happen;

@@ -23,7 +23,8 @@ pub struct SynthArgs {
     /// A parameter, as key=value (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Target board (same as `--set board=NAME`; blocks with a `board` parameter).
+    /// Target board: the block's `board` parameter if it has one (as `--set
+    /// board=NAME`); for any other block, only the FPGA part Yosys maps to.
     #[arg(long = "board", value_name = "NAME")]
     board: Option<String>,
     /// Flatten before synthesis (slower; optimises across module boundaries).
@@ -33,8 +34,15 @@ pub struct SynthArgs {
 
 /// Runs `wirespeed synth`.
 pub fn run(args: &SynthArgs) -> Result<()> {
-    let (spec, settings) =
-        catalog::find_with_settings(&args.block, &args.sets, args.board.as_deref())?;
+    let spec = catalog::find(&args.block)?;
+    let takes_board = spec.params().iter().any(|p| p.name == "board");
+    // A block without a board parameter is synthesized for the board's part.
+    let part_of = match &args.board {
+        Some(name) if !takes_board => Some(gen::board::Board::named(name)?),
+        _ => None,
+    };
+    let board_setting = args.board.as_deref().filter(|_| takes_board);
+    let (spec, settings) = catalog::find_with_settings(&args.block, &args.sets, board_setting)?;
     let generated = spec.build(&settings)?;
     interrupt::check()?;
     let design = gen::emit(&generated.module)?;
@@ -46,11 +54,13 @@ pub fn run(args: &SynthArgs) -> Result<()> {
         .context("creating a temporary directory")?;
     let manifest = gen::Manifest::new(&generated.module, &design);
     gen::write_design(dir.path(), &design, &manifest)?;
-    let (family, target) = match &generated.board {
-        Some(t) => (
-            t.board.yosys_family(),
-            format!("{} ({})", t.board.name, t.board.part),
-        ),
+    let board = generated
+        .board
+        .as_ref()
+        .map(|t| &t.board)
+        .or(part_of.as_ref());
+    let (family, target) = match board {
+        Some(b) => (b.yosys_family(), format!("{} ({})", b.name, b.part)),
         None => ("xcup", "no board".to_string()),
     };
     let mode = if args.flatten {

@@ -150,11 +150,21 @@ impl fmt::Display for Skew {
             s if s > 0 => "weight",
             _ => "activation",
         };
-        write!(
-            f,
-            "{late} modulator {} samples late ({cycles} cycles + {samples} samples)",
-            self.0.unsigned_abs()
-        )
+        let count = |n: u64, noun: &str| match n {
+            1 => format!("1 {noun}"),
+            n => format!("{n} {noun}s"),
+        };
+        let late_by = count(self.0.unsigned_abs(), "sample");
+        match (cycles, samples) {
+            (0, _) => write!(f, "{late} modulator {late_by} late"),
+            (c, 0) => write!(f, "{late} modulator {late_by} late ({})", count(c, "cycle")),
+            (c, s) => write!(
+                f,
+                "{late} modulator {late_by} late ({} + {})",
+                count(c, "cycle"),
+                count(s, "sample")
+            ),
+        }
     }
 }
 
@@ -546,6 +556,25 @@ pub fn run_impaired(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skews_read_as_a_user_writes_them() {
+        let text = |s: &str| s.parse::<Skew>().expect(s).to_string();
+        assert_eq!(text("0,0"), "none");
+        assert_eq!(
+            text("3,5"),
+            "weight modulator 53 samples late (3 cycles + 5 samples)"
+        );
+        assert_eq!(
+            text("-1,0"),
+            "activation modulator 16 samples late (1 cycle)"
+        );
+        assert_eq!(text("0,1"), "weight modulator 1 sample late");
+        assert_eq!(
+            text("20,0"),
+            "weight modulator 320 samples late (20 cycles)"
+        );
+    }
 
     #[test]
     fn skews_parse_with_their_sign() {
