@@ -111,11 +111,11 @@ pub struct PanamaArgs {
     #[arg(long, default_value_t = 10_000, requires = "chaos")]
     frames: usize,
     /// With --chaos: the `full_wait` register (cycles; short, so drops happen;
-    /// decimal or 0x hexadecimal).
+    /// decimal, 0x hexadecimal or 0b binary).
     #[arg(long, default_value_t = CHAOS_FULL_WAIT, requires = "chaos", value_parser = crate::catalog::parse_u32)]
     full_wait: u32,
     /// With --chaos: the `slot_timeout` register (cycles; short, so flushes
-    /// happen; decimal or 0x hexadecimal).
+    /// happen; decimal, 0x hexadecimal or 0b binary).
     #[arg(long, default_value_t = CHAOS_SLOT_TIMEOUT, requires = "chaos", value_parser = crate::catalog::parse_u32)]
     slot_timeout: u32,
     /// Simulation engine.

@@ -44,10 +44,11 @@
 //! measure) is bounded by `timeout`, so a run takes at most
 //! [`max_run_cycles`]`(timeout)` cycles, that is
 //! 2 · (3 · (`timeout` + 1) + [`REFERENCE_CYCLES`]) + [`DIVIDE_CYCLES`] + 1,
-//! and never waits on anything else: nothing outside can hang it. A healthy link finds its light within the latency of the
-//! loop and measures in [`SETTLE_WORDS`] + [`MEASURE_WORDS`] words, so a run that
-//! succeeds takes about 2 · (`timeout` + [`REFERENCE_CYCLES`]) + [`DIVIDE_CYCLES`]
-//! plus twice the round trip.
+//! and never waits on anything else: nothing outside can hang it. A healthy
+//! link finds its light within the loop's latency and measures in
+//! [`SETTLE_WORDS`] + [`MEASURE_WORDS`] words, so a run that succeeds takes
+//! about 2 · (`timeout` + [`REFERENCE_CYCLES`]) + [`DIVIDE_CYCLES`] plus twice
+//! the round trip.
 //!
 //! The arrivals count ADC words, so they include the ADC path's constant
 //! latency (converter stream, clock-crossing FIFO); the skew, the level and the
