@@ -172,18 +172,20 @@ fn vcds_of_both_engines_run_at_the_board_clock() {
     );
 }
 
-#[test]
-fn pcap_out_feeds_back_as_pcap_in() {
+/// Runs `sim panama <args> --pcap-out DIR/pcaps` in a new temporary DIR, which
+/// must succeed: (DIR, the captures' folder, the report).
+fn with_pcap_out(args: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let pcaps = dir.path().join("pcaps");
-    let first = ok(&panama(&[
-        "--jobs",
-        "0",
-        "--bypass-frames",
-        "50",
-        "--pcap-out",
-        pcaps.to_str().expect("utf-8 path"),
-    ]));
+    let mut all = args.to_vec();
+    all.extend(["--pcap-out", pcaps.to_str().expect("utf-8 path")]);
+    let report = ok(&panama(&all));
+    (dir, pcaps, report)
+}
+
+#[test]
+fn pcap_out_feeds_back_as_pcap_in() {
+    let (dir, _, first) = with_pcap_out(&["--jobs", "0", "--bypass-frames", "50"]);
     assert_eq!(traffic_frames(&first), 50, "{first}");
     // One classic pcap per port, as the report lists them.
     let written: Vec<(String, usize)> = first
@@ -248,19 +250,14 @@ fn results_expected(stdout: &str) -> u64 {
 /// order, and the golden model, built from the replayed frames alone, agrees.
 #[test]
 fn pcap_out_captures_the_offered_traffic_for_replay() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let pcaps = dir.path().join("pcaps");
-    let pcaps_arg = pcaps.to_str().expect("utf-8 path");
-    let first = ok(&panama(&[
+    let (_dir, pcaps, first) = with_pcap_out(&[
         "--elements",
         "512",
         "--background",
         "0.5",
         "--back-pressure",
         "0.3",
-        "--pcap-out",
-        pcaps_arg,
-    ]));
+    ]);
     let input = pcaps.join("input.pcapng");
     assert!(
         first.contains(&format!("wrote {}", input.display())),
