@@ -77,7 +77,7 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
     let kinds: Vec<String> = o
         .frames_in
         .iter()
-        .map(|(k, n)| format!("{k:?} {n}"))
+        .map(|(k, n)| format!("{} {n}", k.name()))
         .collect();
     println!(
         "  frames in: {} ({} on the wire): {}",
@@ -88,7 +88,7 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
     let out: Vec<String> = o
         .bypass_out
         .iter()
-        .map(|(k, n)| format!("{k:?} {n}"))
+        .map(|(k, n)| format!("{} {n}", k.name()))
         .collect();
     let by_kind = if out.is_empty() {
         String::new()

@@ -108,6 +108,27 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind's name in a report, in the counters' snake_case (`unknown_job`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Aggregation => "aggregation",
+            Kind::Duplicate => "duplicate",
+            Kind::Runaway => "runaway",
+            Kind::Mismatched => "mismatched",
+            Kind::Malformed => "malformed",
+            Kind::UnknownJob => "unknown_job",
+            Kind::Background => "background",
+            Kind::Host => "host",
+            Kind::Jumbo => "jumbo",
+            Kind::Runt => "runt",
+            Kind::Empty => "empty",
+            Kind::Garbage => "garbage",
+            Kind::Oversize => "oversize",
+            Kind::Unterminated => "unterminated",
+            Kind::EmptyBeat => "empty_beat",
+        }
+    }
+
     /// How frames of this kind are laid out on the bus.
     pub fn shape(self) -> Shape {
         match self {
