@@ -9,7 +9,8 @@
 use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::datapath;
 use hdl::lightning::datapath::{
-    FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, SIGN_FIFO_DEPTH,
+    FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, FAIL_WEIGHTS,
+    SIGN_FIFO_DEPTH,
 };
 use hdl::lightning::decode::DECODE_LATENCY;
 use hdl::Module;
@@ -664,6 +665,74 @@ fn streamed_weights_with_random_stalls_are_bit_exact_natively() {
                 assert_exact(&run, &golden_logits(&net, &image, acc), &what);
             }
         }
+    }
+}
+
+/// A weight DMA that is never armed, or stops mid-layer, ends the inference
+/// with `FAIL_WEIGHTS` within `timeout` cycles of its last word (it used to hold
+/// `busy` until reset), and the next inference on the same datapath is exact.
+#[test]
+fn a_stopped_weight_stream_trips_the_weight_watchdog() {
+    let mut rng = seeded("lightning datapath weight watchdog", 9501);
+    let net = random_network(&mut rng, &[48, 16, 10]);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, 48);
+    let expected = golden_logits(&net, &image, acc);
+    let timeout = 150u32;
+    for cores in 1..=2u32 {
+        let b = build_with(&net, acc, cores, WeightSource::Stream);
+        let paths: Vec<(usize, usize)> = (0..cores as usize).map(|c| (6 + c, 2)).collect();
+        let mut dut = NativeDut::new(&b.module).unwrap();
+        dut.reset(2);
+        let base = LoopControls {
+            timeout,
+            max_cycles: 20_000,
+            ..LoopControls::default()
+        };
+        let mut links = ideal_links(&paths);
+        let good = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
+        assert_exact(&good, &expected, &format!("{cores} cores, steady stream"));
+        // Stop a few beats into each layer's data, while it still owes beats.
+        let first_beats: Vec<u64> = good
+            .timeline
+            .iter()
+            .filter(|e| e.what.ends_with("streamer fires the first data beat"))
+            .map(|e| e.cycle)
+            .collect();
+        let last = cores as usize - 1;
+        for (what, at) in [
+            ("never armed", 0),
+            ("stopped in layer 0", first_beats[0] + 5),
+            ("stopped in layer 1", first_beats[1] + 1),
+        ] {
+            let controls = LoopControls {
+                weight_stop: vec![(last, at)],
+                ..base.clone()
+            };
+            let mut links = ideal_links(&paths);
+            let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
+            let what = format!("{cores} cores, core {last}'s weights {what}");
+            assert!(run.done, "{what}: hung ({} cycles)", run.cycles);
+            assert!(run.failed, "{what}: no failure");
+            assert_eq!(run.fail_reason, FAIL_WEIGHTS, "{what}: reason");
+            assert!(
+                run.cycles <= at + u64::from(timeout) + 10,
+                "{what}: failed at {}, stopped at {at}",
+                run.cycles
+            );
+            assert!(
+                run.cycles >= u64::from(timeout),
+                "{what}: failed at {}",
+                run.cycles
+            );
+        }
+        let mut links = ideal_links(&paths);
+        let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
+        assert_exact(
+            &run,
+            &expected,
+            &format!("{cores} cores, after a stopped stream"),
+        );
     }
 }
 

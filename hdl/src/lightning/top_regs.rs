@@ -281,7 +281,7 @@ impl Control {
         };
         let what = match self {
             Control::PreambleLength => "preamble cycles per layer".to_string(),
-            Control::Timeout => "cycles after a layer starts without a preamble lock (calibrating: without light) before the run fails".to_string(),
+            Control::Timeout => "cycles after a layer starts without a preamble lock (calibrating: without light), or without an ADC word (weight word) while one is owed, before the run fails; 0 counts as 1".to_string(),
             Control::OpticalLoss(c) => match arith {
                 Arith::Wirespeed => format!("core {c}: ADC loss compensation, Q8.8 (0x0100 = 1.0); loaded by a successful calibrate"),
                 Arith::ReleasedRtl => format!("core {c}: integer gain on the extracted 8-bit product (1 = none); loaded by a successful calibrate"),
@@ -476,6 +476,7 @@ mod tests {
     use super::*;
     use crate::lightning::datapath::{
         fail_reason_text, FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW,
+        FAIL_WEIGHTS,
     };
 
     /// The `status` register documents every code the datapath can report.
@@ -493,6 +494,7 @@ mod tests {
             FAIL_LOST_LIGHT,
             FAIL_SKEW,
             FAIL_ROUND_TRIP,
+            FAIL_WEIGHTS,
         ] {
             assert_ne!(fail_reason_text(code), "unknown fail_reason code", "{code}");
             for text in [&field.description, &status.description] {

@@ -146,6 +146,9 @@ pub struct LoopControls {
     pub weight_stall_percent: u32,
     /// Seed of the weight sources' stalls.
     pub weight_stall_seed: u64,
+    /// Streamed weights, `(core, cycle)`: core's weight source offers no word
+    /// from `cycle` cycles after `start` on (a DMA that stops; 0: never armed).
+    pub weight_stop: Vec<(usize, u64)>,
 }
 
 impl Default for LoopControls {
@@ -161,6 +164,7 @@ impl Default for LoopControls {
             adc_stop: Vec::new(),
             weight_stall_percent: 0,
             weight_stall_seed: 1,
+            weight_stop: Vec::new(),
         }
     }
 }
@@ -420,6 +424,10 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         running: bool,
     ) -> Result<(), DutError> {
         let stall = self.controls.weight_stall_percent;
+        let now = match self.phase {
+            Phase::Run(t) => t,
+            _ => 0,
+        };
         for (c, feed) in self.feed.iter_mut().enumerate() {
             let Some([tvalid, tdata, tready]) = p.cores.get(c).and_then(|cp| cp.weights) else {
                 continue;
@@ -427,6 +435,14 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             let core_words = words.get(c).map(Vec::as_slice).unwrap_or(&[]);
             if running && !feed.offering && feed.next < core_words.len() {
                 feed.offering = self.stall_rng.gen_range(0..100) >= stall;
+            }
+            let stopped = self
+                .controls
+                .weight_stop
+                .iter()
+                .any(|&(core, at)| core == c && running && now >= at);
+            if stopped {
+                feed.offering = false;
             }
             let data = core_words.get(feed.next).copied().unwrap_or([0; 3]);
             pins.set_u64(tvalid, u64::from(feed.offering))?;

@@ -19,6 +19,8 @@ pub(super) struct DacSideIn<'a> {
     pub seq: &'a Sequencer,
     /// The `preamble_length` input.
     pub preamble_length: Signal,
+    /// The watchdogs' target: `timeout`, at least 1.
+    pub watchdog_target: Signal,
 }
 
 /// The DAC side's signals the later stages use.
@@ -35,6 +37,9 @@ pub(super) struct DacSide {
     pub weights: Weights,
     /// Released RTL: the shift that normalizes the words as they are read.
     pub norm_shift: Option<NormShift>,
+    /// Streamed weights: the weight watchdog fired (a beat owed and the streams
+    /// short of a word for `timeout` cycles); 0 with memory weights.
+    pub weights_stalled: Signal,
 }
 
 /// Issues one beat per cycle while the layer owes beats and every source has a
@@ -86,6 +91,21 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
         WeightSource::Memory => weight_memories(m, &w_in),
     };
     m.assign(weights_ready, weights.ready);
+    let weights_stalled = match cfg.weight_source {
+        WeightSource::Stream => {
+            let blocked = [seq.running, not_issue_done, room];
+            weight_watchdog(
+                m,
+                x,
+                &blocked,
+                weights_ready,
+                issue,
+                seq.go,
+                input.watchdog_target,
+            )
+        }
+        WeightSource::Memory => x.zero,
+    };
 
     let act_mem = m.memory("activations", x.word_width(), 2 << sh.bank, None);
     let act_addr = m.concat(&[k.parity, act_index]);
@@ -132,5 +152,38 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
         act_mem,
         weights,
         norm_shift,
+        weights_stalled,
     }
+}
+
+/// The weight watchdog of streamed weights: a one-shot count-action unit
+/// (target `target`, cleared by `go` and by every issued beat) that counts the
+/// cycles in which a beat could be issued but for a core's empty weight buffer
+/// (`wanting`: running, beats owed, room in the streamer; `weights_ready` low).
+/// Its action is the failure [`FAIL_WEIGHTS`](super::FAIL_WEIGHTS): a weight
+/// stream that stops (a DMA never armed, or stopped mid-layer) ends the
+/// inference instead of holding the datapath busy.
+fn weight_watchdog(
+    m: &mut ModuleBuilder,
+    x: &Common,
+    wanting: &[Signal],
+    weights_ready: Signal,
+    issue: Signal,
+    go: Signal,
+    target: Signal,
+) -> Signal {
+    let short = m.not(weights_ready);
+    let mut starved = wanting.to_vec();
+    starved.push(short);
+    let starved = m.and_all(&starved);
+    let starved = m.named("weights_starved", starved);
+    let clear = m.or(go, issue);
+    let wd = m.instance("u_weight_watchdog", &x.units.watchdog);
+    m.bind_domain(wd, "clk", x.clk);
+    m.connect(wd, "events", starved);
+    m.connect(wd, "enable", x.one);
+    m.connect(wd, "clear", clear);
+    m.connect(wd, "one_shot", x.one);
+    m.connect(wd, "target", target);
+    m.instance_output(wd, "action")
 }

@@ -4,7 +4,9 @@
 use super::adc_window::AdcWindows;
 use super::join::Accepted;
 use super::sequencer::Sequencer;
-use super::{FAIL_LOST_LIGHT, FAIL_NO_LOCK, FAIL_REASON_WIDTH, FAIL_ROUND_TRIP, FAIL_SKEW};
+use super::{
+    FAIL_LOST_LIGHT, FAIL_NO_LOCK, FAIL_REASON_WIDTH, FAIL_ROUND_TRIP, FAIL_SKEW, FAIL_WEIGHTS,
+};
 use crate::dsl::{ModuleBuilder, Signal};
 
 /// What can fail.
@@ -15,6 +17,8 @@ pub(super) struct FailuresIn<'a> {
     pub adc: &'a AdcWindows,
     /// The join (skew buffer overflow).
     pub accepted: &'a Accepted,
+    /// The weight watchdog fired (streamed weights).
+    pub weights_stalled: Signal,
 }
 
 /// The failures of this cycle (`go` cycles excluded: the detectors still show
@@ -26,6 +30,8 @@ pub(super) struct Failures {
     pub no_light: Signal,
     /// [`FAIL_ROUND_TRIP`].
     pub too_long: Signal,
+    /// [`FAIL_WEIGHTS`].
+    pub starved: Signal,
     /// Any failure: the inference ends.
     pub abort: Signal,
 }
@@ -42,11 +48,13 @@ pub(super) fn failures(m: &mut ModuleBuilder, input: &FailuresIn) -> Failures {
         m.or_all(&adc.round_trip_overflows)
     };
     let too_long = m.and(running, trip_any);
-    let abort = m.or_all(&[no_lock, no_light, too_long, skewed]);
+    let starved = m.and(running, input.weights_stalled);
+    let abort = m.or_all(&[no_lock, no_light, too_long, starved, skewed]);
     Failures {
         no_lock,
         no_light,
         too_long,
+        starved,
         abort,
     }
 }
@@ -58,7 +66,9 @@ pub(super) fn record_reason(m: &mut ModuleBuilder, seq: &Sequencer, f: &Failures
     let reason_none = m.zeros(FAIL_REASON_WIDTH);
     let reason_lost = m.lit(FAIL_LOST_LIGHT, FAIL_REASON_WIDTH);
     let reason_trip = m.lit(FAIL_ROUND_TRIP, FAIL_REASON_WIDTH);
-    let new_reason = m.mux(f.too_long, reason_trip, reason_skew);
+    let reason_weights = m.lit(FAIL_WEIGHTS, FAIL_REASON_WIDTH);
+    let new_reason = m.mux(f.starved, reason_weights, reason_skew);
+    let new_reason = m.mux(f.too_long, reason_trip, new_reason);
     let new_reason = m.mux(f.no_light, reason_lost, new_reason);
     let new_reason = m.mux(f.no_lock, reason_no_lock, new_reason);
     let not_failed = m.not(seq.failed);

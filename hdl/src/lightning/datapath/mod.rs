@@ -96,6 +96,12 @@
 //!   exceed the few cycles between a lock and the first data word (it must
 //!   already exceed the preamble's round trip for the detector);
 //! - [`FAIL_ROUND_TRIP`] — streamed weights: a core's sign FIFO overflowed;
+//! - [`FAIL_WEIGHTS`] — streamed weights: the **weight watchdog** fired. A
+//!   count-action unit (target = `timeout`, one-shot, cleared by `go` and by
+//!   every issued beat) counts the cycles in which the layer owes beats, the
+//!   streamer has room and some core's one-word weight buffer is empty: a
+//!   weight DMA that stops mid-layer, or is never armed, ends the inference
+//!   instead of holding `busy` (and with it every command of the board top);
 //! - [`FAIL_SKEW`] — a core's join buffer overflowed, reported once every core
 //!   has taken all its words (a core that never locks or stops is reason 1 or 2).
 //!
@@ -201,9 +207,13 @@ pub const FAIL_SKEW: u64 = 3;
 /// `fail_reason`: with streamed weights, a core's sign FIFO overflowed: the
 /// photonic round trip is longer than [`SIGN_FIFO_DEPTH`] cycles.
 pub const FAIL_ROUND_TRIP: u64 = 4;
+/// `fail_reason`: with streamed weights, a beat was owed and some core's weight
+/// stream delivered no word for `timeout` cycles (the DMA stopped or was never
+/// armed).
+pub const FAIL_WEIGHTS: u64 = 5;
 /// Every `fail_reason` code with its short name (for register maps) and its
 /// meaning (for reports).
-pub const FAIL_REASONS: [(u64, &str, &str); 5] = [
+pub const FAIL_REASONS: [(u64, &str, &str); 6] = [
     (FAIL_NONE, "none", "no failure"),
     (
         FAIL_NO_LOCK,
@@ -224,6 +234,11 @@ pub const FAIL_REASONS: [(u64, &str, &str); 5] = [
         FAIL_ROUND_TRIP,
         "round trip longer than the sign FIFO",
         "round trip: a core's sign FIFO overflowed (the photonic round trip is longer than it holds)",
+    ),
+    (
+        FAIL_WEIGHTS,
+        "weight stream stalled",
+        "weights stalled: a core's weight stream delivered no word for `timeout` cycles while the layer owed beats",
     ),
 ];
 
@@ -322,6 +337,12 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         zero: m.lit(0, 1),
         one: m.lit(1, 1),
     };
+    // `timeout` = 0 counts as 1, as the detectors take it: no setting turns a
+    // watchdog off.
+    let timeout_zero = m.eq_const(timeout, 0);
+    let one_cycle = m.lit(1, TIMEOUT_WIDTH);
+    let timeout = m.mux(timeout_zero, one_cycle, timeout);
+    let timeout = m.named("watchdog_target", timeout);
 
     let seq = &sequencer(m, &SequencerIn { common: x, start });
     let dac = &dac_side(
@@ -330,6 +351,7 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
             common: x,
             seq,
             preamble_length,
+            watchdog_target: timeout,
         },
     );
     let adc = &adc_windows(
@@ -394,7 +416,16 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
     }
 
     let finish = m.and(rounds.layer_end, seq.constants.is_last);
-    let failed = failures(m, &FailuresIn { seq, adc, accepted });
+    let weights_stalled = dac.weights_stalled;
+    let failed = failures(
+        m,
+        &FailuresIn {
+            seq,
+            adc,
+            accepted,
+            weights_stalled,
+        },
+    );
     let (layer_end, hidden, abort) = (rounds.layer_end, written.hidden, failed.abort);
     advance(
         m,
