@@ -399,3 +399,35 @@ fn a_refusing_answer_consumer_never_stalls_the_run() {
     assert_eq!(bench.read("status").unwrap() & ANSWER_OVERFLOW, 0);
     assert_eq!(bench.read("answer_dropped").unwrap(), 0);
 }
+
+/// A converter that refuses DAC beats (`m_axis_dac{j}_tready` = 0) cannot hold
+/// them (the photonic timing would break): the inference runs on, exact, and
+/// the sticky `dac_stall` is set until `clear_stats`; a run with the converters
+/// ready leaves it clear.
+#[test]
+fn a_refusing_dac_sets_dac_stall_and_never_holds_the_beats() {
+    use hdl::lightning::top_regs::status::DAC_STALL;
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(6, &[32, 12, 6]);
+    let hw = config(&net, acc, 2, WeightSource::Memory);
+    let (m, map) = top(&hw);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start(&mut dut);
+    let links = (0..2)
+        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
+        .collect();
+    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+    let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 29 % 256) as u8).collect();
+    let expected = golden(&net, &image, acc);
+    let run = bench.infer(&image, net.outputs(), 400).unwrap();
+    assert_exact(&run, &expected, "converters ready");
+    assert_eq!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
+    bench.set_dac_ready(false).unwrap();
+    let run = bench.infer(&image, net.outputs(), 400).unwrap();
+    assert_exact(&run, &expected, "converters refusing");
+    assert_ne!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
+    bench.set_dac_ready(true).unwrap();
+    bench.write("clear_stats", 1).unwrap();
+    bench.idle(20).unwrap();
+    assert_eq!(bench.read("status").unwrap() & DAC_STALL, 0);
+}

@@ -175,12 +175,20 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             answer_ready: true,
             answer_beats: Vec::new(),
         };
-        for dac in bench.pins.dacs.clone() {
-            bench.set_u64(dac.tready, 1)?;
-        }
+        bench.set_dac_ready(true)?;
         bench.set_u64(bench.pins.answer.stream.tready, 1)?;
         bench.present_adc()?;
         Ok(bench)
+    }
+
+    /// Drives every `m_axis_dac{j}_tready` (1 from the start): the converters
+    /// taking or refusing the DAC beats. The links play the beats either way,
+    /// since the top never holds a beat.
+    pub fn set_dac_ready(&mut self, ready: bool) -> Result<(), DutError> {
+        for dac in self.pins.dacs.clone() {
+            self.set_u64(dac.tready, u64::from(ready))?;
+        }
+        Ok(())
     }
 
     /// Plays a DMA engine on `s_axis_weights{c}`: core *c*'s words in order
