@@ -581,6 +581,37 @@ fn cores_too_far_apart_fail_with_the_skew_reason() {
     assert_exact(&run, &expected, "skew compensated by DAC delays");
 }
 
+/// A datapath reset and run once on ideal `paths` with the detector and
+/// watchdogs at `timeout`, which must be exact: the DUT for the runs that
+/// follow, their controls, and the cycles at which the reference run's timeline
+/// shows events ending in `event`, layer by layer.
+fn reference_run(
+    b: &Built,
+    paths: &[(usize, usize)],
+    image: &[u8],
+    expected: &[i64],
+    timeout: u32,
+    event: &str,
+) -> (NativeDut, LoopControls, Vec<u64>) {
+    let mut dut = NativeDut::new(&b.module).unwrap();
+    dut.reset(2);
+    let base = LoopControls {
+        timeout,
+        max_cycles: 20_000,
+        ..LoopControls::default()
+    };
+    let mut links = ideal_links(paths);
+    let good = run_image(&mut dut, &mut links, image, b.shape.clone(), &base).unwrap();
+    assert_exact(&good, expected, &format!("{paths:?}, reference run"));
+    let cycles = good
+        .timeline
+        .iter()
+        .filter(|e| e.what.ends_with(event))
+        .map(|e| e.cycle)
+        .collect();
+    (dut, base, cycles)
+}
+
 #[test]
 fn adc_lost_mid_layer_trips_the_watchdog() {
     let mut rng = seeded("lightning datapath watchdog", 9471);
@@ -592,23 +623,9 @@ fn adc_lost_mid_layer_trips_the_watchdog() {
     for cores in 1..=3u32 {
         let b = build(&net, acc, cores);
         let paths: Vec<(usize, usize)> = (0..cores as usize).map(|c| (8 + c, 3)).collect();
-        let mut dut = NativeDut::new(&b.module).unwrap();
-        dut.reset(2);
-        let base = LoopControls {
-            timeout,
-            max_cycles: 20_000,
-            ..LoopControls::default()
-        };
         // The reference run: where layer 0 and layer 1 take their words.
-        let mut links = ideal_links(&paths);
-        let good = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
-        assert_exact(&good, &expected, &format!("{cores} cores, no cut"));
-        let opens: Vec<u64> = good
-            .timeline
-            .iter()
-            .filter(|e| e.what.ends_with("ADC window open"))
-            .map(|e| e.cycle)
-            .collect();
+        let (mut dut, base, opens) =
+            reference_run(&b, &paths, &image, &expected, timeout, "ADC window open");
         // Cut the last core mid-layer in layer 0 and in layer 1, and every core.
         for (what, at) in [("layer 0", opens[0] + 20), ("layer 1", opens[1] + 1)] {
             for stopped in [vec![cores as usize - 1], (0..cores as usize).collect()] {
@@ -682,23 +699,10 @@ fn a_stopped_weight_stream_trips_the_weight_watchdog() {
     for cores in 1..=2u32 {
         let b = build_with(&net, acc, cores, WeightSource::Stream);
         let paths: Vec<(usize, usize)> = (0..cores as usize).map(|c| (6 + c, 2)).collect();
-        let mut dut = NativeDut::new(&b.module).unwrap();
-        dut.reset(2);
-        let base = LoopControls {
-            timeout,
-            max_cycles: 20_000,
-            ..LoopControls::default()
-        };
-        let mut links = ideal_links(&paths);
-        let good = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();
-        assert_exact(&good, &expected, &format!("{cores} cores, steady stream"));
         // Stop a few beats into each layer's data, while it still owes beats.
-        let first_beats: Vec<u64> = good
-            .timeline
-            .iter()
-            .filter(|e| e.what.ends_with("streamer fires the first data beat"))
-            .map(|e| e.cycle)
-            .collect();
+        let first_beat = "streamer fires the first data beat";
+        let (mut dut, base, first_beats) =
+            reference_run(&b, &paths, &image, &expected, timeout, first_beat);
         let last = cores as usize - 1;
         for (what, at) in [
             ("never armed", 0),
