@@ -146,7 +146,7 @@ pub struct LoopControls {
     pub weight_stall_percent: u32,
     /// Seed of the weight sources' stalls.
     pub weight_stall_seed: u64,
-    /// Streamed weights, `(core, cycle)`: core's weight source offers no word
+    /// Streamed weights, `(core, cycle)`: core's weight source offers no new word
     /// from `cycle` cycles after `start` on (a DMA that stops; 0: never armed).
     pub weight_stop: Vec<(usize, u64)>,
 }
@@ -433,16 +433,15 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
                 continue;
             };
             let core_words = words.get(c).map(Vec::as_slice).unwrap_or(&[]);
-            if running && !feed.offering && feed.next < core_words.len() {
-                feed.offering = self.stall_rng.gen_range(0..100) >= stall;
-            }
+            // A stopped source offers no new word; one it offers stays offered
+            // until taken, as AXI-Stream requires.
             let stopped = self
                 .controls
                 .weight_stop
                 .iter()
-                .any(|&(core, at)| core == c && running && now >= at);
-            if stopped {
-                feed.offering = false;
+                .any(|&(core, at)| core == c && now >= at);
+            if running && !stopped && !feed.offering && feed.next < core_words.len() {
+                feed.offering = self.stall_rng.gen_range(0..100) >= stall;
             }
             let data = core_words.get(feed.next).copied().unwrap_or([0; 3]);
             pins.set_u64(tvalid, u64::from(feed.offering))?;
