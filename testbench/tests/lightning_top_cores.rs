@@ -431,3 +431,42 @@ fn a_refusing_dac_sets_dac_stall_and_never_holds_the_beats() {
     bench.idle(20).unwrap();
     assert_eq!(bench.read("status").unwrap() & DAC_STALL, 0);
 }
+
+/// A weight DMA that runs dry mid-inference cannot wedge the board top: the
+/// inference fails with `fail_reason` 5 (weight stream stalled), `failures`
+/// counts it, and the next `start`, with the stream complete, is exact.
+#[test]
+fn a_weight_dma_that_runs_dry_fails_the_inference_and_frees_the_top() {
+    use hdl::lightning::datapath::FAIL_WEIGHTS;
+    use hdl::lightning::top_regs::status::FAIL_REASON_SHIFT;
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(7, &[40, 12, 8]);
+    let hw = config(&net, acc, 2, WeightSource::Stream);
+    let (m, map) = top(&hw);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start(&mut dut);
+    let links = (0..2)
+        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
+        .collect();
+    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+    let words = PortShape::of(&hw).weight_stream.expect("streamed weights");
+    let full = words.as_ref().clone();
+    let mut short = full.clone();
+    short[1].truncate(full[1].len() / 2);
+    bench.write("timeout", 300).unwrap();
+    bench.feed_weights(short).unwrap();
+    let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 53 % 256) as u8).collect();
+    let run = bench.infer(&image, net.outputs(), 400).unwrap();
+    assert_eq!(
+        run.status & (DONE | FAILED),
+        DONE | FAILED,
+        "{:#x}",
+        run.status
+    );
+    let reason = u64::from(run.status >> FAIL_REASON_SHIFT & 7);
+    assert_eq!(reason, FAIL_WEIGHTS, "status {:#x}", run.status);
+    assert_eq!(bench.read("failures").unwrap(), 1);
+    bench.feed_weights(full).unwrap();
+    let run = bench.infer(&image, net.outputs(), 400).unwrap();
+    assert_exact(&run, &golden(&net, &image, acc), "after a dry DMA");
+}
