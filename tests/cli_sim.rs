@@ -298,26 +298,17 @@ fn pcap_out_refuses_a_file_and_names_captures_an_earlier_run_left() {
         text(&out.stderr)
     );
 
+    // SUME (4 ports), then NetFPGA-PLUS (2 ports) into the same folder.
     let pcaps = dir.path().join("pcaps");
     let pcaps_arg = pcaps.to_str().expect("utf-8 path");
-    ok(&panama(&[
-        "--jobs",
-        "0",
-        "--bypass-frames",
-        "8",
-        "--pcap-out",
-        pcaps_arg,
-    ]));
-    let plus = ok(&panama(&[
-        "--board",
-        "netfpga-plus-au250",
-        "--jobs",
-        "0",
-        "--bypass-frames",
-        "8",
-        "--pcap-out",
-        pcaps_arg,
-    ]));
+    let run_into = |board: &str| {
+        let bypass = ["--jobs", "0", "--bypass-frames", "8"];
+        ok(&panama(
+            &[&["--board", board, "--pcap-out", pcaps_arg][..], &bypass].concat(),
+        ))
+    };
+    run_into("netfpga-sume");
+    let plus = run_into("netfpga-plus-au250");
     let notes: Vec<&str> = plus.lines().filter(|l| l.contains("note:")).collect();
     assert_eq!(notes.len(), 2, "SUME's ports 2 and 3 are left:\n{plus}");
     assert!(

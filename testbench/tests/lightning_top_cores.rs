@@ -367,6 +367,19 @@ fn released_rtl_calibration_loads_the_nearest_integer_gain() {
     }
 }
 
+/// The native top of `hw`, reset and started, one ideal link per core, and a
+/// bench on it (16 ADC samples a beat), handed to `body`.
+fn on_started_top(hw: &HwConfig, body: impl FnOnce(&mut TopBench<'_, IdealCore>)) {
+    let (m, map) = top(hw);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start(&mut dut);
+    let links = (0..hw.cores)
+        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
+        .collect();
+    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+    body(&mut bench);
+}
+
 /// A consumer that never takes `m_axis_answer` cannot stall the top: the run
 /// finishes with its registers intact, every beat is counted as dropped and
 /// `answer_overflow` is set until `clear_stats`.
@@ -376,28 +389,23 @@ fn a_refusing_answer_consumer_never_stalls_the_run() {
     let acc = AccWidth::new(24).unwrap();
     let net = network(5, &[32, 12, 6]);
     let hw = config(&net, acc, 2, WeightSource::Memory);
-    let (m, map) = top(&hw);
-    let mut dut = NativeDut::new(&m).unwrap();
-    start(&mut dut);
-    let links = (0..2)
-        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
-        .collect();
-    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
-    bench.answer_ready = false;
-    let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 37 % 256) as u8).collect();
-    let expected = golden(&net, &image, acc);
-    for k in 1..=2u32 {
-        let run = bench.infer(&image, net.outputs(), 400).unwrap();
-        assert_exact(&run, &expected, "refused answer");
-        assert!(run.answer_beats.is_empty());
-        assert_ne!(run.status & ANSWER_OVERFLOW, 0, "status {:#x}", run.status);
-        let dropped = bench.read("answer_dropped").unwrap();
-        assert_eq!(dropped, k * net.outputs() as u32, "answer_dropped");
-    }
-    bench.write("clear_stats", 1).unwrap();
-    bench.idle(20).unwrap();
-    assert_eq!(bench.read("status").unwrap() & ANSWER_OVERFLOW, 0);
-    assert_eq!(bench.read("answer_dropped").unwrap(), 0);
+    on_started_top(&hw, |bench| {
+        bench.answer_ready = false;
+        let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 37 % 256) as u8).collect();
+        let expected = golden(&net, &image, acc);
+        for k in 1..=2u32 {
+            let run = bench.infer(&image, net.outputs(), 400).unwrap();
+            assert_exact(&run, &expected, "refused answer");
+            assert!(run.answer_beats.is_empty());
+            assert_ne!(run.status & ANSWER_OVERFLOW, 0, "status {:#x}", run.status);
+            let dropped = bench.read("answer_dropped").unwrap();
+            assert_eq!(dropped, k * net.outputs() as u32, "answer_dropped");
+        }
+        bench.write("clear_stats", 1).unwrap();
+        bench.idle(20).unwrap();
+        assert_eq!(bench.read("status").unwrap() & ANSWER_OVERFLOW, 0);
+        assert_eq!(bench.read("answer_dropped").unwrap(), 0);
+    });
 }
 
 /// A converter that refuses DAC beats (`m_axis_dac{j}_tready` = 0) cannot hold
@@ -410,26 +418,21 @@ fn a_refusing_dac_sets_dac_stall_and_never_holds_the_beats() {
     let acc = AccWidth::new(24).unwrap();
     let net = network(6, &[32, 12, 6]);
     let hw = config(&net, acc, 2, WeightSource::Memory);
-    let (m, map) = top(&hw);
-    let mut dut = NativeDut::new(&m).unwrap();
-    start(&mut dut);
-    let links = (0..2)
-        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
-        .collect();
-    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
-    let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 29 % 256) as u8).collect();
-    let expected = golden(&net, &image, acc);
-    let run = bench.infer(&image, net.outputs(), 400).unwrap();
-    assert_exact(&run, &expected, "converters ready");
-    assert_eq!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
-    bench.set_dac_ready(false).unwrap();
-    let run = bench.infer(&image, net.outputs(), 400).unwrap();
-    assert_exact(&run, &expected, "converters refusing");
-    assert_ne!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
-    bench.set_dac_ready(true).unwrap();
-    bench.write("clear_stats", 1).unwrap();
-    bench.idle(20).unwrap();
-    assert_eq!(bench.read("status").unwrap() & DAC_STALL, 0);
+    on_started_top(&hw, |bench| {
+        let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 29 % 256) as u8).collect();
+        let expected = golden(&net, &image, acc);
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_exact(&run, &expected, "converters ready");
+        assert_eq!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
+        bench.set_dac_ready(false).unwrap();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_exact(&run, &expected, "converters refusing");
+        assert_ne!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
+        bench.set_dac_ready(true).unwrap();
+        bench.write("clear_stats", 1).unwrap();
+        bench.idle(20).unwrap();
+        assert_eq!(bench.read("status").unwrap() & DAC_STALL, 0);
+    });
 }
 
 /// A weight DMA that runs dry mid-inference cannot wedge the board top: the
@@ -442,31 +445,26 @@ fn a_weight_dma_that_runs_dry_fails_the_inference_and_frees_the_top() {
     let acc = AccWidth::new(24).unwrap();
     let net = network(7, &[40, 12, 8]);
     let hw = config(&net, acc, 2, WeightSource::Stream);
-    let (m, map) = top(&hw);
-    let mut dut = NativeDut::new(&m).unwrap();
-    start(&mut dut);
-    let links = (0..2)
-        .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
-        .collect();
-    let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
-    let words = PortShape::of(&hw).weight_stream.expect("streamed weights");
-    let full = words.as_ref().clone();
-    let mut short = full.clone();
-    short[1].truncate(full[1].len() / 2);
-    bench.write("timeout", 300).unwrap();
-    bench.feed_weights(short).unwrap();
-    let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 53 % 256) as u8).collect();
-    let run = bench.infer(&image, net.outputs(), 400).unwrap();
-    assert_eq!(
-        run.status & (DONE | FAILED),
-        DONE | FAILED,
-        "{:#x}",
-        run.status
-    );
-    let reason = u64::from(run.status >> FAIL_REASON_SHIFT & 7);
-    assert_eq!(reason, FAIL_WEIGHTS, "status {:#x}", run.status);
-    assert_eq!(bench.read("failures").unwrap(), 1);
-    bench.feed_weights(full).unwrap();
-    let run = bench.infer(&image, net.outputs(), 400).unwrap();
-    assert_exact(&run, &golden(&net, &image, acc), "after a dry DMA");
+    on_started_top(&hw, |bench| {
+        let words = PortShape::of(&hw).weight_stream.expect("streamed weights");
+        let full = words.as_ref().clone();
+        let mut short = full.clone();
+        short[1].truncate(full[1].len() / 2);
+        bench.write("timeout", 300).unwrap();
+        bench.feed_weights(short).unwrap();
+        let image: Vec<u8> = (0..net.inputs()).map(|i| (i * 53 % 256) as u8).collect();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_eq!(
+            run.status & (DONE | FAILED),
+            DONE | FAILED,
+            "{:#x}",
+            run.status
+        );
+        let reason = u64::from(run.status >> FAIL_REASON_SHIFT & 7);
+        assert_eq!(reason, FAIL_WEIGHTS, "status {:#x}", run.status);
+        assert_eq!(bench.read("failures").unwrap(), 1);
+        bench.feed_weights(full).unwrap();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_exact(&run, &golden(&net, &image, acc), "after a dry DMA");
+    });
 }

@@ -337,12 +337,7 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         zero: m.lit(0, 1),
         one: m.lit(1, 1),
     };
-    // `timeout` = 0 counts as 1, as the detectors take it: no setting turns a
-    // watchdog off.
-    let timeout_zero = m.eq_const(timeout, 0);
-    let one_cycle = m.lit(1, TIMEOUT_WIDTH);
-    let timeout = m.mux(timeout_zero, one_cycle, timeout);
-    let timeout = m.named("watchdog_target", timeout);
+    let timeout = watchdog_target(m, timeout);
 
     let seq = &sequencer(m, &SequencerIn { common: x, start });
     let dac = &dac_side(
@@ -415,29 +410,14 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         track_layer_max(m, &track);
     }
 
-    let finish = m.and(rounds.layer_end, seq.constants.is_last);
     let weights_stalled = dac.weights_stalled;
-    let failed = failures(
-        m,
-        &FailuresIn {
-            seq,
-            adc,
-            accepted,
-            weights_stalled,
-        },
-    );
-    let (layer_end, hidden, abort) = (rounds.layer_end, written.hidden, failed.abort);
-    advance(
-        m,
-        &AdvanceIn {
-            seq,
-            finish,
-            abort,
-            layer_end,
-            hidden,
-        },
-    );
-    record_reason(m, seq, &failed);
+    let can_fail = FailuresIn {
+        seq,
+        adc,
+        accepted,
+        weights_stalled,
+    };
+    end_layer_or_fail(m, &can_fail, rounds, written.hidden);
     let (dac0_valid, locked) = (dac.dac0_valid, adc.locked);
     let counted = &counters(
         m,
@@ -474,6 +454,42 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         },
     );
     b.finish()
+}
+
+/// `timeout` as the watchdogs' target: 0 counts as 1, as the detectors take it,
+/// so that no setting turns a watchdog off.
+fn watchdog_target(m: &mut ModuleBuilder, timeout: Signal) -> Signal {
+    let timeout_zero = m.eq_const(timeout, 0);
+    let one_cycle = m.lit(1, TIMEOUT_WIDTH);
+    let target = m.mux(timeout_zero, one_cycle, timeout);
+    m.named("watchdog_target", target)
+}
+
+/// The end of a layer or of the run: the sequencer moves to the next layer
+/// after a hidden layer's last round (`hidden`: the current layer is a hidden
+/// one), to `done` after the last layer's or on a failure, whose reason is
+/// recorded.
+fn end_layer_or_fail(
+    m: &mut ModuleBuilder,
+    can_fail: &FailuresIn,
+    rounds: &Rounds,
+    hidden: Signal,
+) {
+    let seq = can_fail.seq;
+    let finish = m.and(rounds.layer_end, seq.constants.is_last);
+    let failed = failures(m, can_fail);
+    let (layer_end, abort) = (rounds.layer_end, failed.abort);
+    advance(
+        m,
+        &AdvanceIn {
+            seq,
+            finish,
+            abort,
+            layer_end,
+            hidden,
+        },
+    );
+    record_reason(m, seq, &failed);
 }
 
 /// What every stage shares.
