@@ -108,6 +108,8 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
     println!("  wrong sums: {}", rep.wrong_sums);
     let (stall, bound) = rep.longest_stall;
     println!("  longest input stall: {stall} cycles (bound {bound}: full_wait + one result frame + pipeline)");
+    let (counted, refused) = rep.output_held;
+    println!("  output held by m_axis_tready: {counted} cycles by output_held_cycles, {refused} refused by the bench");
     println!(
         "  counters balance: {}",
         if rep.counter_errors.is_empty() {

@@ -5,7 +5,7 @@
 
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::panama_core;
+use hdl::panama::core::{panama_core, OUTPUT_HELD_CYCLES};
 use testbench::dut::NativeDut;
 use testbench::panama::config::SUME_PORTS;
 use testbench::panama::counters::Counters;
@@ -68,12 +68,19 @@ fn simulate(name: &str, cfg: &PanamaConfig, scenario: &Scenario, traffic: Traffi
     }
 }
 
-/// The hardware's counters equal the model's, and every packet is accounted for.
+/// The hardware's counters equal the model's (and `output_held_cycles` the
+/// bench's count of refused output beats), and every packet is accounted for.
 fn assert_counters(o: &Outcome) {
     for (name, value) in o.want.counters.named() {
         let got = o.counters.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
         assert_eq!(got, Some(value), "counter {name}");
     }
+    let held = o.counters.iter().find(|(n, _)| *n == OUTPUT_HELD_CYCLES);
+    assert_eq!(
+        held.map(|(_, v)| *v),
+        Some(o.driver.output_held),
+        "output_held_cycles: the cycles the bench refused an output beat"
+    );
     let get = |n: &str| {
         o.counters
             .iter()
@@ -142,6 +149,7 @@ fn three_jobs_four_ports(width: u32, format: FpFormat) {
     let o = simulate(&name, &cfg, &scenario, traffic);
     assert_eq!(o.end, RunEnd::Complete);
     assert_eq!(o.want.aggregations.len(), 18);
+    assert!(o.driver.output_held > 0, "the output was back-pressured");
     assert_counters(&o);
 }
 

@@ -12,10 +12,13 @@ use rand::Rng;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::panama::chaos::{epoch_frames, ChaosConfig};
 use testbench::panama::config::{GoldenConfig, SlotConfig, SUME_PORTS};
+use testbench::panama::counters::Counters;
 use testbench::panama::frame::AggPacket;
 use testbench::panama::golden::{run as golden_run, InFrame};
 use testbench::panama::session::{Sent, Session};
-use testbench::panama::system::{check, golden_config, is_result, Observed, Shape};
+use testbench::panama::system::{
+    check, golden_config, is_result, read_counters, run, Observed, Shape, Traffic,
+};
 use testbench::panama::traffic::{background_frame, from_f32, with_defect, Defect};
 use testbench::rng::seeded;
 use testbench::verilator::BuildOptions;
@@ -371,4 +374,220 @@ fn a_chaos_run_keeps_every_invariant() {
     ] {
         assert!(n > 0, "the chaos mix exercised no {what}");
     }
+}
+
+/// When a worker is dead, its partner's packets are flushed one per
+/// `slot_timeout` (the engine's module docs): the slot's age counts the cycles
+/// it holds a packet, a pop restarts it at 0, and the slot is flushed in the
+/// cycle its age reaches `slot_timeout`, so flushes follow each other every
+/// `slot_timeout + 1` cycles. The first comes once the packet has been stored
+/// (its beats through the landing buffer) and the age has run out: at most
+/// `slot_timeout` + the frame's beats + 8 cycles after its last beat arrived,
+/// the same lag for every `slot_timeout`. Port 1 of job 5 never sends; port 0
+/// sends three packets back to back. Each flush is seen as a step of the
+/// `timeout_drops` counter.
+#[test]
+fn a_dead_workers_partner_loses_one_packet_per_slot_timeout() {
+    let cfg = instance();
+    let module = panama_core(&cfg).expect("core");
+    let frames: Vec<InFrame> = (0..3)
+        .map(|seq| packet(&golden(&cfg), 5, 0, 0, seq))
+        .collect();
+    let frame_beats = frames[0].bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64;
+    let mut lags = vec![];
+    for slot_timeout in [300u32, 1_000, 2_500] {
+        let t = u64::from(slot_timeout);
+        let g = GoldenConfig {
+            slot_timeout,
+            ..golden(&cfg)
+        };
+        let mut dut = NativeDut::new(&module).expect("native");
+        let counter = dut.port("timeout_drops").expect("the counter");
+        let mut flushes = vec![];
+        let mut seen = 0;
+        let mut rng = seeded("panama flush timing", 1);
+        let (d, _, _) = run(
+            &mut dut,
+            &g,
+            &frames,
+            cfg.data_width,
+            Traffic::LINE_RATE,
+            &mut rng,
+            None,
+            4 * t,
+            10 * t,
+            |dut, cycle| {
+                let now = dut.get(counter).expect("read")[0];
+                if now != seen {
+                    flushes.push((cycle, now - seen));
+                    seen = now;
+                }
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let arrived = d.last_accepted[0].expect("the first packet was taken");
+        println!(
+            "slot_timeout {t}: first packet's last beat at cycle {arrived}, \
+             flushes (cycle, packets) {flushes:?}, {frame_beats} beats a frame"
+        );
+        assert_eq!(flushes.len(), 3, "one flush per packet, one packet each");
+        assert!(flushes.iter().all(|&(_, n)| n == 1));
+        for pair in flushes.windows(2) {
+            assert_eq!(pair[1].0 - pair[0].0, t + 1, "flushes {t} + 1 cycles apart");
+        }
+        let lag = flushes[0].0 - arrived;
+        assert!(
+            (t..=t + frame_beats + 8).contains(&lag),
+            "first flush {lag} cycles after the packet, slot_timeout {t}"
+        );
+        lags.push(lag - t);
+    }
+    assert!(
+        lags.windows(2).all(|w| w[0] == w[1]),
+        "lags beyond slot_timeout {lags:?}"
+    );
+}
+
+/// What [`dead_worker_run`] saw.
+struct DeadWorker {
+    /// The cycle each bypass frame's first beat came out, in input order.
+    bypass_out: Vec<u64>,
+    /// The counters at the end.
+    counters: Counters,
+    /// `stall_cycles` at the end: the cycles the dispatcher waited on a full
+    /// packet buffer.
+    stall_cycles: u64,
+}
+
+/// Job 9 over all four SUME ports, port 3 dead: `rounds` rounds in which ports
+/// 0–2 each send a packet and one bypass frame follows, then three more bypass
+/// frames, all at line rate, on a core of `cfg`.
+fn dead_worker_run(cfg: &PanamaConfig, rounds: u32) -> DeadWorker {
+    let mut slots = vec![SlotConfig::new(9, 0, &[0, 1, 2, 3])];
+    slots.resize(cfg.slots as usize, SlotConfig::DISABLED);
+    let g = golden_config(cfg, slots);
+    let mut rng = seeded("panama dead worker bypass bound", 2);
+    let mut frames = vec![];
+    let mut bypassed = vec![];
+    for seq in 0..rounds {
+        frames.extend((0..3).map(|port| packet(&g, 9, 0, port, seq)));
+        bypassed.push(frames.len());
+        frames.push(bypass(&g, &mut rng, seq as usize % 4));
+    }
+    for port in 0..3 {
+        bypassed.push(frames.len());
+        frames.push(bypass(&g, &mut rng, port));
+    }
+    let module = panama_core(cfg).expect("core");
+    let mut dut = NativeDut::new(&module).expect("native");
+    let quiet = 2 * u64::from(cfg.full_wait) + 2_000;
+    let (d, _, end) = run(
+        &mut dut,
+        &g,
+        &frames,
+        cfg.data_width,
+        Traffic::LINE_RATE,
+        &mut rng,
+        None,
+        quiet,
+        100 * quiet,
+        |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.input_done(), "every frame was taken ({end:?})");
+    let named = read_counters(&mut dut).expect("counters");
+    let stall_cycles = named.iter().find(|(n, _)| *n == "stall_cycles");
+    // Bypass frames are unaltered and distinct: found by their bytes.
+    let bypass_out = bypassed
+        .iter()
+        .map(|&i| {
+            let out = d.outputs.iter().find(|o| o.bytes == frames[i].bytes);
+            out.expect("every bypass frame comes out").first_cycle
+        })
+        .collect();
+    DeadWorker {
+        bypass_out,
+        counters: Counters::from_named(&named),
+        stall_cycles: stall_cycles.expect("the counter").1,
+    }
+}
+
+/// PANAMA.md's bound on a bypass frame's delay for one dead worker of a job of
+/// W workers, reached exactly: between two pops of the slot each of the W − 1
+/// live workers' buffers costs the input one `full_wait` (its first packet
+/// beyond `fifo_depth` waits, is dropped and wedges the buffer; the rest are
+/// dropped at once), so against the same traffic with `full_wait` = 0 (every
+/// such packet dropped at once) bypass frames come out at most (W − 1) ×
+/// `full_wait` cycles later, and the last ones that late. With `slot_timeout`
+/// below `full_wait` the pops pace the job instead: every wait ends at the
+/// slot's next pop, so each round of packets delays the bypass frames behind it
+/// by at most `slot_timeout` + 1 cycles, and nothing is dropped on a full
+/// buffer. Either way the last bypass frames are late by exactly the cycles the
+/// dispatcher waited (`stall_cycles`).
+#[test]
+fn a_dead_worker_delays_bypass_frames_by_at_most_w_minus_1_full_waits() {
+    let full_wait = 600u32;
+    let rounds = 8;
+    let base = PanamaConfig {
+        fifo_depth: 2,
+        full_wait,
+        ..PanamaConfig::new(256, &SUME_PORTS)
+    };
+    let waits = dead_worker_run(&base, rounds);
+    let at_once = dead_worker_run(
+        &PanamaConfig {
+            full_wait: 0,
+            ..base.clone()
+        },
+        rounds,
+    );
+    let late: Vec<i64> = (waits.bypass_out.iter().zip(&at_once.bypass_out))
+        .map(|(&w, &a)| w as i64 - a as i64)
+        .collect();
+    println!(
+        "no pops: bypass frames later than with full_wait 0 by {late:?}, stall_cycles {}, counters {:?}",
+        waits.stall_cycles, waits.counters
+    );
+    let w_minus_1 = 3;
+    let bound = w_minus_1 * i64::from(full_wait);
+    assert_eq!(waits.stall_cycles, bound as u64);
+    let beyond = u64::from(rounds - base.fifo_depth);
+    assert_eq!(waits.counters.full_drops, w_minus_1 as u64 * beyond);
+    assert_eq!(at_once.counters.full_drops, waits.counters.full_drops);
+    assert!(
+        late.iter().all(|&l| (0..=bound).contains(&l)),
+        "bound {bound}"
+    );
+    assert_eq!(
+        late.last(),
+        Some(&bound),
+        "the last bypass frame waited every wait"
+    );
+    assert_eq!(late.last(), Some(&(waits.stall_cycles as i64)));
+
+    let paced = PanamaConfig {
+        slot_timeout: 400,
+        ..base
+    };
+    let pops = dead_worker_run(&paced, rounds);
+    let late: Vec<i64> = (pops.bypass_out.iter().zip(&at_once.bypass_out))
+        .map(|(&w, &a)| w as i64 - a as i64)
+        .collect();
+    println!(
+        "slot_timeout {}: bypass frames later by {late:?}, stall_cycles {}, counters {:?}",
+        paced.slot_timeout, pops.stall_cycles, pops.counters
+    );
+    let sent = u64::from(3 * rounds);
+    assert_eq!(
+        pops.counters.full_drops, 0,
+        "the pops free room before full_wait"
+    );
+    assert_eq!(pops.counters.accepted, sent);
+    assert_eq!(pops.counters.timeout_drops, sent, "every packet flushed");
+    let pace = i64::from(paced.slot_timeout) + 1;
+    assert!(
+        late.windows(2).all(|w| (0..=pace).contains(&(w[1] - w[0]))),
+        "each round later by at most slot_timeout + 1"
+    );
+    assert_eq!(late.last(), Some(&(pops.stall_cycles as i64)));
 }

@@ -7,6 +7,7 @@
 use hdl::blocks::axil_regfile::RegisterMap;
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
+use hdl::panama::core::OUTPUT_HELD_CYCLES;
 use hdl::panama::top::{panama_top, DEFAULT_AGG_UDP_PORT, ID};
 use testbench::axil::{AxiLiteError, AxiLiteMaster};
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
@@ -163,6 +164,13 @@ fn host_session(dut: &mut dyn Dut, cfg: &PanamaConfig, map: &RegisterMap) {
         let got = axil.read(dut, offset(map, name)).unwrap();
         assert_eq!(u64::from(got), value, "counter {name} read over AXI-Lite");
     }
+    let held = axil.read(dut, offset(map, OUTPUT_HELD_CYCLES)).unwrap();
+    assert!(driver.output_held > 0, "the output was back-pressured");
+    assert_eq!(
+        u64::from(held),
+        driver.output_held,
+        "output_held_cycles read over AXI-Lite: the cycles the bench refused a beat"
+    );
     let packets_in = offset(map, "packets_in");
     axil.write(dut, packets_in, 0).unwrap();
     for _ in 0..16 {

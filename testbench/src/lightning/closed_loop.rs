@@ -149,6 +149,9 @@ pub struct LoopControls {
     /// Streamed weights, `(core, cycle)`: core's weight source offers no new word
     /// from `cycle` cycles after `start` on (a DMA that stops; 0: never armed).
     pub weight_stop: Vec<(usize, u64)>,
+    /// Streamed weights: a source offers its next word no sooner than this many
+    /// cycles after its last word was taken (a DMA that trickles; 0: at once).
+    pub weight_gap: u64,
 }
 
 impl Default for LoopControls {
@@ -165,6 +168,7 @@ impl Default for LoopControls {
             weight_stall_percent: 0,
             weight_stall_seed: 1,
             weight_stop: Vec::new(),
+            weight_gap: 0,
         }
     }
 }
@@ -247,6 +251,8 @@ pub struct LoopDriver<'a, C: PhotonicCore> {
 struct Feed {
     next: usize,
     offering: bool,
+    /// The cycle its last word was taken.
+    taken_at: Option<u64>,
 }
 
 impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
@@ -440,7 +446,10 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
                 .weight_stop
                 .iter()
                 .any(|&(core, at)| core == c && now >= at);
-            if running && !stopped && !feed.offering && feed.next < core_words.len() {
+            let rested = feed
+                .taken_at
+                .is_none_or(|t| now >= t + self.controls.weight_gap);
+            if running && !stopped && rested && !feed.offering && feed.next < core_words.len() {
                 feed.offering = self.stall_rng.gen_range(0..100) >= stall;
             }
             let data = core_words.get(feed.next).copied().unwrap_or([0; 3]);
@@ -449,6 +458,7 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             if feed.offering && pins.is_high(tready)? {
                 feed.next += 1;
                 feed.offering = false;
+                feed.taken_at = Some(now);
             }
         }
         Ok(())

@@ -12,7 +12,9 @@
 //!   model's, `accepted + full_drops` equals the packets the model queues, and
 //!   `accepted = results_out + seq_mismatch + other_mismatch + timeout_drops +
 //!   waiting`;
-//! - the input never waits longer than its bound.
+//! - the input never waits longer than its bound;
+//! - the `output_held_cycles` counter equals the cycles the bench refused an
+//!   output beat.
 
 use super::config::GoldenConfig;
 use super::counters::Counters;
@@ -39,6 +41,10 @@ pub struct RunRecord<'a> {
     pub longest_stall: u64,
     /// Its documented bound.
     pub stall_bound: u64,
+    /// The `output_held_cycles` counter's increment over the run, and the
+    /// cycles in which the bench refused an offered output beat
+    /// ([`super::system::StreamDriver::output_held`]): equal.
+    pub output_held: (u64, u64),
 }
 
 /// The invariants' tallies; [`Report::violations`] lists what failed.
@@ -64,6 +70,9 @@ pub struct Report {
     pub counter_errors: Vec<String>,
     /// The longest input stall and its bound.
     pub longest_stall: (u64, u64),
+    /// Cycles the output was held by the downstream: by the hardware's counter,
+    /// and by the bench.
+    pub output_held: (u64, u64),
     /// The first wrong result or bypass frame, described.
     pub first_error: Option<String>,
 }
@@ -88,6 +97,12 @@ impl Report {
                 "longest input stall {stall} cycles > bound {bound}"
             ));
         }
+        let (counted, refused) = self.output_held;
+        if counted != refused {
+            v.push(format!(
+                "output_held_cycles {counted} ≠ {refused} cycles the output was refused"
+            ));
+        }
         if let Some(e) = &self.first_error {
             v.push(format!("first error: {e}"));
         }
@@ -108,6 +123,10 @@ impl Report {
             self.longest_stall.0.max(other.longest_stall.0),
             other.longest_stall.1,
         );
+        self.output_held = (
+            self.output_held.0 + other.output_held.0,
+            self.output_held.1 + other.output_held.1,
+        );
         if self.first_error.is_none() {
             self.first_error = other.first_error;
         }
@@ -126,6 +145,7 @@ pub fn check(config: &GoldenConfig, run: &RunRecord) -> Result<(Report, Vec<usiz
     let mut report = Report {
         bypass_expected: model.bypass.len(),
         longest_stall: (run.longest_stall, run.stall_bound),
+        output_held: run.output_held,
         ..Report::default()
     };
     // Each output frame is the next bypass frame expected at its destination, or

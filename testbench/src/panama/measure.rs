@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::panama_core;
+use hdl::panama::core::{panama_core, OUTPUT_HELD_CYCLES};
 
 use super::config::{GoldenConfig, SlotConfig};
 use super::counters::Counters;
@@ -62,6 +62,15 @@ pub struct EngineRun {
     pub end: RunEnd,
     /// The core's counters at the end, in `hdl::panama::core::COUNTERS` order.
     pub counters: Vec<(&'static str, u64)>,
+}
+
+impl EngineRun {
+    /// The `output_held_cycles` counter at the end: the cycles the downstream
+    /// refused an offered output beat, by the hardware's count.
+    pub fn output_held_counted(&self) -> u64 {
+        let held = self.counters.iter().find(|(n, _)| *n == OUTPUT_HELD_CYCLES);
+        held.map_or(0, |&(_, v)| v)
+    }
 }
 
 /// A measured run: the golden model's outcome and each engine's run (the same
@@ -515,9 +524,15 @@ impl Measured {
 
     /// The outputs checked: frame for frame against the golden model, or against
     /// the invariants from the frame where a worker ran past its buffer (`cfg`
-    /// gives the input-stall bound); an error says what does not hold.
+    /// gives the input-stall bound), and the `output_held_cycles` counter against
+    /// the bench's count of refused output beats; an error says what does not
+    /// hold.
     pub fn verdict(&self, cfg: &PanamaConfig) -> Result<Verdict> {
         let run = self.run();
+        let (counted, refused) = (run.output_held_counted(), run.driver.output_held);
+        if counted != refused {
+            bail!("output_held_cycles {counted} ≠ {refused} cycles the output was refused");
+        }
         let Some(at) = self.golden.overflow_at else {
             let summary = check(&self.golden_cfg, &self.golden, &run.driver.outputs)
                 .map_err(|e| anyhow!("output differs from the golden model: {e}"))?;
@@ -532,6 +547,7 @@ impl Measured {
                 drained: false,
                 longest_stall: run.driver.longest_stall,
                 stall_bound: cfg.input_stall_bound(self.golden_cfg.full_wait),
+                output_held: (run.output_held_counted(), run.driver.output_held),
             },
         )?;
         let violations = report.violations();

@@ -62,6 +62,8 @@ pub struct Session<'a> {
     stall_bound: u64,
     drain_bound: u64,
     before: Counters,
+    /// The `output_held_cycles` counter and the bench's count at the batch's start.
+    held_before: (u64, u64),
     cycle: u64,
     digest: DefaultHasher,
 }
@@ -100,6 +102,7 @@ impl<'a> Session<'a> {
             stall_bound,
             drain_bound,
             before: Counters::default(),
+            held_before: (0, 0),
             cycle: 0,
             digest: DefaultHasher::new(),
         })
@@ -126,6 +129,15 @@ impl<'a> Session<'a> {
         Ok(Counters::from_named(&named))
     }
 
+    /// The `output_held_cycles` counter's and the bench's counts since the last
+    /// call (the counter modulo its 32 bits).
+    fn output_held(&mut self) -> Result<(u64, u64), DutError> {
+        let counted = self.counter_pins.output_held(&mut self.dut)?;
+        let now = (counted, self.driver.output_held);
+        let (c0, r0) = std::mem::replace(&mut self.held_before, now);
+        Ok((counted.wrapping_sub(c0) & 0xFFFF_FFFF, now.1 - r0))
+    }
+
     /// Sends `frames`, drains, and checks the batch.
     pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, SessionError> {
         for (f, shape) in frames {
@@ -137,6 +149,7 @@ impl<'a> Session<'a> {
         let now = self.counters()?;
         let counters = now.since(&self.before);
         self.before = now;
+        let output_held = self.output_held()?;
         let observed = std::mem::take(&mut self.driver.outputs);
         for o in &observed {
             o.bytes.hash(&mut self.digest);
@@ -151,6 +164,7 @@ impl<'a> Session<'a> {
                 drained,
                 longest_stall: self.driver.longest_stall,
                 stall_bound: self.stall_bound,
+                output_held,
             },
         )?;
         Ok(Batch {

@@ -177,6 +177,9 @@ pub struct StreamDriver {
     stall_run: u64,
     /// Cycles in which an output beat moved.
     pub output_beats: u64,
+    /// Cycles in which an output beat was offered and refused (`m_axis_tready`
+    /// low): what the core's `output_held_cycles` counter counts.
+    pub output_held: u64,
 }
 
 impl StreamDriver {
@@ -215,6 +218,7 @@ impl StreamDriver {
             longest_stall: 0,
             stall_run: 0,
             output_beats: 0,
+            output_held: 0,
         }
     }
 
@@ -363,6 +367,9 @@ impl StreamDriver {
                 self.stall_run += 1;
                 self.longest_stall = self.longest_stall.max(self.stall_run);
             }
+        }
+        if self.out_valid && !self.out_ready {
+            self.output_held += 1;
         }
         if self.out_valid && self.out_ready && self.snapped {
             self.snapped = false;

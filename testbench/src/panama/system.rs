@@ -17,7 +17,7 @@ pub use super::stream::{Observed, Shape, StreamDriver};
 use crate::dut::{Dut, DutError};
 use crate::pins::{Pin, Pins};
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::COUNTERS;
+use hdl::panama::core::{COUNTERS, OUTPUT_HELD_CYCLES};
 use rand::Rng;
 use std::collections::BTreeMap;
 
@@ -229,16 +229,22 @@ pub fn configure(pins: &mut (impl Pins + ?Sized), config: &GoldenConfig) -> Resu
 /// The core's counter outputs (named as in `hdl::panama::core::COUNTERS`),
 /// resolved once.
 #[derive(Clone, Debug)]
-pub struct CounterPins(Vec<(&'static str, Pin)>);
+pub struct CounterPins {
+    all: Vec<(&'static str, Pin)>,
+    output_held: Pin,
+}
 
 impl CounterPins {
     /// The counters among `pins`' ports; an error names one the core lacks.
     pub fn resolve(pins: &(impl Pins + ?Sized)) -> Result<Self, DutError> {
-        COUNTERS
+        let all = COUNTERS
             .iter()
             .map(|(name, _)| Ok((*name, pins.pin(name)?)))
-            .collect::<Result<_, DutError>>()
-            .map(CounterPins)
+            .collect::<Result<_, DutError>>()?;
+        Ok(CounterPins {
+            all,
+            output_held: pins.pin(OUTPUT_HELD_CYCLES)?,
+        })
     }
 
     /// Every counter's value now, in `COUNTERS` order.
@@ -246,10 +252,15 @@ impl CounterPins {
         &self,
         pins: &mut (impl Pins + ?Sized),
     ) -> Result<Vec<(&'static str, u64)>, DutError> {
-        self.0
+        self.all
             .iter()
             .map(|&(name, pin)| Ok((name, pins.get_u64(pin)?)))
             .collect()
+    }
+
+    /// The `output_held_cycles` counter now.
+    pub fn output_held(&self, pins: &mut (impl Pins + ?Sized)) -> Result<u64, DutError> {
+        pins.get_u64(self.output_held)
     }
 }
 

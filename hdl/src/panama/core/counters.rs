@@ -2,11 +2,16 @@
 
 use crate::dsl::{Domain, ModuleBuilder, Signal};
 
+/// The counter of cycles the output waited on `m_axis_tready`: not modelled by
+/// the golden model (it depends on the downstream), checked against the bench's
+/// own count.
+pub const OUTPUT_HELD_CYCLES: &str = "output_held_cycles";
+
 /// Counter width.
 pub const COUNTER_WIDTH: u32 = 32;
 
 /// Every counter of the spec, in register order, with its meaning.
-pub const COUNTERS: [(&str, &str); 13] = [
+pub const COUNTERS: [(&str, &str); 14] = [
     ("packets_in", "frames that entered (every class)"),
     (
         "bypassed",
@@ -43,6 +48,10 @@ pub const COUNTERS: [(&str, &str); 13] = [
     (
         "timeout_drops",
         "buffered packets flushed from a slot not ready for slot_timeout cycles",
+    ),
+    (
+        OUTPUT_HELD_CYCLES,
+        "cycles a beat waited on m_axis_tready low: downstream, not PANAMA, held the wire",
     ),
 ];
 

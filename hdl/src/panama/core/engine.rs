@@ -21,8 +21,9 @@
 //! resets it. A slot whose age reaches the `slot_timeout` register is stale: in
 //! `SCAN` the head of every non-empty queue of the slot is popped and counted
 //! (`timeout_drops`). A dead worker's partners thus lose one packet per
-//! `slot_timeout` cycles, the wedge on their buffers is lifted, and a worker that
-//! restarts with a newer `seq` is joined by the `seq` check.
+//! `slot_timeout` + 1 cycles (the pop's cycle, then the age's count), the wedge
+//! on their buffers is lifted, and a worker that restarts with a newer `seq` is
+//! joined by the `seq` check.
 
 use super::ingress::{PacketMeta, SlotRegs};
 use super::logic::{bits, index_width, lowest_set, max_of, step_mod};

@@ -31,7 +31,7 @@ mod queues;
 mod result_header;
 mod sum;
 
-pub use counters::{COUNTERS, COUNTER_WIDTH};
+pub use counters::{COUNTERS, COUNTER_WIDTH, OUTPUT_HELD_CYCLES};
 
 use super::config::PanamaConfig;
 use super::parser::USER_WIDTH;
@@ -132,6 +132,8 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
     )?;
     m.assign(bypass_pop, eg.bypass_pop);
     m.assign(bank_done, eg.bank_done);
+    let refused = m.not(io.m_axis.tready);
+    let output_held = m.and(io.m_axis.tvalid, refused);
 
     let increments = [
         ing.frame_done,
@@ -147,6 +149,7 @@ pub fn panama_core(cfg: &PanamaConfig) -> Result<Module, HdlError> {
         ing.empty,
         ing.full_drop,
         e.timeout_drops,
+        output_held,
     ];
     for ((name, _), inc) in COUNTERS.iter().zip(increments) {
         counter(&mut m, clk, name, inc);
