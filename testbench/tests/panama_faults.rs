@@ -591,3 +591,66 @@ fn a_dead_worker_delays_bypass_frames_by_at_most_w_minus_1_full_waits() {
     );
     assert_eq!(late.last(), Some(&(pops.stall_cycles as i64)));
 }
+
+/// The input-stall bound (`PanamaConfig::input_stall_bound`: `full_wait` +
+/// one result frame + 8) is reached in its main term, not just respected: two
+/// jobs, each with a dead worker, fill their live workers' 2-packet buffers; a
+/// third packet for each waits `full_wait` in turn while bypass traffic fills
+/// the landing buffer behind them, so the second wait starts with the landing
+/// buffer full and holds the input for at least `full_wait` cycles. With the
+/// output always ready, no result frame can add to it.
+#[test]
+fn the_longest_input_stall_reaches_full_wait() {
+    let full_wait = 3_000u32;
+    let cfg = PanamaConfig {
+        fifo_depth: 2,
+        full_wait,
+        slot_timeout: 1_000_000,
+        ..PanamaConfig::new(256, &SUME_PORTS)
+    };
+    let g = golden(&cfg);
+    let mut rng = seeded("panama longest stall", 4);
+    let mut frames = vec![];
+    for seq in 0..3 {
+        frames.push(packet(&g, 5, 0, 0, seq));
+        frames.push(packet(&g, 6, 1, 2, seq));
+    }
+    let packet_beats = frames[0].bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64;
+    let landing = u64::from(cfg.frame_buffer_beats());
+    let mut bypass_beats = 0;
+    while bypass_beats < 2 * landing {
+        let f = bypass(&g, &mut rng, frames.len() % 4);
+        bypass_beats += f.bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64;
+        frames.push(f);
+    }
+    let module = panama_core(&cfg).expect("core");
+    let mut dut = NativeDut::new(&module).expect("native");
+    let quiet = 2 * u64::from(full_wait) + 2_000;
+    let (d, cycles, _) = run(
+        &mut dut,
+        &g,
+        &frames,
+        cfg.data_width,
+        Traffic::LINE_RATE,
+        &mut rng,
+        None,
+        quiet,
+        20 * quiet,
+        |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.input_done(), "every frame was taken");
+    let bound = cfg.input_stall_bound(full_wait);
+    println!(
+        "{} frames, {cycles} cycles: longest input stall {} cycles, bound {bound}, \
+         {packet_beats} beats a packet",
+        frames.len(),
+        d.longest_stall
+    );
+    let floor = u64::from(full_wait);
+    assert!(
+        (floor..=bound).contains(&d.longest_stall),
+        "longest stall {} not within [{floor}, {bound}]",
+        d.longest_stall
+    );
+}
