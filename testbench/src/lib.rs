@@ -15,6 +15,7 @@ pub mod harness;
 pub mod host;
 pub mod lightning;
 pub mod models;
+pub mod mutation;
 pub mod panama;
 pub mod pins;
 pub mod rng;

@@ -3,6 +3,7 @@
 //! It knows nothing of the designs built with it.
 
 mod error;
+pub mod mutate;
 mod names;
 mod netlist;
 mod validate;

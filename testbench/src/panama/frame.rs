@@ -93,7 +93,9 @@ impl AggPacket {
     /// A consistent worker packet: `elem_count` = `payload.len()` (saturated at
     /// 65535), addressing derived from `worker_id` (MAC `02:00:00:00:w:w`, IP
     /// `10.0.w.w` → `10.255.0.1`, UDP source port 40000 + w mod 20000), ECN 0,
-    /// TTL 64, don't-fragment set.
+    /// TTL 64, don't-fragment set, IPv4 identification `(seq + 257·w) · 40503`
+    /// mod 2^16 (a different value for each packet of a worker, spread over all
+    /// 16 bits, so that the results' header checksums see every field and carry).
     pub fn new(
         format: FpFormat,
         job_id: u16,
@@ -112,7 +114,9 @@ impl AggPacket {
             dst_ip: [10, 255, 0, 1],
             dscp: 0,
             ecn: 0,
-            identification: 0,
+            identification: (seq as u16)
+                .wrapping_add(worker_id.wrapping_mul(257))
+                .wrapping_mul(40_503),
             dont_fragment: true,
             ttl: 64,
             src_port: 40_000 + worker_id % 20_000,

@@ -133,6 +133,7 @@ pub mod golden;
 pub mod header;
 pub mod invariants;
 pub mod measure;
+pub mod mutants;
 pub mod payload;
 pub mod pcap;
 pub mod result;

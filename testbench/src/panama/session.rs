@@ -138,6 +138,12 @@ impl<'a> Session<'a> {
         Ok((counted.wrapping_sub(c0) & 0xFFFF_FFFF, now.1 - r0))
     }
 
+    /// The `stall_cycles` counter now (since reset; the cycles the dispatcher
+    /// waited on full packet buffers).
+    pub fn stall_cycles(&mut self) -> Result<u64, DutError> {
+        self.counter_pins.stall_cycles(&mut self.dut)
+    }
+
     /// Sends `frames`, drains, and checks the batch.
     pub fn run_batch(&mut self, frames: &[Sent]) -> Result<Batch, SessionError> {
         for (f, shape) in frames {

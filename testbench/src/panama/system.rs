@@ -17,7 +17,7 @@ pub use super::stream::{Observed, Shape, StreamDriver};
 use crate::dut::{Dut, DutError};
 use crate::pins::{Pin, Pins};
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::{COUNTERS, OUTPUT_HELD_CYCLES};
+use hdl::panama::core::{COUNTERS, OUTPUT_HELD_CYCLES, STALL_CYCLES};
 use rand::Rng;
 use std::collections::BTreeMap;
 
@@ -231,6 +231,7 @@ pub fn configure(pins: &mut (impl Pins + ?Sized), config: &GoldenConfig) -> Resu
 #[derive(Clone, Debug)]
 pub struct CounterPins {
     all: Vec<(&'static str, Pin)>,
+    stall_cycles: Pin,
     output_held: Pin,
 }
 
@@ -243,6 +244,7 @@ impl CounterPins {
             .collect::<Result<_, DutError>>()?;
         Ok(CounterPins {
             all,
+            stall_cycles: pins.pin(STALL_CYCLES)?,
             output_held: pins.pin(OUTPUT_HELD_CYCLES)?,
         })
     }
@@ -256,6 +258,11 @@ impl CounterPins {
             .iter()
             .map(|&(name, pin)| Ok((name, pins.get_u64(pin)?)))
             .collect()
+    }
+
+    /// The `stall_cycles` counter now.
+    pub fn stall_cycles(&self, pins: &mut (impl Pins + ?Sized)) -> Result<u64, DutError> {
+        pins.get_u64(self.stall_cycles)
     }
 
     /// The `output_held_cycles` counter now.

@@ -7,6 +7,10 @@ use crate::dsl::{Domain, ModuleBuilder, Signal};
 /// own count.
 pub const OUTPUT_HELD_CYCLES: &str = "output_held_cycles";
 
+/// The counter of cycles the dispatcher waited on a full packet buffer (by
+/// `full_wait`'s rule): not modelled by the golden model (it depends on timing).
+pub const STALL_CYCLES: &str = "stall_cycles";
+
 /// Counter width.
 pub const COUNTER_WIDTH: u32 = 32;
 
@@ -33,7 +37,7 @@ pub const COUNTERS: [(&str, &str); 14] = [
         "buffered packets dropped for elem_count or format",
     ),
     (
-        "stall_cycles",
+        STALL_CYCLES,
         "cycles the input waited for room in a full packet buffer",
     ),
     (

@@ -31,7 +31,7 @@ mod queues;
 mod result_header;
 mod sum;
 
-pub use counters::{COUNTERS, COUNTER_WIDTH, OUTPUT_HELD_CYCLES};
+pub use counters::{COUNTERS, COUNTER_WIDTH, OUTPUT_HELD_CYCLES, STALL_CYCLES};
 
 use super::config::PanamaConfig;
 use super::parser::USER_WIDTH;

@@ -1,0 +1,151 @@
+//! The mutation campaign (`testbench::mutation`) on a design small enough that
+//! every mutant is known: a check that compares every output with a model kills
+//! them all; one that looks at a single output lets exactly the others survive.
+//! And PANAMA's mutant check on the core it was written for.
+
+use hdl::ir::mutate::MutationKind;
+use hdl::panama::config::PanamaConfig;
+use hdl::panama::core::panama_core;
+use hdl::{Module, ModuleBuilder, ResetPolarity};
+use rand::Rng;
+use testbench::dut::{Dut, NativeDut};
+use testbench::mutation::{campaign, Outcome, Pick};
+use testbench::panama::config::SUME_PORTS;
+use testbench::panama::mutants::check;
+use testbench::rng::seeded;
+
+/// `y = sel ? a : b`, `same = a == b`, `acc` loading `a + b` when `sel`, reset
+/// to 5.
+fn design() -> Module {
+    let mut m = ModuleBuilder::new("mutation_demo");
+    let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+    let a = m.input("a", 8);
+    let b = m.input("b", 8);
+    let sel = m.input("sel", 1);
+    let y = m.mux(sel, a, b);
+    m.output("y", y);
+    let same = m.eq(a, b);
+    m.output("same", same);
+    let acc = m.reg_init(clk, "acc", 8, 5);
+    let sum = m.add_wrap(a, b);
+    m.set_next(acc, sum);
+    m.set_enable(acc, sel);
+    m.output("acc_q", acc);
+    m.finish().expect("valid")
+}
+
+/// Runs `module` on random inputs (equal operands one cycle in four) against the
+/// design's model, comparing the outputs named in `watched`.
+fn against_model(module: &Module, watched: &[&str]) -> Result<(), String> {
+    let mut dut = NativeDut::new(module).map_err(|e| e.to_string())?;
+    dut.reset(1);
+    let mut rng = seeded("mutation demo", 1);
+    let mut acc: u64 = 5;
+    for cycle in 0..200 {
+        let a: u64 = rng.gen_range(0..256);
+        let b = if rng.gen_ratio(1, 4) {
+            a
+        } else {
+            rng.gen_range(0..256)
+        };
+        let sel: u64 = rng.gen_range(0..2);
+        for (name, v) in [("a", a), ("b", b), ("sel", sel)] {
+            dut.set_u64(name, v).map_err(|e| e.to_string())?;
+        }
+        let want = [
+            ("y", if sel == 1 { a } else { b }),
+            ("same", u64::from(a == b)),
+            ("acc_q", acc),
+        ];
+        for (name, value) in want.into_iter().filter(|(n, _)| watched.contains(n)) {
+            let got = dut.get_u64(name).map_err(|e| e.to_string())?;
+            if got != value {
+                return Err(format!("cycle {cycle}: {name} = {got}, model {value}"));
+            }
+        }
+        if sel == 1 {
+            acc = (a + b) & 0xFF;
+        }
+        dut.step();
+    }
+    Ok(())
+}
+
+#[test]
+fn a_full_check_kills_every_mutant_and_a_partial_one_only_its_own() {
+    let top = design();
+    let every = Pick::Matching(String::new());
+    let full = campaign(
+        &top,
+        &every,
+        |m| against_model(m, &["y", "same", "acc_q"]),
+        |_| {},
+    );
+    assert_eq!(full.trials.len(), 5);
+    for t in &full.trials {
+        assert!(
+            matches!(t.outcome, Outcome::Killed(_)),
+            "{} survived",
+            t.site.describe()
+        );
+    }
+    assert_eq!(full.score(), 1.0);
+
+    let partial = campaign(&top, &every, |m| against_model(m, &["y"]), |_| {});
+    let survived: Vec<MutationKind> = partial.survivors().map(|t| t.site.kind).collect();
+    assert_eq!(
+        survived,
+        [
+            MutationKind::Equality,
+            MutationKind::Arithmetic,
+            MutationKind::Enable,
+            MutationKind::ResetValue
+        ]
+    );
+    assert!((partial.score() - 0.2).abs() < 1e-12, "{}", partial.score());
+    let by_kind = partial.by_kind();
+    assert_eq!(by_kind[&MutationKind::MuxArms], (1, 1));
+    assert_eq!(by_kind[&MutationKind::Equality], (0, 1));
+}
+
+#[test]
+fn a_sample_is_seeded_and_no_larger_than_asked() {
+    let top = design();
+    let pick = Pick::Sample { count: 3, seed: 9 };
+    let run = || campaign(&top, &pick, |_| Ok(()), |_| {});
+    let (one, two) = (run(), run());
+    assert_eq!(one.trials.len(), 3);
+    let sites = |c: &testbench::mutation::Campaign| {
+        c.trials.iter().map(|t| t.site.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        sites(&one),
+        sites(&two),
+        "the same seed draws the same sites"
+    );
+    assert_eq!(one.sites.values().sum::<usize>(), 5);
+}
+
+/// PANAMA's mutant check (`testbench::panama::mutants`) passes the core as
+/// generated, and catches the packet buffers' `full` flag inverted: one line of
+/// the generator, which builds the flag of each of the 16 (slot, port)
+/// buffers.
+#[test]
+fn panamas_check_passes_the_core_and_kills_the_buffers_full_flag_inverted() {
+    let cfg = PanamaConfig {
+        fifo_depth: 4,
+        ..PanamaConfig::new(256, &SUME_PORTS)
+    };
+    let core = panama_core(&cfg).expect("core");
+    check(&cfg, &core).expect("the core as generated passes");
+    let full = Pick::Matching("== and != exchanged at hdl/src/panama/core/queues.rs:143".into());
+    let c = campaign(&core, &full, |m| check(&cfg, m), |_| {});
+    assert_eq!(c.trials.len(), 1);
+    let t = &c.trials[0];
+    assert_eq!(t.site.targets.len(), (cfg.slots * cfg.ports()) as usize);
+    assert!(
+        matches!(t.outcome, Outcome::Killed(_)),
+        "{}",
+        t.site.describe()
+    );
+}
