@@ -117,13 +117,11 @@ pub fn campaign(
     std::panic::set_hook(Box::new(|_| {}));
     let mut trials = vec![];
     for site in sampled {
-        let outcome = match apply(top, &site) {
-            None => Outcome::Killed("the site does not apply".into()),
-            Some(mutant) => match catch_unwind(AssertUnwindSafe(|| check(&mutant))) {
-                Ok(Ok(())) => Outcome::Survived,
-                Ok(Err(e)) => Outcome::Killed(first_line(&e)),
-                Err(panic) => Outcome::Killed(format!("panicked: {}", panic_text(&panic))),
-            },
+        let mutant = apply(top, &site).expect("a site of a design applies to it");
+        let outcome = match catch_unwind(AssertUnwindSafe(|| check(&mutant))) {
+            Ok(Ok(())) => Outcome::Survived,
+            Ok(Err(e)) => Outcome::Killed(first_line(&e)),
+            Err(panic) => Outcome::Killed(format!("panicked: {}", panic_text(&panic))),
         };
         let trial = Trial { site, outcome };
         progress(&trial);

@@ -689,7 +689,7 @@ fn streamed_weights_with_random_stalls_are_bit_exact_natively() {
 }
 
 /// A weight DMA that is never armed, or stops mid-layer, ends the inference
-/// with `FAIL_WEIGHTS` `timeout` cycles after its last word (it used to hold
+/// with `FAIL_WEIGHTS` `timeout` cycles after it stops (it used to hold
 /// `busy` until reset), and the next inference on the same datapath is exact.
 #[test]
 fn a_stopped_weight_stream_trips_the_weight_watchdog() {

@@ -1,6 +1,6 @@
-//! The check a PANAMA core's mutants face ([`crate::mutation`]): what the test
-//! suite's PANAMA tests check, in four runs short enough to repeat for hundreds
-//! of mutants.
+//! The check a PANAMA core's mutants face ([`crate::mutation`]): the kinds of
+//! thing the test suite's PANAMA tests check, in four runs short enough to
+//! repeat for hundreds of mutants.
 //!
 //! 1. Three jobs on overlapping port sets with bypass traffic, 90 % input load
 //!    and 40 % output back-pressure: every frame out equal to the golden model's,
@@ -133,7 +133,7 @@ fn late_workers_everywhere(cfg: &PanamaConfig, core: &Module) -> Result<(), Stri
     golden.full_wait = 64;
     golden.slot_timeout = 4_096;
     let mut rng = derived(3, "mutants: late workers everywhere");
-    // (late worker's, its seq) of an aggregation packet.
+    // Of an aggregation packet: (sent by its job's late worker, its seq).
     let late = |f: &InFrame| match classify(
         &f.bytes,
         golden.agg_udp_port,
