@@ -7,7 +7,7 @@
 
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
-use hdl::panama::core::panama_core;
+use hdl::panama::core::{panama_core, STALL_CYCLES};
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::panama::chaos::{epoch_frames, ChaosConfig};
@@ -17,7 +17,7 @@ use testbench::panama::frame::AggPacket;
 use testbench::panama::golden::{run as golden_run, InFrame};
 use testbench::panama::session::{Sent, Session};
 use testbench::panama::system::{
-    check, golden_config, is_result, read_counters, run, Observed, Shape, Traffic,
+    check, golden_config, is_result, read_counters, run, Observed, Shape, StreamDriver, Traffic,
 };
 use testbench::panama::traffic::{background_frame, from_f32, with_defect, Defect};
 use testbench::rng::seeded;
@@ -376,6 +376,35 @@ fn a_chaos_run_keeps_every_invariant() {
     }
 }
 
+/// `frames` offered at line rate to `dut`, a `width`-bit core configured as
+/// `g` (the output always ready), until the output has been quiet for `quiet` cycles
+/// (at most 20 × `quiet`), `on_cycle` seeing every cycle; every frame must be
+/// taken. The driver and the cycles simulated.
+fn at_line_rate(
+    dut: &mut NativeDut,
+    (g, width): (&GoldenConfig, u32),
+    frames: &[InFrame],
+    rng: &mut impl Rng,
+    quiet: u64,
+    on_cycle: impl FnMut(&mut dyn Dut, u64),
+) -> (StreamDriver, u64) {
+    let (d, cycles, end) = run(
+        dut,
+        g,
+        frames,
+        width,
+        Traffic::LINE_RATE,
+        rng,
+        None,
+        quiet,
+        20 * quiet,
+        on_cycle,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.input_done(), "every frame was taken ({end:?})");
+    (d, cycles)
+}
+
 /// When a worker is dead, its partner's packets are flushed one per
 /// `slot_timeout` (the engine's module docs): the slot's age counts the cycles
 /// it holds a packet, a pop restarts it at 0, and the slot is flushed in the
@@ -406,16 +435,12 @@ fn a_dead_workers_partner_loses_one_packet_per_slot_timeout() {
         let mut flushes = vec![];
         let mut seen = 0;
         let mut rng = seeded("panama flush timing", 1);
-        let (d, _, _) = run(
+        let (d, _) = at_line_rate(
             &mut dut,
-            &g,
+            (&g, cfg.data_width),
             &frames,
-            cfg.data_width,
-            Traffic::LINE_RATE,
             &mut rng,
-            None,
             4 * t,
-            10 * t,
             |dut, cycle| {
                 let now = dut.get(counter).expect("read")[0];
                 if now != seen {
@@ -423,8 +448,7 @@ fn a_dead_workers_partner_loses_one_packet_per_slot_timeout() {
                     seen = now;
                 }
             },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        );
         let arrived = d.last_accepted[0].expect("the first packet was taken");
         println!(
             "slot_timeout {t}: first packet's last beat at cycle {arrived}, \
@@ -481,22 +505,16 @@ fn dead_worker_run(cfg: &PanamaConfig, rounds: u32) -> DeadWorker {
     let module = panama_core(cfg).expect("core");
     let mut dut = NativeDut::new(&module).expect("native");
     let quiet = 2 * u64::from(cfg.full_wait) + 2_000;
-    let (d, _, end) = run(
+    let (d, _) = at_line_rate(
         &mut dut,
-        &g,
+        (&g, cfg.data_width),
         &frames,
-        cfg.data_width,
-        Traffic::LINE_RATE,
         &mut rng,
-        None,
         quiet,
-        100 * quiet,
         |_, _| {},
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(d.input_done(), "every frame was taken ({end:?})");
+    );
     let named = read_counters(&mut dut).expect("counters");
-    let stall_cycles = named.iter().find(|(n, _)| *n == "stall_cycles");
+    let stall_cycles = named.iter().find(|(n, _)| *n == STALL_CYCLES);
     // Bypass frames are unaltered and distinct: found by their bytes.
     let bypass_out = bypassed
         .iter()
@@ -626,20 +644,14 @@ fn the_longest_input_stall_reaches_full_wait() {
     let module = panama_core(&cfg).expect("core");
     let mut dut = NativeDut::new(&module).expect("native");
     let quiet = 2 * u64::from(full_wait) + 2_000;
-    let (d, cycles, _) = run(
+    let (d, cycles) = at_line_rate(
         &mut dut,
-        &g,
+        (&g, cfg.data_width),
         &frames,
-        cfg.data_width,
-        Traffic::LINE_RATE,
         &mut rng,
-        None,
         quiet,
-        20 * quiet,
         |_, _| {},
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(d.input_done(), "every frame was taken");
+    );
     let bound = cfg.input_stall_bound(full_wait);
     println!(
         "{} frames, {cycles} cycles: longest input stall {} cycles, bound {bound}, \

@@ -547,7 +547,7 @@ impl Measured {
                 drained: false,
                 longest_stall: run.driver.longest_stall,
                 stall_bound: cfg.input_stall_bound(self.golden_cfg.full_wait),
-                output_held: (run.output_held_counted(), run.driver.output_held),
+                output_held: (counted, refused),
             },
         )?;
         let violations = report.violations();
