@@ -1,20 +1,30 @@
-//! PANAMA's test strength by mutation (QUALITY.md, "Test strength"): samples
-//! mutation sites of the SUME core (fp32, 4-packet buffers), applies each alone,
-//! and runs [`testbench::panama::mutants::check`] on the mutant, on the native
-//! simulator; prints every survivor with the generator line it mutates, and the
-//! score by kind. A survivor is a one-line generator mistake the check misses, or
-//! a mutant equivalent to the design.
+//! Test strength by mutation (QUALITY.md, "Test strength"): samples mutation
+//! sites of a design, applies each alone, runs the design's mutant check on the
+//! mutant on the native simulator, and prints every survivor with the generator
+//! line it mutates, and the score by kind. A survivor is a one-line generator
+//! mistake the check misses, or a mutant equivalent to the design.
 //!
-//! `cargo run --release -p testbench --example mutants [-- --count N] [--seed S]`
-//! (defaults 100 sites, seed 1), or `… -- --only TEXT` for every site whose
-//! description contains TEXT (e.g. `queues.rs:143`).
+//! `cargo run --release -p testbench --example mutants [-- --design D] [--count N] [--seed S]`
+//! (defaults `panama`, 100 sites, seed 1), or `… -- --only TEXT` for every site
+//! whose description contains TEXT (e.g. `queues.rs:143`). Designs:
+//! - `panama`: the SUME core (fp32, 4-packet buffers) under
+//!   [`testbench::panama::mutants::check`];
+//! - `lightning`, `lightning-stream`: the two-core Lightning datapath of
+//!   [`testbench::lightning::mutants::Subject`], weights in memory or streamed,
+//!   under [`testbench::lightning::mutants::check`].
 
+use hdl::lightning::config::WeightSource;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
+use hdl::Module;
 use std::time::Instant;
+use testbench::lightning::mutants::{self as lightning, Subject};
 use testbench::mutation::{campaign, Outcome, Pick};
 use testbench::panama::config::SUME_PORTS;
-use testbench::panama::mutants::check;
+use testbench::panama::mutants as panama;
+
+/// A design to mutate and its check.
+type Check = Box<dyn Fn(&Module) -> Result<(), String>>;
 
 fn main() {
     let pick = match text_arg("--only") {
@@ -24,36 +34,34 @@ fn main() {
             seed: arg("--seed", 1) as u64,
         },
     };
-    let cfg = PanamaConfig {
-        fifo_depth: 4,
-        ..PanamaConfig::new(256, &SUME_PORTS)
+    let design = text_arg("--design").unwrap_or_else(|| "panama".into());
+    let (top, check) = match subject(&design) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("--design {design}: {e}");
+            std::process::exit(2);
+        }
     };
-    let core = panama_core(&cfg).expect("the SUME core generates");
-    if let Err(e) = check(&cfg, &core) {
-        eprintln!("the unmutated core fails the check: {e}");
+    if let Err(e) = check(&top) {
+        eprintln!("the unmutated design fails the check: {e}");
         std::process::exit(1);
     }
     let start = Instant::now();
     let mut done = 0;
-    let c = campaign(
-        &core,
-        &pick,
-        |mutant| check(&cfg, mutant),
-        |t| {
-            done += 1;
-            match &t.outcome {
-                Outcome::Survived => println!("{done:>4} survived  {}", t.site.describe()),
-                Outcome::Killed(why) => {
-                    println!("{done:>4} killed    {} ({why})", t.site.describe())
-                }
+    let c = campaign(&top, &pick, &check, |t| {
+        done += 1;
+        match &t.outcome {
+            Outcome::Survived => println!("{done:>4} survived  {}", t.site.describe()),
+            Outcome::Killed(why) => {
+                println!("{done:>4} killed    {} ({why})", t.site.describe())
             }
-        },
-    );
+        }
+    });
     println!(
         "\n{} of {} sites of `{}` tried ({pick:?}) in {:.1} s",
         c.trials.len(),
         c.sites.values().sum::<usize>(),
-        core.name,
+        top.name,
         start.elapsed().as_secs_f64()
     );
     println!("| kind | sites | tried | killed |\n|---|---|---|---|");
@@ -65,6 +73,29 @@ fn main() {
         );
     }
     println!("mutation score: {:.1} %", 100.0 * c.score());
+}
+
+/// The design named `name` and its check.
+fn subject(name: &str) -> Result<(Module, Check), String> {
+    match name {
+        "panama" => {
+            let cfg = PanamaConfig {
+                fifo_depth: 4,
+                ..PanamaConfig::new(256, &SUME_PORTS)
+            };
+            let core = panama_core(&cfg).map_err(|e| e.to_string())?;
+            Ok((core, Box::new(move |m| panama::check(&cfg, m))))
+        }
+        "lightning" | "lightning-stream" => {
+            let weights = match name {
+                "lightning" => WeightSource::Memory,
+                _ => WeightSource::Stream,
+            };
+            let s = Subject::new(weights)?;
+            Ok((s.module.clone(), Box::new(move |m| lightning::check(&s, m))))
+        }
+        _ => Err("not a design: panama, lightning or lightning-stream".into()),
+    }
 }
 
 fn arg(name: &str, default: usize) -> usize {

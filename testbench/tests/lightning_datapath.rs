@@ -99,6 +99,15 @@ fn assert_exact(run: &LoopRun, expected: &[i64], what: &str) {
     );
     assert_eq!(run.fail_reason, FAIL_NONE, "{what}: fail reason");
     assert_eq!(run.logits, expected, "{what}: logits");
+    assert_eq!(
+        run.counters_unlike_ports(),
+        Vec::<String>::new(),
+        "{what}: counters against the ports"
+    );
+    assert_eq!(
+        run.off_format_dac_samples, 0,
+        "{what}: DAC samples outside the bus format"
+    );
     let indices: Vec<u64> = (0..expected.len() as u64).collect();
     assert_eq!(run.logit_indices, indices, "{what}: logit indices");
 }
@@ -362,8 +371,18 @@ fn alignment_every_shift_and_several_latencies_lock_and_are_exact() {
         for shift in 0..16 {
             let run = native_run(&b, &image, &[(latency, shift)], &LoopControls::default());
             assert_exact(&run, &expected, &format!("latency {latency} shift {shift}"));
-            // The window opens the detector latency after the preamble reaches the ADC.
-            assert!(run.window_open_cycle > run.dac_start_cycle + latency as u64);
+            // The window opens when the detector has judged the lock's words:
+            // the preamble reaches the ADC `latency` cycles after the DAC, its
+            // first matching word is the one after it, the lock takes
+            // `preamble_length` − 1 matching words, and a lock shows 3 cycles
+            // after its word reaches the detector (`preamble_detector`'s
+            // latency): at any shift, one cycle a word.
+            let lock = u64::from(LoopControls::default().preamble_length - 1);
+            assert_eq!(
+                run.window_open_cycle,
+                run.dac_start_cycle + latency as u64 + 1 + (lock - 1) + 3,
+                "latency {latency} shift {shift}: window open"
+            );
         }
     }
     // Two cores: core 1 at every shift against core 0 at shift 0.
@@ -561,20 +580,25 @@ fn cores_too_far_apart_fail_with_the_skew_reason() {
         max_cycles: 5000,
         ..LoopControls::default()
     };
-    let gap = hdl::lightning::datapath::SKEW_DEPTH as usize;
-    // Just within the bound: exact.
-    let mut links = ideal_links(&[(0, 0), (gap - 3, 0)]);
+    let depth = hdl::lightning::datapath::SKEW_DEPTH as usize;
+    // The join accepts the cycle after every buffer holds a word, so when the
+    // slower core's first word lands the faster core's buffer holds one word
+    // per cycle of latency difference and takes one more before the first
+    // accept: difference + 1 words. Within the bound: exact.
+    let mut links = ideal_links(&[(0, 0), (depth - 2, 0)]);
     let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
     assert_exact(&run, &expected, "skew within the bound");
-    // Past it: the first layer's words of core 0 overflow its buffer.
-    let mut links = ideal_links(&[(0, 0), (gap + 8, 0)]);
+    // At it, `SKEW_DEPTH` words ahead: the first layer's words of core 0
+    // overflow its buffer.
+    let gap = depth - 1;
+    let mut links = ideal_links(&[(0, 0), (gap, 0)]);
     let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &controls).unwrap();
     assert!(run.done && run.failed, "skew past the bound: {run:?}");
     assert_eq!(run.fail_reason, FAIL_SKEW);
     assert!(run.logits.is_empty());
     // The DAC delay registers compensate the skew: core 0's DACs wait.
     let compensated = LoopControls {
-        dac_delay: vec![(gap + 8) as u32, (gap + 8) as u32, 0, 0],
+        dac_delay: vec![gap as u32, gap as u32, 0, 0],
         ..controls.clone()
     };
     let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &compensated).unwrap();
@@ -809,16 +833,21 @@ fn streamed_weights_round_trip_longer_than_the_sign_fifo_fails() {
         max_cycles: 20_000,
         ..LoopControls::default()
     };
-    // A long but fitting round trip is exact; one past the FIFO fails.
-    let run = native_run(&b, &image, &[(depth - 20, 0)], &controls);
-    assert_exact(
-        &run,
-        &golden_logits(&net, &image, acc),
-        "round trip within the FIFO",
-    );
-    let run = native_run(&b, &image, &[(depth + 10, 0)], &controls);
-    assert!(run.done && run.failed, "round trip past the FIFO: {run:?}");
-    assert_eq!(run.fail_reason, FAIL_ROUND_TRIP);
+    // The round trip is 7 + `dac_delay` + latency cycles (the datapath's
+    // docs): at `depth` − 1 it is exact, one cycle more fails, at any delay.
+    for delay in [0usize, 5] {
+        let longest = depth - 1 - 7 - delay;
+        let delayed = LoopControls {
+            dac_delay: vec![delay as u32; 2],
+            ..controls.clone()
+        };
+        let run = native_run(&b, &image, &[(longest, 0)], &delayed);
+        let what = format!("delay {delay}, latency {longest}");
+        assert_exact(&run, &golden_logits(&net, &image, acc), &what);
+        let run = native_run(&b, &image, &[(longest + 1, 0)], &delayed);
+        assert!(run.done && run.failed, "{what} + 1: {run:?}");
+        assert_eq!(run.fail_reason, FAIL_ROUND_TRIP, "{what} + 1");
+    }
 }
 
 #[test]

@@ -1,14 +1,17 @@
 //! The mutation campaign (`testbench::mutation`) on a design small enough that
 //! every mutant is known: a check that compares every output with a model kills
 //! them all; one that looks at a single output lets exactly the others survive.
-//! And PANAMA's mutant check on the core it was written for.
+//! And PANAMA's and Lightning's mutant checks on the designs they were written
+//! for.
 
 use hdl::ir::mutate::MutationKind;
+use hdl::lightning::config::WeightSource;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
+use testbench::lightning::mutants::{self as lightning, Subject};
 use testbench::mutation::{campaign, Outcome, Pick};
 use testbench::panama::config::SUME_PORTS;
 use testbench::panama::mutants::check;
@@ -148,4 +151,37 @@ fn panamas_check_passes_the_core_and_kills_the_buffers_full_flag_inverted() {
         "{}",
         t.site.describe()
     );
+}
+
+/// Lightning's mutant check (`testbench::lightning::mutants`) passes the
+/// datapath as generated, with memory weights and with streamed ones, and
+/// kills two mutants that the datapath's logits never show: DAC samples with
+/// bit 15 set (the photonic model reads bits 14–7 only; the check's bus-format
+/// rule sees them), and the `cycles` counter restarting at 0 instead of 1 (the
+/// check compares the counters with the cycles the bench saw on the ports).
+#[test]
+fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
+    for weights in [WeightSource::Memory, WeightSource::Stream] {
+        let subject = Subject::new(weights).expect("subject");
+        lightning::check(&subject, &subject.module)
+            .unwrap_or_else(|e| panic!("{weights:?} weights: {e}"));
+    }
+    let subject = Subject::new(WeightSource::Memory).expect("subject");
+    for (line, why) in [
+        ("lightning/datapath/mod.rs:666 ", "outside the bus format"),
+        ("lightning/datapath/counters.rs:40 ", "the ports showed"),
+    ] {
+        let pick = Pick::Matching(format!("constant's bit 0 flipped at hdl/src/{line}"));
+        let c = campaign(
+            &subject.module,
+            &pick,
+            |m| lightning::check(&subject, m),
+            |_| {},
+        );
+        assert_eq!(c.trials.len(), 1, "{line}");
+        match &c.trials[0].outcome {
+            Outcome::Killed(e) => assert!(e.contains(why), "{line}: killed by {e}"),
+            Outcome::Survived => panic!("{line} survived"),
+        }
+    }
 }

@@ -212,8 +212,47 @@ pub struct LoopRun {
     /// Cycles in which the bench saw a data word on `dac0` (valid and not the
     /// all-`0xFFFF` activation preamble), from `start` to `done`.
     pub observed_dac_beats: u64,
+    /// Samples of lit DAC words, from the first cycle on, outside the bus
+    /// format (`v << 7`: bit 15 and bits 6–0 clear), the activation preamble's
+    /// `0xFFFF` samples excepted. A DAC drives such a sample as a wrong
+    /// level; the photonic model ignores those bits, so only this count shows
+    /// them.
+    pub off_format_dac_samples: u64,
     /// Observed timeline: DAC valid, first/last beat and window per layer, done.
     pub timeline: Vec<Event>,
+}
+
+impl LoopRun {
+    /// Where the datapath's `cycles`, `dac_start_cycle` and `window_open_cycle`
+    /// counters differ from what the bench saw on the ports (the `done` cycle, the
+    /// first cycle with `dac0_tvalid`, the first with `locked`; 0 for an event
+    /// that never came), one line per counter: the counters' documented meaning
+    /// checked against an independent observation.
+    pub fn counters_unlike_ports(&self) -> Vec<String> {
+        let first = |suffix: &str| {
+            self.timeline
+                .iter()
+                .find(|e| e.what.ends_with(suffix))
+                .map_or(0, |e| e.cycle)
+        };
+        [
+            ("cycles", self.cycles, first("done")),
+            (
+                "dac_start_cycle",
+                self.dac_start_cycle,
+                first("DAC valid (preamble)"),
+            ),
+            (
+                "window_open_cycle",
+                self.window_open_cycle,
+                first("ADC window open"),
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, counter, seen)| counter != seen)
+        .map(|(name, counter, seen)| format!("{name} {counter}, the ports showed {seen}"))
+        .collect()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -406,6 +445,9 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             let a = read_word(pins, da.tdata)?;
             let w = read_word(pins, dw.tdata)?;
             let lit = pins.get_u64(da.tvalid)? != 0 || pins.get_u64(dw.tvalid)? != 0;
+            if lit {
+                self.run.off_format_dac_samples += off_format(&a, true) + off_format(&w, false);
+            }
             let adc = link.step(&a, &w, lit);
             let stopped = self
                 .controls
@@ -557,6 +599,21 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             self.event(f, format!("layer {l}: streamer fires the last data beat"));
         }
     }
+}
+
+/// The samples of a DAC word that are neither `v << 7` nor, on an activation
+/// DAC, the preamble's `0xFFFF` (which a DAC's sample shift mixes into the
+/// words around it).
+fn off_format(word: &Word, activations: bool) -> u64 {
+    const OUTSIDE_VALUE: u16 = 0x807F;
+    // Every cycle of a run: one OR over the word decides for data words.
+    if word.iter().fold(0, |any, &s| any | s) & OUTSIDE_VALUE == 0 {
+        return 0;
+    }
+    let preamble = activation_preamble()[0];
+    word.iter()
+        .filter(|&&s| s & OUTSIDE_VALUE != 0 && !(activations && s == preamble))
+        .count() as u64
 }
 
 /// Bits `lo .. lo + width` (width ≤ 64) of a little-endian word vector.

@@ -24,6 +24,8 @@
 //! - [`impaired`]: a workload's test images through the board top over links
 //!   with modulator skew and optical loss, with or without the top's
 //!   self-calibration, checked against the golden model.
+//! - [`mutants`]: the check a mutated datapath faces in a mutation campaign
+//!   ([`crate::mutation`]).
 
 pub mod answer;
 pub mod arith;
@@ -33,6 +35,7 @@ pub mod impaired;
 pub mod link;
 pub mod loop_pins;
 pub mod model_files;
+pub mod mutants;
 pub mod noise;
 pub mod photonic;
 pub mod test_set;

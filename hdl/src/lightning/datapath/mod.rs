@@ -30,8 +30,8 @@
 //! one entry (fired or gap, and the fired beat's signs); every window word after
 //! the skipped one pops one, and only fired entries' words are taken. The FIFO
 //! holds the entries in flight, so the photonic round trip (streamer and DAC
-//! delay, photonic latency, detector: about 7 + `dac_delay` + latency cycles)
-//! must stay below [`SIGN_FIFO_DEPTH`] cycles; a push into a full FIFO aborts the
+//! delay, photonic latency, detector: 7 + `dac_delay` + latency cycles) must
+//! stay below [`SIGN_FIFO_DEPTH`] cycles; a push into a full FIFO aborts the
 //! inference with [`FAIL_ROUND_TRIP`] rather than decoding with wrong signs.
 //!
 //! # Operation
