@@ -9,9 +9,14 @@
 //! whose description contains TEXT (e.g. `queues.rs:143`). Designs:
 //! - `panama`: the SUME core (fp32, 4-packet buffers) under
 //!   [`testbench::panama::mutants::check`];
-//! - `lightning`, `lightning-stream`: the two-core Lightning datapath of
+//! - `lightning`, `lightning-stream`: the three-core Lightning datapath of
 //!   [`testbench::lightning::mutants::Subject`], weights in memory or streamed,
-//!   under [`testbench::lightning::mutants::check`].
+//!   under [`testbench::lightning::mutants::check`];
+//! - `lightning-top`: the two-core board top of
+//!   [`testbench::lightning::top_mutants::TopSubject`] under
+//!   [`testbench::lightning::top_mutants::check_top`] (its datapath's sites
+//!   included; `--only lightning/top` or `--only calibrate.rs` picks the top's
+//!   own).
 
 use hdl::lightning::config::WeightSource;
 use hdl::panama::config::PanamaConfig;
@@ -19,6 +24,7 @@ use hdl::panama::core::panama_core;
 use hdl::Module;
 use std::time::Instant;
 use testbench::lightning::mutants::{self as lightning, Subject};
+use testbench::lightning::top_mutants::{check_top, TopSubject};
 use testbench::mutation::{campaign, Outcome, Pick};
 use testbench::panama::config::SUME_PORTS;
 use testbench::panama::mutants as panama;
@@ -94,7 +100,11 @@ fn subject(name: &str) -> Result<(Module, Check), String> {
             let s = Subject::new(weights)?;
             Ok((s.module.clone(), Box::new(move |m| lightning::check(&s, m))))
         }
-        _ => Err("not a design: panama, lightning or lightning-stream".into()),
+        "lightning-top" => {
+            let s = TopSubject::new()?;
+            Ok((s.module.clone(), Box::new(move |m| check_top(&s, m))))
+        }
+        _ => Err("not a design: panama, lightning, lightning-stream or lightning-top".into()),
     }
 }
 

@@ -4,7 +4,8 @@
 //! the golden model on native and Verilator; calibration from random wrong
 //! settings (skew, loss) finds the settings the link model implies, computed here
 //! independently of the calibrator, and makes the logits exact again; a dark link
-//! fails the calibration and never hangs.
+//! fails the calibration and never hangs; an ADC overflow counts alike on 1, 2
+//! and 4 cores.
 //!
 //! `cargo test -p testbench --test lightning_top_cores`
 
@@ -467,4 +468,47 @@ fn a_weight_dma_that_runs_dry_fails_the_inference_and_frees_the_top() {
         let run = bench.infer(&image, net.outputs(), 400).unwrap();
         assert_exact(&run, &golden(&net, &image, acc), "after a dry DMA");
     });
+}
+
+/// `adc_dropped` counts the ADC cycles in which any core's word was dropped
+/// (the documented map), and every core's FIFO fills in the same cycles: with
+/// ADC words arriving twice as fast as the DAC clock takes them, one, two and
+/// four cores count the same non-zero number over the same window, and set
+/// `status.adc_overflow`. (A count that combined the cores' drops wrongly, e.g.
+/// by parity, would count nothing on an even number of cores.)
+#[test]
+fn adc_overflow_counts_the_same_on_one_two_and_four_cores() {
+    const ADC_OVERFLOW: u32 = 16;
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(7, &[48, 16, 8]);
+    let mut counts = Vec::new();
+    for cores in [1u32, 2, 4] {
+        let (m, map) = top(&config(&net, acc, cores, WeightSource::Memory));
+        let mut dut = NativeDut::new(&m).unwrap();
+        dut.set_clock_period("dac", 1000).unwrap();
+        dut.set_clock_period("adc", 500).unwrap();
+        dut.set_clock_period("axil", 2531).unwrap();
+        dut.reset(4);
+        let links = (0..cores)
+            .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
+            .collect();
+        let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+        bench.idle(100).unwrap();
+        bench.adc_enabled = false;
+        bench.idle(20).unwrap();
+        let dropped = bench.read("adc_dropped").unwrap();
+        let status = bench.read("status").unwrap();
+        assert_ne!(
+            status & ADC_OVERFLOW,
+            0,
+            "{cores} cores: status {status:#x}"
+        );
+        counts.push(dropped);
+    }
+    assert!(counts[0] > 0, "no drops counted: {counts:?}");
+    assert_eq!(
+        counts,
+        vec![counts[0]; 3],
+        "adc_dropped on 1, 2 and 4 cores"
+    );
 }

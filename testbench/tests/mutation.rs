@@ -12,6 +12,7 @@ use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
 use testbench::lightning::mutants::{self as lightning, Subject};
+use testbench::lightning::top_mutants::{check_top, TopSubject};
 use testbench::mutation::{campaign, Outcome, Pick};
 use testbench::panama::config::SUME_PORTS;
 use testbench::panama::mutants::check;
@@ -183,5 +184,23 @@ fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
             Outcome::Killed(e) => assert!(e.contains(why), "{line}: killed by {e}"),
             Outcome::Survived => panic!("{line} survived"),
         }
+    }
+}
+
+/// The Lightning top's mutant check (`testbench::lightning::top_mutants`)
+/// passes the top as generated, and kills the answer stream's `tlast` raised
+/// on every beat but the last (its comparison inverted), which the logit
+/// registers do not show.
+#[test]
+fn lightning_tops_check_passes_the_top_and_kills_a_wrong_tlast() {
+    let subject = TopSubject::new().expect("subject");
+    check_top(&subject, &subject.module).expect("the top as generated passes");
+    let pick =
+        Pick::Matching("== and != exchanged at hdl/src/lightning/top/results.rs:200 ".into());
+    let c = campaign(&subject.module, &pick, |m| check_top(&subject, m), |_| {});
+    assert_eq!(c.trials.len(), 1);
+    match &c.trials[0].outcome {
+        Outcome::Killed(e) => assert!(e.contains("answer beats"), "killed by {e}"),
+        Outcome::Survived => panic!("{} survived", c.trials[0].site.describe()),
     }
 }

@@ -131,8 +131,9 @@ fn faults(g: &GoldenConfig, rng: &mut impl Rng) -> Vec<Fault> {
         frames: sent(frames),
     });
 
-    // Oversize frames: just over the MTU, one past the landing buffer, 64 KiB.
-    let frames = [mtu + 1, 32_800, 65_536]
+    // The longest frames that pass (MTU − 1 and MTU bytes), then oversize
+    // ones: just over the MTU, one past the landing buffer, 64 KiB.
+    let frames = [mtu - 1, mtu, mtu + 1, 32_800, 65_536]
         .iter()
         .map(|&n| InFrame {
             src: g.port_codes[0],

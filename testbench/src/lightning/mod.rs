@@ -24,8 +24,8 @@
 //! - [`impaired`]: a workload's test images through the board top over links
 //!   with modulator skew and optical loss, with or without the top's
 //!   self-calibration, checked against the golden model.
-//! - [`mutants`]: the check a mutated datapath faces in a mutation campaign
-//!   ([`crate::mutation`]).
+//! - [`mutants`], [`top_mutants`]: the checks a mutated datapath and a mutated
+//!   board top face in a mutation campaign ([`crate::mutation`]).
 
 pub mod answer;
 pub mod arith;
@@ -40,4 +40,5 @@ pub mod noise;
 pub mod photonic;
 pub mod test_set;
 pub mod top_bench;
+pub mod top_mutants;
 pub mod top_pins;

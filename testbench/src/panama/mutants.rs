@@ -3,9 +3,10 @@
 //! repeat for hundreds of mutants.
 //!
 //! 1. Three jobs on overlapping port sets with bypass traffic, 90 % input load
-//!    and 40 % output back-pressure: every frame out equal to the golden model's,
-//!    every modelled counter equal to the model's, `output_held_cycles` equal to
-//!    the bench's count.
+//!    and 40 % output back-pressure, then frames of exactly `max_frame_bytes`
+//!    (passed) and one byte more (dropped): every frame out equal to the golden
+//!    model's, every modelled counter equal to the model's, `output_held_cycles`
+//!    equal to the bench's count.
 //! 2. A chaos run ([`super::chaos`]) of 1,500 frames: every invariant.
 //! 3. Every slot's job with one late worker (a different port each): the
 //!    others send twice `fifo_depth` packets first, so that every other packet
@@ -29,6 +30,7 @@ use super::session::{Sent, Session};
 use super::system::{
     check as check_frames, golden_config, read_counters, result_slot, run, RunEnd, Shape, Traffic,
 };
+use super::GoldenConfig;
 use crate::dut::NativeDut;
 use crate::rng::derived;
 use hdl::panama::config::PanamaConfig;
@@ -48,7 +50,7 @@ pub fn check(cfg: &PanamaConfig, core: &Module) -> Result<(), String> {
         p_valid: 0.9,
         p_ready: 0.6,
     };
-    against_golden("jobs and bypass", cfg, core, &jobs, traffic)?;
+    against_golden("jobs and bypass", cfg, core, &jobs, traffic, edge_lengths)?;
     chaos_run(cfg, core)?;
     late_workers_everywhere(cfg, core)?;
     let mut backlog = Scenario::uniform(2, 4, 4 * cfg.fifo_depth as usize, 1024, cfg.format);
@@ -58,21 +60,36 @@ pub fn check(cfg: &PanamaConfig, core: &Module) -> Result<(), String> {
         p_valid: 1.0,
         p_ready: 0.15,
     };
-    against_golden("full buffers", cfg, core, &backlog, slow_output)
+    against_golden("full buffers", cfg, core, &backlog, slow_output, |_| vec![])
 }
 
-/// Checks 1 and 4 (see the module docs): `scenario` offered as `traffic`, the
-/// frames and counters against the golden model's.
+/// Frames of the longest length that passes and the shortest that is dropped.
+fn edge_lengths(golden: &GoldenConfig) -> Vec<InFrame> {
+    let mtu = golden.max_frame_bytes;
+    [mtu, mtu + 1]
+        .iter()
+        .map(|&n| InFrame {
+            src: golden.port_codes[1],
+            bytes: (0..n).map(|i| (i * 7) as u8).collect(),
+        })
+        .collect()
+}
+
+/// Checks 1 and 4 (see the module docs): `scenario`'s frames and then
+/// `extra`'s offered as `traffic`, the frames and counters against the golden
+/// model's.
 fn against_golden(
     what: &str,
     cfg: &PanamaConfig,
     core: &Module,
     scenario: &Scenario,
     traffic: Traffic,
+    extra: fn(&GoldenConfig) -> Vec<InFrame>,
 ) -> Result<(), String> {
     let golden = golden_config(cfg, scenario.slot_configs(cfg.slots as usize));
     let mut rng = derived(1, what);
-    let frames = scenario.frames(&mut rng, &golden);
+    let mut frames = scenario.frames(&mut rng, &golden);
+    frames.extend(extra(&golden));
     let want = golden_run(&golden, &frames).map_err(|e| e.to_string())?;
     let mut dut = NativeDut::with_backend(core, Backend::Compiled).map_err(|e| e.to_string())?;
     let beats: u64 = frames

@@ -1,0 +1,401 @@
+//! The check a Lightning board top's mutants face ([`crate::mutation`]): the
+//! kinds of thing `lightning_top` and `lightning_impaired` check, on one small
+//! two-core top ([`TopSubject`]), driven only through AXI-Lite as software
+//! would drive it ([`TopBench`]). Every poll is bounded, so a mutant that never
+//! finishes is killed, not waited for. The datapath inside has its own check
+//! ([`super::mutants`]); this one is for the top's own logic: the register
+//! map, the status protocol, the run statistics, the answer stream and the
+//! calibrator.
+//!
+//! 1. **Reset.** The registers read back the documented defaults: `id`
+//!    "LGHT", the network's shape in `inputs`, `params` and the per-layer
+//!    registers, unity loss, a 10-cycle preamble, a 2,000-cycle timeout, no
+//!    DAC alignment, `status` 0, no runs, `latency_min` all ones.
+//! 2. **Two inferences** on ideal links: `status` busy right after `start` and
+//!    done after, logits equal to the golden model's, `class_index` and
+//!    `max_logit` those of the logits, `photonic_slack` = `window_open_cycle` −
+//!    `dac_start_cycle`, the counters in order, one answer beat per logit in
+//!    index order with `tlast` on the last.
+//! 3. **A failure and the statistics.** A 5-cycle timeout: done and failed with
+//!    reason 1 (no lock); the timeout restored, the next run exact; `runs`,
+//!    `failures`, `latency_min` and `latency_max` counted over the four runs;
+//!    `clear_stats` clears them.
+//! 4. **Calibration**, each on a fresh top. On links whose weight modulator
+//!    lags by 53 samples and whose transmission is 0.6, `calibrate` succeeds
+//!    and programs each core's loss register to round(256 · full scale /
+//!    level) and its activation DAC's delay and shift to 3 cycles and 5
+//!    samples; with the activation modulator 21 samples late and transmission
+//!    0.8, the weight DAC's to 1 and 5; the next inference is exact both times.
+//!    A skew of 1,024 samples (one past the registers' reach) fails with reason
+//!    2 on every core, a dark link with reason 1; either way no register
+//!    changes.
+
+use super::arith::{argmax, AccWidth, OpticalLoss};
+use super::closed_loop::hardware_config;
+use super::golden::{infer, DatapathConfig, Network};
+use super::link::PhotonicLink;
+use super::photonic::{IdealCore, NoisyCore, PhotonicCore};
+use super::top_bench::{TopBench, TopRun};
+use crate::dut::{Dut, NativeDut};
+use crate::rng::derived;
+use hdl::blocks::axil_regfile::RegisterMap;
+use hdl::lightning::top::{lightning_top, TopConfig};
+use hdl::Module;
+use rand::Rng;
+use sim::Backend;
+
+/// Photonic cores of the subject.
+const CORES: usize = 2;
+
+/// Layer sizes of the subject's network.
+const SIZES: [usize; 3] = [48, 12, 5];
+
+/// Samples per ADC beat (the top's default, the link model's word).
+const ADC_SAMPLES: usize = 16;
+
+/// Status polls an inference or a calibration may take.
+const MAX_POLLS: u64 = 2_000;
+
+/// `status` bits and the reason field, from the documented register map.
+const BUSY: u32 = 1;
+const DONE: u32 = 2;
+const FAILED: u32 = 4;
+const FAIL_REASON_SHIFT: u32 = 16;
+const NO_LOCK: u32 = 1;
+
+/// `cal_status` bits and the per-core reason fields, from the documented map.
+const CAL_DONE: u32 = 2;
+const CAL_FAILED: u32 = 4;
+const CAL_REASON_SHIFT: u32 = 8;
+const CAL_NO_LIGHT: u32 = 1;
+const CAL_SKEW_BEYOND_REACH: u32 = 2;
+
+/// A skew one sample past the DAC delay and shift registers' reach (63 cycles
+/// and 15 samples).
+const BEYOND_REACH: i64 = 64 * 16;
+
+/// A lossless full-scale product's ADC sample: `(255 · 255 >> 8) << 7`.
+const FULL_SCALE: f64 = (((255 * 255) >> 8) << 7) as f64;
+
+/// The board top the mutants are made from, and what the check needs to know
+/// of it: a random network of layers 48–12–5 on two photonic cores, a 16-bit
+/// accumulator, weights in memory, the default top configuration.
+pub struct TopSubject {
+    /// The network the top computes.
+    pub network: Network,
+    /// Its accumulator width.
+    pub acc: AccWidth,
+    /// The unmutated top.
+    pub module: Module,
+    /// Its register map.
+    pub map: RegisterMap,
+    /// The images the runs use.
+    images: [Vec<u8>; 2],
+}
+
+impl TopSubject {
+    /// The subject; an error if its images' golden logits are degenerate.
+    pub fn new() -> Result<TopSubject, String> {
+        let mut rng = derived(3, "lightning top mutants");
+        let shifts: Vec<u32> = (1..SIZES.len()).map(|_| rng.gen_range(2..=4)).collect();
+        let network = Network::random(&SIZES, &shifts, &mut rng).map_err(|e| e.to_string())?;
+        let acc = AccWidth::new(16).map_err(|e| e.to_string())?;
+        let hw = hardware_config(&network, acc, CORES as u32);
+        let (module, map) = lightning_top(&hw, &TopConfig::default()).map_err(|e| e.to_string())?;
+        let images = [0, 1].map(|_| (0..SIZES[0]).map(|_| rng.gen()).collect());
+        let subject = TopSubject {
+            network,
+            acc,
+            module,
+            map,
+            images,
+        };
+        for i in 0..2 {
+            let logits = subject.golden(i)?;
+            if logits.iter().all(|&v| v == logits[0]) {
+                return Err(format!(
+                    "degenerate subject: image {i}'s logits are all equal"
+                ));
+            }
+        }
+        Ok(subject)
+    }
+
+    /// The golden logits of image `i`.
+    fn golden(&self, i: usize) -> Result<Vec<i64>, String> {
+        let cfg = DatapathConfig {
+            acc_width: self.acc,
+            optical_loss: OpticalLoss::UNITY,
+        };
+        infer(&self.network, &self.images[i], &cfg)
+            .map(|g| g.logits)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Runs the checks on `mutant`, a (mutated) copy of `subject.module`; the error
+/// says what the first failing one saw.
+pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
+    let mut dut = fresh(mutant)?;
+    let links = vec![
+        PhotonicLink::new(IdealCore, 8, 3),
+        PhotonicLink::new(IdealCore, 11, 7),
+    ];
+    let mut bench = TopBench::new(&mut dut, links, &subject.map, ADC_SAMPLES).map_err(text)?;
+    bench.idle(20).map_err(text)?;
+    reset_values(subject, &mut bench)?;
+    let mut cycles = vec![];
+    for i in [0, 1] {
+        let run = bench
+            .infer(&subject.images[i], SIZES[2], MAX_POLLS)
+            .map_err(text)?;
+        exact(&run, &subject.golden(i)?, &format!("image {i}"))?;
+        cycles.push(run.cycles);
+    }
+    failure_and_statistics(subject, &mut bench, &mut cycles)?;
+    drop(bench);
+    for (skew, transmission) in [(53, 0.6), (-21, 0.8)] {
+        calibrated(subject, mutant, skew, transmission)?;
+    }
+    for (skew, transmission, reason) in [
+        (BEYOND_REACH, 0.8, CAL_SKEW_BEYOND_REACH),
+        (0, 0.0, CAL_NO_LIGHT),
+    ] {
+        calibration_fails(subject, mutant, (skew, transmission), reason)?;
+    }
+    Ok(())
+}
+
+/// A reset top on the native simulator, its three clocks at the test bench's
+/// periods.
+fn fresh(module: &Module) -> Result<NativeDut, String> {
+    let mut dut = NativeDut::with_backend(module, Backend::Compiled).map_err(text)?;
+    for (domain, ps) in [("dac", 1000), ("adc", 1000), ("axil", 2531)] {
+        dut.set_clock_period(domain, ps).map_err(text)?;
+    }
+    dut.reset(4);
+    Ok(dut)
+}
+
+/// An error's text.
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Check 1 (see the module docs).
+fn reset_values<C: PhotonicCore>(
+    s: &TopSubject,
+    bench: &mut TopBench<'_, C>,
+) -> Result<(), String> {
+    let layers = s.network.layers();
+    let mut expected: Vec<(String, u32)> = vec![
+        ("id".into(), u32::from_be_bytes(*b"LGHT")),
+        ("inputs".into(), SIZES[0] as u32),
+        ("preamble_length".into(), 10),
+        ("timeout".into(), 2000),
+        ("status".into(), 0),
+        ("runs".into(), 0),
+        ("failures".into(), 0),
+        ("latency_min".into(), u32::MAX),
+        (
+            "params".into(),
+            layers.len() as u32 | 16 << 8 | 16 << 16 | (SIZES[2] as u32) << 24,
+        ),
+    ];
+    for c in 0..CORES {
+        expected.push((format!("optical_loss{c}"), 0x0100));
+    }
+    for j in 0..2 * CORES {
+        expected.push((format!("dac{j}_delay"), 0));
+        expected.push((format!("dac{j}_shift"), 0));
+    }
+    for (l, layer) in layers.iter().enumerate() {
+        expected.push((format!("layer{l}_outputs"), layer.outputs() as u32));
+        let cycles = layer.inputs().div_ceil(16) as u32;
+        expected.push((format!("layer{l}_cycles_per_output"), cycles));
+    }
+    for (name, value) in &expected {
+        let got = bench.read(name).map_err(text)?;
+        if got != *value {
+            return Err(format!("reset: {name} reads {got:#x}, {value:#x} expected"));
+        }
+    }
+    Ok(())
+}
+
+/// A successful inference's registers and answer beats against `expected`
+/// (check 2).
+fn exact(run: &TopRun, expected: &[i64], what: &str) -> Result<(), String> {
+    if run.status_after_start & (BUSY | DONE) != BUSY {
+        return Err(format!(
+            "{what}: status {:#x} right after start",
+            run.status_after_start
+        ));
+    }
+    if run.status & (BUSY | DONE | FAILED) != DONE || run.status >> FAIL_REASON_SHIFT & 7 != 0 {
+        return Err(format!("{what}: status {:#x}", run.status));
+    }
+    if run.logits != expected {
+        return Err(format!(
+            "{what}: logits {:?}, golden {expected:?}",
+            run.logits
+        ));
+    }
+    let class = argmax(expected).unwrap_or(0);
+    if (run.class as usize, run.max_logit) != (class, expected[class]) {
+        return Err(format!(
+            "{what}: class {} max {}, golden {class} {}",
+            run.class, run.max_logit, expected[class]
+        ));
+    }
+    let ordered = 0 < run.dac_start_cycle
+        && run.dac_start_cycle < run.window_open_cycle
+        && run.window_open_cycle < run.cycles;
+    if !ordered || run.photonic_slack != run.window_open_cycle - run.dac_start_cycle {
+        return Err(format!(
+            "{what}: dac_start {} window {} cycles {} slack {}",
+            run.dac_start_cycle, run.window_open_cycle, run.cycles, run.photonic_slack
+        ));
+    }
+    let beats: Vec<(i64, u32, bool)> = run
+        .answer_beats
+        .iter()
+        .map(|b| (b.logit, b.index, b.last))
+        .collect();
+    let want: Vec<(i64, u32, bool)> = expected
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (l, i as u32, i + 1 == expected.len()))
+        .collect();
+    if beats != want {
+        return Err(format!("{what}: answer beats {beats:?}, {want:?} expected"));
+    }
+    Ok(())
+}
+
+/// Check 3 (see the module docs); `cycles` holds the successful runs' so far.
+fn failure_and_statistics<C: PhotonicCore>(
+    s: &TopSubject,
+    bench: &mut TopBench<'_, C>,
+    cycles: &mut Vec<u32>,
+) -> Result<(), String> {
+    bench.write("timeout", 5).map_err(text)?;
+    let run = bench
+        .infer(&s.images[0], SIZES[2], MAX_POLLS)
+        .map_err(text)?;
+    let reason = run.status >> FAIL_REASON_SHIFT & 7;
+    if run.status & (BUSY | DONE | FAILED) != DONE | FAILED || reason != NO_LOCK {
+        return Err(format!("timeout 5: status {:#x}", run.status));
+    }
+    bench.write("timeout", 2000).map_err(text)?;
+    let run = bench
+        .infer(&s.images[1], SIZES[2], MAX_POLLS)
+        .map_err(text)?;
+    exact(&run, &s.golden(1)?, "after a failure")?;
+    cycles.push(run.cycles);
+    let stats = |bench: &mut TopBench<'_, C>| -> Result<[u32; 4], String> {
+        let mut v = [0; 4];
+        for (k, name) in ["runs", "failures", "latency_min", "latency_max"]
+            .into_iter()
+            .enumerate()
+        {
+            v[k] = bench.read(name).map_err(text)?;
+        }
+        Ok(v)
+    };
+    let (lo, hi) = (
+        cycles.iter().copied().min().unwrap_or(u32::MAX),
+        cycles.iter().copied().max().unwrap_or(0),
+    );
+    let got = stats(bench)?;
+    if got != [4, 1, lo, hi] {
+        return Err(format!(
+            "statistics [runs, failures, latency_min, latency_max] {got:?}, {:?} expected",
+            [4, 1, lo, hi]
+        ));
+    }
+    bench.write("clear_stats", 1).map_err(text)?;
+    bench.idle(20).map_err(text)?;
+    let got = stats(bench)?;
+    if got[..3] != [0, 0, u32::MAX] {
+        return Err(format!("after clear_stats: {got:?}"));
+    }
+    Ok(())
+}
+
+/// A bench on a fresh top whose links delay the weight modulator by `skew`
+/// samples (negative: the activation modulator) and let `transmission` of the
+/// light through.
+fn impaired_bench<'d>(
+    s: &TopSubject,
+    dut: &'d mut NativeDut,
+    skew: i64,
+    transmission: f64,
+) -> Result<TopBench<'d, NoisyCore>, String> {
+    let links = (0..CORES as u64)
+        .map(|c| {
+            let core = NoisyCore::new(0.0, transmission, c);
+            PhotonicLink::with_skew(core, 9, 4, skew)
+        })
+        .collect();
+    TopBench::new(dut, links, &s.map, ADC_SAMPLES).map_err(text)
+}
+
+/// Check 4's successful calibrations (see the module docs).
+fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> Result<(), String> {
+    let mut dut = fresh(mutant)?;
+    let mut bench = impaired_bench(s, &mut dut, skew, transmission)?;
+    let cal = bench.calibrate(CORES, MAX_POLLS).map_err(text)?;
+    let what = format!("calibration at skew {skew}, transmission {transmission}");
+    if cal.status & (CAL_DONE | CAL_FAILED) != CAL_DONE {
+        return Err(format!("{what}: cal_status {:#x}", cal.status));
+    }
+    let level = (FULL_SCALE * transmission).round();
+    let gain = (256.0 * FULL_SCALE / level).round() as u32;
+    let m = skew.unsigned_abs() as u32;
+    let want = match skew >= 0 {
+        true => [gain, m / 16, m % 16, 0, 0],
+        false => [gain, 0, 0, m / 16, m % 16],
+    };
+    for (c, settings) in cal.settings.iter().enumerate() {
+        if *settings != want {
+            return Err(format!(
+                "{what}: core {c} programmed {settings:?}, {want:?} expected"
+            ));
+        }
+    }
+    let run = bench
+        .infer(&s.images[0], SIZES[2], MAX_POLLS)
+        .map_err(text)?;
+    // The calibrated loss register undoes the transmission: the golden
+    // model's lossless logits.
+    exact(&run, &s.golden(0)?, &format!("after {what}"))
+}
+
+/// Check 4's failed calibrations (see the module docs): `link` = (skew,
+/// transmission), every core failing with `reason`.
+fn calibration_fails(
+    s: &TopSubject,
+    mutant: &Module,
+    link: (i64, f64),
+    reason: u32,
+) -> Result<(), String> {
+    let mut dut = fresh(mutant)?;
+    let mut bench = impaired_bench(s, &mut dut, link.0, link.1)?;
+    let cal = bench.calibrate(CORES, MAX_POLLS).map_err(text)?;
+    let what = format!("calibration at skew {}, transmission {}", link.0, link.1);
+    let reasons: Vec<u32> = (0..CORES as u32)
+        .map(|c| cal.status >> (CAL_REASON_SHIFT + 2 * c) & 3)
+        .collect();
+    let finished = cal.status & (CAL_DONE | CAL_FAILED) == CAL_DONE | CAL_FAILED;
+    if !finished || reasons != [reason; CORES] {
+        return Err(format!("{what}: cal_status {:#x}", cal.status));
+    }
+    let untouched = [0x0100, 0, 0, 0, 0];
+    for (c, settings) in cal.settings.iter().enumerate() {
+        if *settings != untouched {
+            return Err(format!("{what}: core {c}'s registers became {settings:?}"));
+        }
+    }
+    Ok(())
+}
