@@ -31,6 +31,7 @@ use testbench::verilator::BuildOptions;
 const DONE: u32 = 2;
 const FAILED: u32 = 4;
 /// `cal_status` bits and core c's 2-bit reason at 8 + 2c (1 = no light).
+const CAL_BUSY: u32 = 1;
 const CAL_DONE: u32 = 2;
 const CAL_FAILED: u32 = 4;
 const CAL_NO_LIGHT: u32 = 1;
@@ -256,6 +257,13 @@ fn calibrate_and_infer(
     let mut bench = TopBench::new(dut, links, map, 16).unwrap();
     let run = bench.calibrate(cores as usize, 5000).unwrap();
     assert!(run.succeeded(), "cal_status {:#x}", run.status);
+    assert_eq!(
+        run.status_after_write & (CAL_BUSY | CAL_DONE),
+        CAL_BUSY,
+        "cal_status {:#x} right after the calibrate write",
+        run.status_after_write
+    );
+    assert_eq!(run.busy_and_done, 0, "polls showing busy and done");
     for (c, &(skew, t)) in impairments.iter().enumerate() {
         let (a, w) = run.arrivals[c];
         assert_eq!(i64::from(w) - i64::from(a), skew, "core {c}: measured skew");

@@ -46,7 +46,7 @@
 //!    The round trip at its bound: 7 + `dac_delay` + latency =
 //!    [`SIGN_FIFO_DEPTH`] − 1 cycles exact, one more [`FAIL_ROUND_TRIP`].
 
-use super::arith::{AccWidth, OpticalLoss};
+use super::arith::{AccWidth, OpticalLoss, ACC_WIDTH_MIN};
 use super::closed_loop::{hardware_config, run_image, LoopControls, LoopRun, PortShape};
 use super::golden::{infer, DatapathConfig, Layer, Network};
 use super::link::PhotonicLink;
@@ -92,7 +92,7 @@ const SIZES: [usize; 4] = [96, 72, 33, 5];
 const SHIFTS: [u32; 3] = [2, 0, 0];
 
 /// The subject's accumulator width: the narrowest, so that sums saturate.
-const ACC_BITS: u32 = 13;
+const ACC_BITS: u32 = ACC_WIDTH_MIN;
 
 /// The cycles the round trip takes beyond the DAC delay and the photonic
 /// latency (streamer, DAC pipeline, detector), per the datapath's docs.
@@ -118,6 +118,8 @@ impl Subject {
     /// The subject with its weights in on-chip memory or streamed by a DMA; an
     /// error if its images do not exercise what the check relies on.
     pub fn new(weights: WeightSource) -> Result<Subject, String> {
+        // Seed 2 is the first whose all-255 image drives the logits to both
+        // accumulator bounds (`Subject::saturates` checks it).
         let mut rng = derived(2, "lightning mutants");
         let layers = SIZES
             .windows(2)

@@ -485,6 +485,12 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
 pub struct CalibrationRun {
     /// `cal_status` after `busy` fell.
     pub status: u32,
+    /// `cal_status` read right after the `calibrate` write.
+    pub status_after_write: u32,
+    /// Polls whose `cal_status` showed `busy` and `done` together, which the
+    /// documented protocol never does (`done` is the last calibration's, cleared
+    /// by the next `calibrate` write).
+    pub busy_and_done: u32,
     /// `cal_cycles`.
     pub cycles: u32,
     /// Per core: the control registers after the run, `[optical_loss, act delay,
@@ -512,11 +518,14 @@ impl<C: PhotonicCore> TopBench<'_, C> {
         cores: usize,
         max_polls: u64,
     ) -> Result<CalibrationRun, BenchError> {
-        use hdl::lightning::top_regs::cal_status::BUSY;
+        use hdl::lightning::top_regs::cal_status::{BUSY, DONE};
         self.write("calibrate", 1)?;
-        let mut status = self.read("cal_status")?;
+        let status_after_write = self.read("cal_status")?;
+        let mut status = status_after_write;
         let mut polls = 1;
+        let mut busy_and_done = 0;
         while status & BUSY != 0 {
+            busy_and_done += u32::from(status & DONE != 0);
             if polls >= max_polls {
                 return Err(BenchError::Timeout {
                     what: "calibration (cal_status.busy)".into(),
@@ -526,7 +535,11 @@ impl<C: PhotonicCore> TopBench<'_, C> {
             status = self.read("cal_status")?;
             polls += 1;
         }
-        self.calibration_results(status, cores)
+        Ok(CalibrationRun {
+            status_after_write,
+            busy_and_done,
+            ..self.calibration_results(status, cores)?
+        })
     }
 
     /// Reads the results of the last calibration of `cores` cores, with

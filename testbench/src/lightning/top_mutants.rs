@@ -25,7 +25,10 @@
 //!    and programs each core's loss register to round(256 · full scale /
 //!    level) and its activation DAC's delay and shift to 3 cycles and 5
 //!    samples; with the activation modulator 21 samples late and transmission
-//!    0.8, the weight DAC's to 1 and 5; the next inference is exact both times.
+//!    0.8, the weight DAC's to 1 and 5; `cal_status` shows busy, not done,
+//!    from the `calibrate` write until it ends; `cal_cycles` is more than 0 and
+//!    no more than the DAC cycles from the write to the last poll; the next
+//!    inference is exact both times.
 //!    A skew of 1,024 samples (one past the registers' reach) fails with reason
 //!    2 on every core, a dark link with reason 1; either way no register
 //!    changes.
@@ -53,6 +56,12 @@ const SIZES: [usize; 3] = [48, 12, 5];
 /// Samples per ADC beat (the top's default, the link model's word).
 const ADC_SAMPLES: usize = 16;
 
+/// The clock periods (ps) of the DAC, ADC and AXI-Lite domains, as the
+/// `lightning_top` tests run them.
+const DAC_PS: u64 = 1000;
+const ADC_PS: u64 = 1000;
+const AXIL_PS: u64 = 2531;
+
 /// Status polls an inference or a calibration may take.
 const MAX_POLLS: u64 = 2_000;
 
@@ -64,6 +73,7 @@ const FAIL_REASON_SHIFT: u32 = 16;
 const NO_LOCK: u32 = 1;
 
 /// `cal_status` bits and the per-core reason fields, from the documented map.
+const CAL_BUSY: u32 = 1;
 const CAL_DONE: u32 = 2;
 const CAL_FAILED: u32 = 4;
 const CAL_REASON_SHIFT: u32 = 8;
@@ -153,7 +163,6 @@ pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
         cycles.push(run.cycles);
     }
     failure_and_statistics(subject, &mut bench, &mut cycles)?;
-    drop(bench);
     for (skew, transmission) in [(53, 0.6), (-21, 0.8)] {
         calibrated(subject, mutant, skew, transmission)?;
     }
@@ -170,7 +179,7 @@ pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
 /// periods.
 fn fresh(module: &Module) -> Result<NativeDut, String> {
     let mut dut = NativeDut::with_backend(module, Backend::Compiled).map_err(text)?;
-    for (domain, ps) in [("dac", 1000), ("adc", 1000), ("axil", 2531)] {
+    for (domain, ps) in [("dac", DAC_PS), ("adc", ADC_PS), ("axil", AXIL_PS)] {
         dut.set_clock_period(domain, ps).map_err(text)?;
     }
     dut.reset(4);
@@ -345,8 +354,22 @@ fn impaired_bench<'d>(
 fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> Result<(), String> {
     let mut dut = fresh(mutant)?;
     let mut bench = impaired_bench(s, &mut dut, skew, transmission)?;
+    let before = bench.axil_cycles();
     let cal = bench.calibrate(CORES, MAX_POLLS).map_err(text)?;
     let what = format!("calibration at skew {skew}, transmission {transmission}");
+    let elapsed = (bench.axil_cycles() - before) * AXIL_PS / DAC_PS;
+    if cal.cycles == 0 || u64::from(cal.cycles) > elapsed {
+        return Err(format!(
+            "{what}: cal_cycles {}, {elapsed} DAC cycles from the write to the last poll",
+            cal.cycles
+        ));
+    }
+    if cal.status_after_write & (CAL_BUSY | CAL_DONE) != CAL_BUSY || cal.busy_and_done != 0 {
+        return Err(format!(
+            "{what}: cal_status {:#x} right after the calibrate write, {} polls busy and done",
+            cal.status_after_write, cal.busy_and_done
+        ));
+    }
     if cal.status & (CAL_DONE | CAL_FAILED) != CAL_DONE {
         return Err(format!("{what}: cal_status {:#x}", cal.status));
     }
