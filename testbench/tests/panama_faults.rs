@@ -406,6 +406,22 @@ fn at_line_rate(
     (d, cycles)
 }
 
+/// `frames` at line rate through a new core of `cfg` (configured as `g`) until
+/// the output has been quiet for two `full_wait`s and 2,000 cycles: the core
+/// (for its counters), the driver and the cycles simulated.
+fn through_new_core(
+    cfg: &PanamaConfig,
+    g: &GoldenConfig,
+    frames: &[InFrame],
+    rng: &mut impl Rng,
+) -> (NativeDut, StreamDriver, u64) {
+    let module = panama_core(cfg).expect("core");
+    let mut dut = NativeDut::new(&module).expect("native");
+    let quiet = 2 * u64::from(cfg.full_wait) + 2_000;
+    let (d, cycles) = at_line_rate(&mut dut, (g, cfg.data_width), frames, rng, quiet, |_, _| {});
+    (dut, d, cycles)
+}
+
 /// When a worker is dead, its partner's packets are flushed one per
 /// `slot_timeout` (the engine's module docs): the slot's age counts the cycles
 /// it holds a packet, a pop restarts it at 0, and the slot is flushed in the
@@ -503,17 +519,7 @@ fn dead_worker_run(cfg: &PanamaConfig, rounds: u32) -> DeadWorker {
         bypassed.push(frames.len());
         frames.push(bypass(&g, &mut rng, port));
     }
-    let module = panama_core(cfg).expect("core");
-    let mut dut = NativeDut::new(&module).expect("native");
-    let quiet = 2 * u64::from(cfg.full_wait) + 2_000;
-    let (d, _) = at_line_rate(
-        &mut dut,
-        (&g, cfg.data_width),
-        &frames,
-        &mut rng,
-        quiet,
-        |_, _| {},
-    );
+    let (mut dut, d, _) = through_new_core(cfg, &g, &frames, &mut rng);
     let named = read_counters(&mut dut).expect("counters");
     let stall_cycles = named.iter().find(|(n, _)| *n == STALL_CYCLES);
     // Bypass frames are unaltered and distinct: found by their bytes.
@@ -642,17 +648,7 @@ fn the_longest_input_stall_reaches_full_wait() {
         bypass_beats += f.bytes.len().div_ceil(cfg.beat_bytes() as usize) as u64;
         frames.push(f);
     }
-    let module = panama_core(&cfg).expect("core");
-    let mut dut = NativeDut::new(&module).expect("native");
-    let quiet = 2 * u64::from(full_wait) + 2_000;
-    let (d, cycles) = at_line_rate(
-        &mut dut,
-        (&g, cfg.data_width),
-        &frames,
-        &mut rng,
-        quiet,
-        |_, _| {},
-    );
+    let (_, d, cycles) = through_new_core(&cfg, &g, &frames, &mut rng);
     let bound = cfg.input_stall_bound(full_wait);
     println!(
         "{} frames, {cycles} cycles: longest input stall {} cycles, bound {bound}, \

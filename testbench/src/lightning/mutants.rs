@@ -384,11 +384,7 @@ impl Bench<'_> {
         };
         let run = self.timed(1, &[(10, 3); CORES], &delayed, "DAC delay 4")?;
         let a = &runs[0];
-        if (
-            run.dac_start_cycle - a.dac_start_cycle,
-            run.cycles - a.cycles,
-        ) != (4, 4 * layers)
-        {
+        if (run.dac_start_cycle, run.cycles) != (a.dac_start_cycle + 4, a.cycles + 4 * layers) {
             return Err(format!(
                 "DAC delay 4: dac_start_cycle {} and cycles {}, against {} and {} without",
                 run.dac_start_cycle, run.cycles, a.dac_start_cycle, a.cycles
@@ -568,17 +564,18 @@ impl Bench<'_> {
 /// `cycles`, `compute_cycles` and `busy_photonic_cycles`, and equal in the DAC
 /// and decode counts.
 fn later_by(a: &LoopRun, z: &LoopRun, by: u64, what: &str) -> Result<(), String> {
-    let longer = [
-        ("cycles", z.cycles - a.cycles),
-        ("compute_cycles", z.compute_cycles - a.compute_cycles),
+    let pairs = [
+        ("cycles", a.cycles, z.cycles),
+        ("compute_cycles", a.compute_cycles, z.compute_cycles),
         (
             "busy_photonic_cycles",
-            z.busy_photonic_cycles - a.busy_photonic_cycles,
+            a.busy_photonic_cycles,
+            z.busy_photonic_cycles,
         ),
     ];
-    for (name, d) in longer {
-        if d != by {
-            return Err(format!("{what}: {name} longer by {d}, {by} expected"));
+    for (name, before, after) in pairs {
+        if after != before + by {
+            return Err(format!("{what}: {name} {after}, {before} + {by} expected"));
         }
     }
     if (z.busy_dac_cycles, z.busy_decode_cycles) != (a.busy_dac_cycles, a.busy_decode_cycles) {
