@@ -1,7 +1,8 @@
 //! `lightning_calibrator` against an adversarial ADC: whatever the link does (no
 //! light, light at the last moment of the search, an ADC that stops while the
 //! level is measured), a run ends within `calibrate::max_run_cycles(timeout)`,
-//! and the waits it bounds are really waited out.
+//! and the waits it bounds are really waited out; a DAC without `tvalid`
+//! drives zero samples.
 //!
 //! `cargo test -p testbench --test lightning_calibrator`
 
@@ -35,6 +36,7 @@ fn run(adversary: Adversary) -> (u64, bool, u64) {
     let (start, timeout) = (h(&sim, "start"), h(&sim, "timeout"));
     let (adc_valid, adc_data) = (h(&sim, "adc_tvalid"), h(&sim, "adc_tdata"));
     let (act, weight) = (h(&sim, "act_tvalid"), h(&sim, "weight_tvalid"));
+    let (act_data, weight_data) = (h(&sim, "act_tdata"), h(&sim, "weight_tdata"));
     let (busy, done) = (h(&sim, "busy"), h(&sim, "done"));
     sim.set_handle_u64(timeout, u64::from(TIMEOUT)).unwrap();
     sim.set_handle_u64(start, 1).unwrap();
@@ -45,6 +47,17 @@ fn run(adversary: Adversary) -> (u64, bool, u64) {
     for _ in 0..limit {
         if sim.get_handle_u64(busy).unwrap() == 0 {
             break;
+        }
+        // The RF-DAC plays `tdata` whatever `tvalid` says (PG269): a DAC
+        // without `tvalid` must drive zero samples.
+        for (valid, data) in [(act, act_data), (weight, weight_data)] {
+            if sim.get_handle_u64(valid).unwrap() == 0 {
+                let words = sim.get_words(data).unwrap();
+                assert!(
+                    words.iter().all(|&w| w == 0),
+                    "{adversary:?}: dark DAC words {words:x?}"
+                );
+            }
         }
         let both =
             sim.get_handle_u64(act).unwrap() == 1 && sim.get_handle_u64(weight).unwrap() == 1;

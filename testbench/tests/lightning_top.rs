@@ -6,7 +6,7 @@
 //!
 //! `cargo test -p testbench --test lightning_top`
 
-use hdl::blocks::axil_regfile::{Access, RegisterMap};
+use hdl::blocks::axil_regfile::RegisterMap;
 use hdl::lightning::config::DatapathConfig as HwConfig;
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::Module;
@@ -120,6 +120,15 @@ fn shipped_images(
     assert!(lo <= hi && lo > 0, "latency range {lo}..{hi}");
     assert_eq!(bench.read("adc_dropped").unwrap(), 0);
     assert_eq!(bench.read("cmd_dropped").unwrap(), 0);
+    let streams = [
+        bench.off_format_dac_samples(),
+        bench.unsuppressed_dac_samples(),
+        bench.stray_answer_beats(),
+    ];
+    assert_eq!(
+        streams, [0; 3],
+        "DAC samples: off format, non-zero without tvalid; stray answer beats"
+    );
 }
 
 fn shipped_top(adc_samples: u32) -> (Module, RegisterMap) {
@@ -226,16 +235,19 @@ fn register_map_resets_to_the_closed_loop_defaults_and_describes_the_network() {
     for (name, value) in &expected {
         assert_eq!(bench.read(name).unwrap(), *value, "register {name}");
     }
-    // The map's reset column says the same, and offsets are 4 apart from 0.
+    // The map's reset column says the same, every register reads its reset
+    // column after reset, and offsets are 4 apart from 0.
     for (i, r) in map.registers.iter().enumerate() {
         assert_eq!(r.offset, 4 * i as u32, "{}", r.name);
         if let Some((_, v)) = expected.iter().find(|(n, _)| *n == r.name) {
-            if r.access != Access::ClearOnWrite
-                && !["status", "runs", "latency_min"].contains(&r.name.as_str())
-            {
-                assert_eq!(r.reset, *v, "map reset of {}", r.name);
-            }
+            assert_eq!(r.reset, *v, "map reset of {}", r.name);
         }
+        let got = bench.read(&r.name).unwrap();
+        assert_eq!(
+            got, r.reset,
+            "register {} after reset, against the map",
+            r.name
+        );
     }
     // Read-only registers refuse writes; past the map is an error.
     let id = bench.offset("id").unwrap();

@@ -264,6 +264,9 @@ fn calibrate_and_infer(
         run.status_after_write
     );
     assert_eq!(run.busy_and_done, 0, "polls showing busy and done");
+    let timeout = bench.read("timeout").unwrap();
+    let want = run.cycles_from_dac_ports(timeout).unwrap();
+    assert_eq!(u64::from(run.cycles), want, "cal_cycles");
     for (c, &(skew, t)) in impairments.iter().enumerate() {
         let (a, w) = run.arrivals[c];
         assert_eq!(i64::from(w) - i64::from(a), skew, "core {c}: measured skew");
@@ -287,6 +290,15 @@ fn calibrate_and_infer(
             &format!("calibrated image {k}"),
         );
     }
+    let streams = [
+        bench.off_format_dac_samples(),
+        bench.unsuppressed_dac_samples(),
+        bench.stray_answer_beats(),
+    ];
+    assert_eq!(
+        streams, [0; 3],
+        "DAC samples: off format, non-zero without tvalid; stray answer beats"
+    );
 }
 
 #[test]
@@ -519,4 +531,45 @@ fn adc_overflow_counts_the_same_on_one_two_and_four_cores() {
         vec![counts[0]; 3],
         "adc_dropped on 1, 2 and 4 cores"
     );
+}
+
+/// `cal_cycles` is what the DAC ports show: on two cores whose links differ
+/// (the longer calibration counts), at two timeouts a cycle apart, it equals
+/// the count `CalibrationRun::cycles_from_dac_ports` derives from the
+/// documented procedure, and it holds after the run.
+#[test]
+fn cal_cycles_is_the_calibration_the_dac_ports_show_and_holds() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(4, &[40, 12, 8]);
+    let (m, map) = top(&config(&net, acc, 2, WeightSource::Memory));
+    for (timeout, skews) in [(300, [53, -21]), (301, [53, -21]), (300, [-70, 0])] {
+        let mut dut = NativeDut::new(&m).unwrap();
+        start(&mut dut);
+        let links = skews
+            .iter()
+            .map(|&s| PhotonicLink::with_skew(NoisyCore::new(0.0, 0.7, 1), LATENCY, SHIFT, s))
+            .collect();
+        let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+        bench.write("timeout", timeout).unwrap();
+        let run = bench.calibrate(2, 5000).unwrap();
+        let what = format!("timeout {timeout}, skews {skews:?}");
+        assert!(run.succeeded(), "{what}: cal_status {:#x}", run.status);
+        let want = run.cycles_from_dac_ports(timeout).unwrap();
+        assert_eq!(u64::from(run.cycles), want, "{what}: cal_cycles");
+        bench.idle(100).unwrap();
+        assert_eq!(
+            bench.read("cal_cycles").unwrap(),
+            run.cycles,
+            "{what}: 100 cycles later"
+        );
+        let streams = [
+            bench.off_format_dac_samples(),
+            bench.unsuppressed_dac_samples(),
+            bench.stray_answer_beats(),
+        ];
+        assert_eq!(
+            streams, [0; 3],
+            "{what}: DAC samples: off format, non-zero without tvalid; stray answer beats"
+        );
+    }
 }

@@ -12,7 +12,7 @@
 //! (the *probe*) with the weight DAC as *reference*, then the other way round.
 //! Each phase:
 //!
-//! 1. **dark** — both DACs off (`tvalid` = 0, zero samples) for `timeout`
+//! 1. **dark** — both DACs off (`tvalid` = 0, zero samples) for `timeout` + 1
 //!    cycles, so that the light of the previous phase has drained;
 //! 2. **reference** — the reference DAC streams full scale (every sample
 //!    `255 << 7`) for [`REFERENCE_CYCLES`] cycles; the probe stays dark, so the
@@ -38,6 +38,13 @@
 //!   `optical_loss` setting under which decode reads every product exactly (a
 //!   lossless link gives `level` = [`FULL_SCALE`], `gain` = `0x0100`). A
 //!   sequential divider takes [`DIVIDE_CYCLES`] cycles.
+//!
+//! The DAC outputs are registered, so at the ports each phase's reference
+//! `tvalid` rises [`REFERENCE_CYCLES`] cycles before the probe's, both fall in
+//! the same cycle (the cycle after the measurement's last word), and the DACs
+//! stay dark for `timeout` + 1 cycles between the phases. A successful run is
+//! busy for 2 · (`timeout` + 1) + the cycles each phase's reference shines +
+//! [`DIVIDE_CYCLES`] cycles.
 //!
 //! Finally `done` = 1 (and `failed` = 1 on a failure), `busy` = 0; the outputs
 //! hold the results until the next `start`. Every wait in a phase (dark, search,

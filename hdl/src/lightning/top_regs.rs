@@ -294,21 +294,25 @@ impl Control {
     }
 }
 
+/// `latency_min` while no successful inference has been counted (after reset
+/// and after `clear_stats`).
+pub const LATENCY_MIN_NONE: u32 = u32::MAX;
+
 /// Read-only values measured in the DAC clock domain, each 32 bits:
-/// `(register, description)`, in register order.
-pub const MEASUREMENTS: [(&str, &str); 12] = [
-    ("cycles", "cycles from start to done of the last inference"),
-    ("dac_start_cycle", "cycles from start to the first DAC beat of the last inference"),
-    ("window_open_cycle", "cycles from start to the first ADC preamble lock of the last inference"),
-    ("photonic_slack", "window_open_cycle - dac_start_cycle: DAC-to-ADC round trip through the photonic core plus preamble lock (cycles)"),
-    ("runs", "inferences finished since clear_stats (failed ones included)"),
-    ("failures", "inferences that failed (any fail_reason) since clear_stats"),
-    ("latency_min", "smallest `cycles` of a successful inference since clear_stats (0xFFFFFFFF: none)"),
-    ("latency_max", "largest `cycles` of a successful inference since clear_stats"),
-    ("busy_dac_cycles", "cycles of the last inference in which a data beat fired on the DACs"),
-    ("busy_photonic_cycles", "cycles of the last inference in which some core had words in flight between DAC and ADC window"),
-    ("busy_decode_cycles", "cycles of the last inference in which the decoders held an accumulating neuron"),
-    ("compute_cycles", "cycles of the last inference in which any of the three stages worked (cycles - compute_cycles: control overhead)"),
+/// `(register, description, value after reset)`, in register order.
+pub const MEASUREMENTS: [(&str, &str, u32); 12] = [
+    ("cycles", "cycles from start to done of the last inference", 0),
+    ("dac_start_cycle", "cycles from start to the first DAC beat of the last inference", 0),
+    ("window_open_cycle", "cycles from start to the first ADC preamble lock of the last inference", 0),
+    ("photonic_slack", "window_open_cycle - dac_start_cycle: DAC-to-ADC round trip through the photonic core plus preamble lock (cycles)", 0),
+    ("runs", "inferences finished since clear_stats (failed ones included)", 0),
+    ("failures", "inferences that failed (any fail_reason) since clear_stats", 0),
+    ("latency_min", "smallest `cycles` of a successful inference since clear_stats (0xFFFFFFFF: none)", LATENCY_MIN_NONE),
+    ("latency_max", "largest `cycles` of a successful inference since clear_stats", 0),
+    ("busy_dac_cycles", "cycles of the last inference in which a data beat fired on the DACs", 0),
+    ("busy_photonic_cycles", "cycles of the last inference in which some core had words in flight between DAC and ADC window", 0),
+    ("busy_decode_cycles", "cycles of the last inference in which the decoders held an accumulating neuron", 0),
+    ("compute_cycles", "cycles of the last inference in which any of the three stages worked (cycles - compute_cycles: control overhead)", 0),
 ];
 
 /// The `status` register with its fields (bit positions from [`status`]).
@@ -366,7 +370,7 @@ pub fn registers(
         ),
         cal_status_register(cfg.cores),
         RegisterSpec::new("cal_cycles", Access::ReadOnly, COUNTER_WIDTH)
-            .describe("DAC cycles the last calibration took, from its start until every core finished"),
+            .describe("DAC cycles the last calibration took: the cycle that starts it and every cycle a core is busy; held until the next calibrate"),
     ];
     for control in Control::all(cfg.cores) {
         let spec = RegisterSpec::new(&control.name(), Access::ReadWrite, control.width())
@@ -395,8 +399,12 @@ pub fn registers(
     r.push(RegisterSpec::new("image_commit", Access::ClearOnWrite, 32).as_command().describe(
         "write any value: queue image_data0..3 as word image_addr (written while no inference runs); reads the number of words queued",
     ));
-    for (name, what) in MEASUREMENTS {
-        r.push(RegisterSpec::new(name, Access::ReadOnly, COUNTER_WIDTH).describe(what));
+    for (name, what, reset) in MEASUREMENTS {
+        r.push(
+            RegisterSpec::new(name, Access::ReadOnly, COUNTER_WIDTH)
+                .with_reset(reset)
+                .describe(what),
+        );
     }
     r.push(
         RegisterSpec::new("adc_dropped", Access::ReadOnly, 32).describe(

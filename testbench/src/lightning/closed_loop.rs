@@ -604,7 +604,7 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
 /// The samples of a DAC word that are neither `v << 7` nor, on an activation
 /// DAC, the preamble's `0xFFFF` (which a DAC's sample shift mixes into the
 /// words around it).
-fn off_format(word: &Word, activations: bool) -> u64 {
+pub(super) fn off_format(word: &Word, activations: bool) -> u64 {
     const OUTSIDE_VALUE: u16 = 0x807F;
     // Every cycle of a run: one OR over the word decides for data words.
     if word.iter().fold(0, |any, &s| any | s) & OUTSIDE_VALUE == 0 {

@@ -56,8 +56,9 @@ pub const CALIBRATION_REACH: u32 = 1023;
 pub const INFER_MAX_POLLS: u64 = 10_000;
 
 /// `cal_status` polls allowed per calibration: a calibration takes at most
-/// 2 · (2 · `timeout` + 80) + 24 and a few DAC cycles (8,200 with the default
-/// `timeout` 2000), well under this many AXI-Lite cycles.
+/// `hdl::lightning::calibrate::max_run_cycles(timeout)` DAC cycles (12,191
+/// with the default `timeout` 2000), and a poll takes several AXI-Lite cycles
+/// of about 2.5 DAC cycles each, so this bound only trips on a hang.
 pub const CAL_MAX_POLLS: u64 = 10_000;
 
 /// A skew or loss value that is not one.

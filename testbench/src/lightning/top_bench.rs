@@ -23,8 +23,10 @@
 use std::collections::VecDeque;
 
 use hdl::blocks::axil_regfile::RegisterMap;
+use hdl::lightning::calibrate::{DIVIDE_CYCLES, REFERENCE_CYCLES};
 
 use super::arith::unpack_bus;
+use super::closed_loop::off_format;
 use super::link::{PhotonicLink, Word};
 use super::photonic::PhotonicCore;
 use super::top_pins::TopPins;
@@ -113,6 +115,51 @@ pub struct AnswerBeat {
     pub last: bool,
 }
 
+/// When one DAC stream shone: `tvalid` = 1 in the DAC cycles `from..until`,
+/// numbered from the bench's start (the cycle after its first DAC edge is 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lit {
+    /// The first cycle with `tvalid` = 1.
+    pub from: u64,
+    /// The first cycle after it with `tvalid` = 0.
+    pub until: u64,
+}
+
+impl Lit {
+    /// The cycles it shone.
+    pub fn cycles(self) -> u64 {
+        self.until - self.from
+    }
+}
+
+/// Per DAC stream, the intervals it shone while the log was kept.
+#[derive(Debug, Default)]
+struct LightLog {
+    since: Vec<Option<u64>>,
+    lit: Vec<Vec<Lit>>,
+}
+
+impl LightLog {
+    fn new(dacs: usize) -> LightLog {
+        LightLog {
+            since: vec![None; dacs],
+            lit: vec![Vec::new(); dacs],
+        }
+    }
+
+    /// DAC `j`'s `tvalid` in cycle `cycle`.
+    fn note(&mut self, j: usize, valid: bool, cycle: u64) {
+        match (self.since[j], valid) {
+            (None, true) => self.since[j] = Some(cycle),
+            (Some(from), false) => {
+                self.lit[j].push(Lit { from, until: cycle });
+                self.since[j] = None;
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The top, one link per core, the weight streams and an AXI-Lite master.
 pub struct TopBench<'a, C: PhotonicCore> {
     dut: &'a mut dyn Dut,
@@ -130,6 +177,11 @@ pub struct TopBench<'a, C: PhotonicCore> {
     /// `m_axis_answer_tready`; when false the top drops its answer beats.
     pub answer_ready: bool,
     answer_beats: Vec<AnswerBeat>,
+    dac_cycles: u64,
+    light: Option<LightLog>,
+    off_format_dac_samples: u64,
+    unsuppressed_dac_samples: u64,
+    stray_answer_beats: u64,
 }
 
 /// The DMA engine the bench plays for streamed weights: per core its words
@@ -174,6 +226,11 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             weights: None,
             answer_ready: true,
             answer_beats: Vec::new(),
+            dac_cycles: 0,
+            light: None,
+            off_format_dac_samples: 0,
+            unsuppressed_dac_samples: 0,
+            stray_answer_beats: 0,
         };
         bench.set_dac_ready(true)?;
         bench.set_u64(bench.pins.answer.stream.tready, 1)?;
@@ -270,6 +327,29 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         self.axil_cycles
     }
 
+    /// Samples the DACs drove with `tvalid` = 1 since the bench's start that
+    /// are outside the bus format (`v << 7`: bit 15 and bits 6–0 clear), the
+    /// activation preamble's `0xFFFF` excepted: a converter would play them as
+    /// wrong levels, while the link model reads bits 14–7 only.
+    pub fn off_format_dac_samples(&self) -> u64 {
+        self.off_format_dac_samples
+    }
+
+    /// Non-zero samples the DACs drove with `tvalid` = 0 since the bench's
+    /// start. The RFSoC's RF-DAC does not gate its data with `tvalid` (PG269),
+    /// so a converter would play them as light; the link model goes dark.
+    pub fn unsuppressed_dac_samples(&self) -> u64 {
+        self.unsuppressed_dac_samples
+    }
+
+    /// `m_axis_answer` beats handed over outside the bench's inferences (after
+    /// reset, between inferences, while calibrating), counted up to the start
+    /// of the last [`TopBench::infer`]: a host's DMA would take each as an
+    /// answer.
+    pub fn stray_answer_beats(&self) -> u64 {
+        self.stray_answer_beats
+    }
+
     fn present_adc(&mut self) -> Result<(), DutError> {
         let valid = u64::from(self.adc_enabled);
         for c in 0..self.beats.len() {
@@ -295,6 +375,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let answer = self.answer_handshake()?;
         let fired = self.dut.step_edge();
         if fired.contains(dac) {
+            self.dac_cycles += 1;
             self.answer_beats.extend(answer);
             let ready = self.pins.answer.stream.tready;
             self.set_u64(ready, u64::from(self.answer_ready))?;
@@ -316,8 +397,22 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             let (da, dw) = (self.pins.dacs[2 * c], self.pins.dacs[2 * c + 1]);
             let a = self.read_word(da.tdata)?;
             let w = self.read_word(dw.tdata)?;
-            let lit = self.is_high(da.tvalid)? || self.is_high(dw.tvalid)?;
-            let out = self.links[c].step(&a, &w, lit);
+            let (a_lit, w_lit) = (self.is_high(da.tvalid)?, self.is_high(dw.tvalid)?);
+            if let Some(log) = &mut self.light {
+                log.note(2 * c, a_lit, self.dac_cycles);
+                log.note(2 * c + 1, w_lit, self.dac_cycles);
+            }
+            if a_lit {
+                self.off_format_dac_samples += off_format(&a, true);
+            } else {
+                self.unsuppressed_dac_samples += a.iter().filter(|&&s| s != 0).count() as u64;
+            }
+            if w_lit {
+                self.off_format_dac_samples += off_format(&w, false);
+            } else {
+                self.unsuppressed_dac_samples += w.iter().filter(|&&s| s != 0).count() as u64;
+            }
+            let out = self.links[c].step(&a, &w, a_lit || w_lit);
             for chunk in out.chunks(self.adc_samples) {
                 self.beats[c].push_back(chunk.to_vec());
             }
@@ -432,6 +527,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             feed.next.iter_mut().for_each(|n| *n = 0);
         }
         self.offer_weights()?;
+        self.stray_answer_beats += self.answer_beats.len() as u64;
         self.answer_beats.clear();
         self.write("start", 1)?;
         let status_after_start = self.read("status")?;
@@ -493,6 +589,9 @@ pub struct CalibrationRun {
     pub busy_and_done: u32,
     /// `cal_cycles`.
     pub cycles: u32,
+    /// Per DAC stream *j* (`m_axis_dac{j}`), when it shone from the `calibrate`
+    /// write to the poll that saw the calibration end.
+    pub dac_lit: Vec<Vec<Lit>>,
     /// Per core: the control registers after the run, `[optical_loss, act delay,
     /// act shift, weight delay, weight shift]`.
     pub settings: Vec<[u32; 5]>,
@@ -508,6 +607,49 @@ impl CalibrationRun {
         use hdl::lightning::top_regs::cal_status::{DONE, FAILED};
         self.status & DONE != 0 && self.status & FAILED == 0
     }
+
+    /// What `cal_cycles` must read after a successful calibration with
+    /// `timeout`, from the DAC streams' timeline ([`CalibrationRun::dac_lit`])
+    /// and the procedure `hdl::lightning::calibrate` documents. Per core, each
+    /// phase's reference DAC shines [`REFERENCE_CYCLES`] before its probe and
+    /// both go dark in the same cycle (phase 0: the weight DAC is the reference,
+    /// phase 1: the activation DAC), and the dark wait between the phases is
+    /// `timeout` + 1 cycles; the core is busy for the two dark waits, the cycles
+    /// its references shine, and [`DIVIDE_CYCLES`]. `cal_cycles` counts the
+    /// starting cycle and every cycle a core is busy. An error names the first
+    /// way the timeline breaks the procedure.
+    pub fn cycles_from_dac_ports(&self, timeout: u32) -> Result<u64, String> {
+        let dark = u64::from(timeout) + 1;
+        let reference = u64::from(REFERENCE_CYCLES);
+        let mut longest = 0;
+        for (c, pair) in self.dac_lit.chunks(2).enumerate() {
+            let [act, weight] = pair else {
+                return Err(format!("core {c}: one DAC stream's timeline"));
+            };
+            let ([a0, a1], [w0, w1]) = (act.as_slice(), weight.as_slice()) else {
+                return Err(format!(
+                    "core {c}: DACs shone {} and {} times, not twice each",
+                    act.len(),
+                    weight.len()
+                ));
+            };
+            for (phase, probe, refr) in [(0, a0, w0), (1, w1, a1)] {
+                if probe.from != refr.from + reference || probe.until != refr.until {
+                    return Err(format!(
+                        "core {c}, phase {phase}: reference {refr:?}, probe {probe:?}"
+                    ));
+                }
+            }
+            if a1.from != w0.until + dark {
+                return Err(format!(
+                    "core {c}: dark from cycle {} to {}, not timeout + 1 = {dark} cycles",
+                    w0.until, a1.from
+                ));
+            }
+            longest = longest.max(2 * dark + w0.cycles() + a1.cycles());
+        }
+        Ok(1 + longest + u64::from(DIVIDE_CYCLES))
+    }
 }
 
 impl<C: PhotonicCore> TopBench<'_, C> {
@@ -519,6 +661,7 @@ impl<C: PhotonicCore> TopBench<'_, C> {
         max_polls: u64,
     ) -> Result<CalibrationRun, BenchError> {
         use hdl::lightning::top_regs::cal_status::{BUSY, DONE};
+        self.light = Some(LightLog::new(self.pins.dacs.len()));
         self.write("calibrate", 1)?;
         let status_after_write = self.read("cal_status")?;
         let mut status = status_after_write;
@@ -527,6 +670,7 @@ impl<C: PhotonicCore> TopBench<'_, C> {
         while status & BUSY != 0 {
             busy_and_done += u32::from(status & DONE != 0);
             if polls >= max_polls {
+                self.light = None;
                 return Err(BenchError::Timeout {
                     what: "calibration (cal_status.busy)".into(),
                     cycles: self.axil_cycles,
@@ -535,9 +679,11 @@ impl<C: PhotonicCore> TopBench<'_, C> {
             status = self.read("cal_status")?;
             polls += 1;
         }
+        let light = self.light.take().unwrap_or_default();
         Ok(CalibrationRun {
             status_after_write,
             busy_and_done,
+            dac_lit: light.lit,
             ..self.calibration_results(status, cores)?
         })
     }

@@ -10,28 +10,41 @@
 //! 1. **Reset.** The registers read back the documented defaults: `id`
 //!    "LGHT", the network's shape in `inputs`, `params` and the per-layer
 //!    registers, unity loss, a 10-cycle preamble, a 2,000-cycle timeout, no
-//!    DAC alignment, `status` 0, no runs, `latency_min` all ones.
+//!    DAC alignment, `status` 0, no runs, `latency_min` all ones; and every
+//!    register reads the register map's reset column.
 //! 2. **Two inferences** on ideal links: `status` busy right after `start` and
-//!    done after, logits equal to the golden model's, `class_index` and
-//!    `max_logit` those of the logits, `photonic_slack` = `window_open_cycle` −
-//!    `dac_start_cycle`, the counters in order, one answer beat per logit in
-//!    index order with `tlast` on the last.
-//! 3. **A failure and the statistics.** A 5-cycle timeout: done and failed with
-//!    reason 1 (no lock); the timeout restored, the next run exact; `runs`,
-//!    `failures`, `latency_min` and `latency_max` counted over the four runs;
-//!    `clear_stats` clears them.
-//! 4. **Calibration**, each on a fresh top. On links whose weight modulator
-//!    lags by 53 samples and whose transmission is 0.6, `calibrate` succeeds
-//!    and programs each core's loss register to round(256 · full scale /
-//!    level) and its activation DAC's delay and shift to 3 cycles and 5
-//!    samples; with the activation modulator 21 samples late and transmission
-//!    0.8, the weight DAC's to 1 and 5; `cal_status` shows busy, not done,
-//!    from the `calibrate` write until it ends; `cal_cycles` is more than 0 and
-//!    no more than the DAC cycles from the write to the last poll; the next
-//!    inference is exact both times.
+//!    done after, with no other flag; logits equal to the golden model's,
+//!    `class_index` and `max_logit` those of the logits, `photonic_slack` =
+//!    `window_open_cycle` − `dac_start_cycle`, the counters in order, one
+//!    answer beat per logit in index order with `tlast` on the last, and the
+//!    `lsm` registers the log-softmax values the beats carried.
+//! 3. **Failures, the statistics and refused streams.** A 5-cycle timeout:
+//!    done and failed with reason 1 (no lock); the timeout restored, the next
+//!    run exact; a dark ADC fails with reason 1 after the 2,000-cycle timeout,
+//!    longer than any successful run; `runs`, `failures`, `latency_min` and
+//!    `latency_max` (successful runs only) counted over the five runs;
+//!    `clear_stats` clears them (`latency_min` all ones). Then a run whose DACs
+//!    and answer stream refuse every beat: still exact, `dac_stall` and
+//!    `answer_overflow` set, every answer beat counted in `answer_dropped`;
+//!    `clear_stats` clears those, and the next run is exact.
+//! 4. **Calibration**, each on a fresh top with a `timeout` of 300. On links
+//!    whose weight modulators lag by 53 and 36 samples and whose transmission
+//!    is 0.6, `calibrate` succeeds and programs each core's loss register to
+//!    round(256 · full scale / level) and its activation DAC's delay and shift
+//!    to the lag (3 cycles and 5 samples, 2 and 4); with the activation
+//!    modulators 21 and 38 samples late and transmission 0.8, the weight DACs'
+//!    (1 and 5, 2 and 6); `cal_status` shows busy, not done, from the
+//!    `calibrate` write until it ends; the DACs' timeline follows the
+//!    documented procedure and `cal_cycles` is the count it gives
+//!    ([`super::top_bench::CalibrationRun::cycles_from_dac_ports`]), still 100
+//!    cycles later; the next inference is exact both times.
 //!    A skew of 1,024 samples (one past the registers' reach) fails with reason
 //!    2 on every core, a dark link with reason 1; either way no register
 //!    changes.
+//!
+//! In checks 2–4 every lit DAC sample is in the bus format (`v << 7`, or the
+//! preamble's `0xFFFF`), every sample without `tvalid` is zero, and no answer
+//! beat leaves outside an inference (after reset, say).
 
 use super::arith::{argmax, AccWidth, OpticalLoss};
 use super::closed_loop::hardware_config;
@@ -65,12 +78,32 @@ const AXIL_PS: u64 = 2531;
 /// Status polls an inference or a calibration may take.
 const MAX_POLLS: u64 = 2_000;
 
+/// `timeout`'s documented reset value.
+const DEFAULT_TIMEOUT: u32 = 2000;
+
+/// The `timeout` the calibrations run with: dark waits of 301 cycles, far
+/// longer than the links' round trips, and a quicker check than the default.
+const CAL_TIMEOUT: u32 = 300;
+
+/// Core *c*'s link lags `c` · this many samples more than core 0's in the
+/// successful calibrations, so the cores finish at different cycles.
+const CORE_SKEW_STEP: i64 = -17;
+
 /// `status` bits and the reason field, from the documented register map.
 const BUSY: u32 = 1;
 const DONE: u32 = 2;
 const FAILED: u32 = 4;
+const LOCKED: u32 = 8;
+const ADC_OVERFLOW: u32 = 16;
+const CMD_OVERFLOW: u32 = 32;
+const DAC_STALL: u32 = 64;
+const ANSWER_OVERFLOW: u32 = 128;
 const FAIL_REASON_SHIFT: u32 = 16;
 const NO_LOCK: u32 = 1;
+
+/// Every `status` bit below the layer field.
+const STATUS_FLAGS: u32 =
+    BUSY | DONE | FAILED | LOCKED | ADC_OVERFLOW | CMD_OVERFLOW | DAC_STALL | ANSWER_OVERFLOW;
 
 /// `cal_status` bits and the per-core reason fields, from the documented map.
 const CAL_BUSY: u32 = 1;
@@ -163,6 +196,8 @@ pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
         cycles.push(run.cycles);
     }
     failure_and_statistics(subject, &mut bench, &mut cycles)?;
+    refused_streams(subject, &mut bench)?;
+    streams_clean(&bench, "the inferences")?;
     for (skew, transmission) in [(53, 0.6), (-21, 0.8)] {
         calibrated(subject, mutant, skew, transmission)?;
     }
@@ -201,7 +236,7 @@ fn reset_values<C: PhotonicCore>(
         ("id".into(), u32::from_be_bytes(*b"LGHT")),
         ("inputs".into(), SIZES[0] as u32),
         ("preamble_length".into(), 10),
-        ("timeout".into(), 2000),
+        ("timeout".into(), DEFAULT_TIMEOUT),
         ("status".into(), 0),
         ("runs".into(), 0),
         ("failures".into(), 0),
@@ -229,6 +264,15 @@ fn reset_values<C: PhotonicCore>(
             return Err(format!("reset: {name} reads {got:#x}, {value:#x} expected"));
         }
     }
+    for r in &s.map.registers {
+        let got = bench.read(&r.name).map_err(text)?;
+        if got != r.reset {
+            return Err(format!(
+                "reset: {} reads {got:#x}, the map's reset column {:#x}",
+                r.name, r.reset
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -241,7 +285,7 @@ fn exact(run: &TopRun, expected: &[i64], what: &str) -> Result<(), String> {
             run.status_after_start
         ));
     }
-    if run.status & (BUSY | DONE | FAILED) != DONE || run.status >> FAIL_REASON_SHIFT & 7 != 0 {
+    if run.status & STATUS_FLAGS != DONE || run.status >> FAIL_REASON_SHIFT & 7 != 0 {
         return Err(format!("{what}: status {:#x}", run.status));
     }
     if run.logits != expected {
@@ -279,6 +323,13 @@ fn exact(run: &TopRun, expected: &[i64], what: &str) -> Result<(), String> {
     if beats != want {
         return Err(format!("{what}: answer beats {beats:?}, {want:?} expected"));
     }
+    let beat_lsm: Vec<i64> = run.answer_beats.iter().map(|b| b.lsm).collect();
+    if run.lsm != beat_lsm {
+        return Err(format!(
+            "{what}: lsm registers {:?}, the answer beats carried {beat_lsm:?}",
+            run.lsm
+        ));
+    }
     Ok(())
 }
 
@@ -296,12 +347,23 @@ fn failure_and_statistics<C: PhotonicCore>(
     if run.status & (BUSY | DONE | FAILED) != DONE | FAILED || reason != NO_LOCK {
         return Err(format!("timeout 5: status {:#x}", run.status));
     }
-    bench.write("timeout", 2000).map_err(text)?;
+    bench.write("timeout", DEFAULT_TIMEOUT).map_err(text)?;
     let run = bench
         .infer(&s.images[1], SIZES[2], MAX_POLLS)
         .map_err(text)?;
     exact(&run, &s.golden(1)?, "after a failure")?;
     cycles.push(run.cycles);
+    // A dark ADC fails the run with no lock after `timeout` cycles, longer
+    // than the successful runs: it counts as a run and a failure only.
+    bench.adc_enabled = false;
+    let run = bench
+        .infer(&s.images[0], SIZES[2], MAX_POLLS)
+        .map_err(text)?;
+    bench.adc_enabled = true;
+    let reason = run.status >> FAIL_REASON_SHIFT & 7;
+    if run.status & STATUS_FLAGS != DONE | FAILED || reason != NO_LOCK {
+        return Err(format!("dark ADC: status {:#x}", run.status));
+    }
     let stats = |bench: &mut TopBench<'_, C>| -> Result<[u32; 4], String> {
         let mut v = [0; 4];
         for (k, name) in ["runs", "failures", "latency_min", "latency_max"]
@@ -317,50 +379,97 @@ fn failure_and_statistics<C: PhotonicCore>(
         cycles.iter().copied().max().unwrap_or(0),
     );
     let got = stats(bench)?;
-    if got != [4, 1, lo, hi] {
+    if got != [5, 2, lo, hi] {
         return Err(format!(
             "statistics [runs, failures, latency_min, latency_max] {got:?}, {:?} expected",
-            [4, 1, lo, hi]
+            [5, 2, lo, hi]
         ));
     }
     bench.write("clear_stats", 1).map_err(text)?;
     bench.idle(20).map_err(text)?;
     let got = stats(bench)?;
-    if got[..3] != [0, 0, u32::MAX] {
+    if got != [0, 0, u32::MAX, 0] {
         return Err(format!("after clear_stats: {got:?}"));
     }
     Ok(())
 }
 
-/// A bench on a fresh top whose links delay the weight modulator by `skew`
-/// samples (negative: the activation modulator) and let `transmission` of the
-/// light through.
+/// Check 3's refused streams (see the module docs).
+fn refused_streams<C: PhotonicCore>(
+    s: &TopSubject,
+    bench: &mut TopBench<'_, C>,
+) -> Result<(), String> {
+    bench.set_dac_ready(false).map_err(text)?;
+    bench.answer_ready = false;
+    let run = bench
+        .infer(&s.images[0], SIZES[2], MAX_POLLS)
+        .map_err(text)?;
+    bench.set_dac_ready(true).map_err(text)?;
+    bench.answer_ready = true;
+    let flags = DONE | DAC_STALL | ANSWER_OVERFLOW;
+    let dropped = bench.read("answer_dropped").map_err(text)?;
+    let golden = s.golden(0)?;
+    let fine = run.status & STATUS_FLAGS == flags && run.answer_beats.is_empty();
+    if !fine || run.logits != golden || dropped != SIZES[2] as u32 {
+        return Err(format!(
+            "refused streams: status {:#x}, logits {:?} (golden {golden:?}), {} beats taken, answer_dropped {dropped}",
+            run.status,
+            run.logits,
+            run.answer_beats.len()
+        ));
+    }
+    bench.write("clear_stats", 1).map_err(text)?;
+    bench.idle(20).map_err(text)?;
+    let status = bench.read("status").map_err(text)?;
+    let dropped = bench.read("answer_dropped").map_err(text)?;
+    if status & STATUS_FLAGS != DONE || dropped != 0 {
+        return Err(format!(
+            "after clear_stats: status {status:#x}, answer_dropped {dropped}"
+        ));
+    }
+    let run = bench
+        .infer(&s.images[1], SIZES[2], MAX_POLLS)
+        .map_err(text)?;
+    exact(&run, &s.golden(1)?, "after refused streams")
+}
+
+/// A bench on a fresh top whose core *c*'s link delays the weight modulator by
+/// `skews[c]` samples (negative: the activation modulator) and lets
+/// `transmission` of the light through; `timeout` is [`CAL_TIMEOUT`].
 fn impaired_bench<'d>(
     s: &TopSubject,
     dut: &'d mut NativeDut,
-    skew: i64,
+    skews: [i64; CORES],
     transmission: f64,
 ) -> Result<TopBench<'d, NoisyCore>, String> {
-    let links = (0..CORES as u64)
-        .map(|c| {
-            let core = NoisyCore::new(0.0, transmission, c);
+    let links = skews
+        .iter()
+        .enumerate()
+        .map(|(c, &skew)| {
+            let core = NoisyCore::new(0.0, transmission, c as u64);
             PhotonicLink::with_skew(core, 9, 4, skew)
         })
         .collect();
-    TopBench::new(dut, links, &s.map, ADC_SAMPLES).map_err(text)
+    let mut bench = TopBench::new(dut, links, &s.map, ADC_SAMPLES).map_err(text)?;
+    bench.write("timeout", CAL_TIMEOUT).map_err(text)?;
+    Ok(bench)
 }
 
 /// Check 4's successful calibrations (see the module docs).
 fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> Result<(), String> {
     let mut dut = fresh(mutant)?;
-    let mut bench = impaired_bench(s, &mut dut, skew, transmission)?;
-    let before = bench.axil_cycles();
+    let skews: [i64; CORES] = std::array::from_fn(|c| skew + CORE_SKEW_STEP * c as i64);
+    let mut bench = impaired_bench(s, &mut dut, skews, transmission)?;
     let cal = bench.calibrate(CORES, MAX_POLLS).map_err(text)?;
-    let what = format!("calibration at skew {skew}, transmission {transmission}");
-    let elapsed = (bench.axil_cycles() - before) * AXIL_PS / DAC_PS;
-    if cal.cycles == 0 || u64::from(cal.cycles) > elapsed {
+    let what = format!("calibration at skews {skews:?}, transmission {transmission}");
+    let want = cal
+        .cycles_from_dac_ports(CAL_TIMEOUT)
+        .map_err(|e| format!("{what}: {e}"))?;
+    bench.idle(100).map_err(text)?;
+    let later = bench.read("cal_cycles").map_err(text)?;
+    if u64::from(cal.cycles) != want || later != cal.cycles {
         return Err(format!(
-            "{what}: cal_cycles {}, {elapsed} DAC cycles from the write to the last poll",
+            "{what}: cal_cycles {}, {want} from the DAC ports, {later} 100 cycles later",
             cal.cycles
         ));
     }
@@ -375,12 +484,12 @@ fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> 
     }
     let level = (FULL_SCALE * transmission).round();
     let gain = (256.0 * FULL_SCALE / level).round() as u32;
-    let m = skew.unsigned_abs() as u32;
-    let want = match skew >= 0 {
-        true => [gain, m / 16, m % 16, 0, 0],
-        false => [gain, 0, 0, m / 16, m % 16],
-    };
-    for (c, settings) in cal.settings.iter().enumerate() {
+    for (c, (settings, &skew)) in cal.settings.iter().zip(&skews).enumerate() {
+        let m = skew.unsigned_abs() as u32;
+        let want = match skew >= 0 {
+            true => [gain, m / 16, m % 16, 0, 0],
+            false => [gain, 0, 0, m / 16, m % 16],
+        };
         if *settings != want {
             return Err(format!(
                 "{what}: core {c} programmed {settings:?}, {want:?} expected"
@@ -392,7 +501,24 @@ fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> 
         .map_err(text)?;
     // The calibrated loss register undoes the transmission: the golden
     // model's lossless logits.
-    exact(&run, &s.golden(0)?, &format!("after {what}"))
+    exact(&run, &s.golden(0)?, &format!("after {what}"))?;
+    streams_clean(&bench, &what)
+}
+
+/// Every lit DAC sample the bench saw was in the bus format, every dark one
+/// zero, and no answer beat came outside an inference.
+fn streams_clean<C: PhotonicCore>(bench: &TopBench<'_, C>, what: &str) -> Result<(), String> {
+    let counts = [
+        bench.off_format_dac_samples(),
+        bench.unsuppressed_dac_samples(),
+        bench.stray_answer_beats(),
+    ];
+    match counts {
+        [0, 0, 0] => Ok(()),
+        [off, dark, stray] => Err(format!(
+            "{what}: {off} DAC samples outside the bus format, {dark} non-zero without tvalid, {stray} answer beats outside an inference"
+        )),
+    }
 }
 
 /// Check 4's failed calibrations (see the module docs): `link` = (skew,
@@ -404,7 +530,7 @@ fn calibration_fails(
     reason: u32,
 ) -> Result<(), String> {
     let mut dut = fresh(mutant)?;
-    let mut bench = impaired_bench(s, &mut dut, link.0, link.1)?;
+    let mut bench = impaired_bench(s, &mut dut, [link.0; CORES], link.1)?;
     let cal = bench.calibrate(CORES, MAX_POLLS).map_err(text)?;
     let what = format!("calibration at skew {}, transmission {}", link.0, link.1);
     let reasons: Vec<u32> = (0..CORES as u32)

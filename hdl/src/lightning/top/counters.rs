@@ -1,6 +1,7 @@
 //! Small stateful helpers of the top: counters, sticky bits, min/max capture.
 
 use super::super::datapath::COUNTER_WIDTH;
+use super::super::top_regs::LATENCY_MIN_NONE;
 use crate::dsl::{Domain, ModuleBuilder, Signal};
 
 /// What a 32-bit counter does at all ones.
@@ -78,7 +79,7 @@ pub(super) fn sticky(
 }
 
 /// Smallest and largest `cycles` over the `sample` strobes since `clear`
-/// (min resets to all ones, max to 0).
+/// (min resets to [`LATENCY_MIN_NONE`], max to 0).
 pub(super) fn latency_range(
     m: &mut ModuleBuilder,
     dom: Domain,
@@ -86,8 +87,8 @@ pub(super) fn latency_range(
     cycles: Signal,
     clear: Signal,
 ) -> (Signal, Signal) {
-    let ones = u64::from(u32::MAX);
-    let lo = m.reg_init(dom, "latency_min_q", COUNTER_WIDTH, ones);
+    let none = u64::from(LATENCY_MIN_NONE);
+    let lo = m.reg_init(dom, "latency_min_q", COUNTER_WIDTH, none);
     let hi = m.reg(dom, "latency_max_q", COUNTER_WIDTH);
     let below = m.lt(cycles, lo);
     let above = m.gt(cycles, hi);
@@ -95,9 +96,9 @@ pub(super) fn latency_range(
     let take_hi = m.and(sample, above);
     let lo_kept = m.mux(take_lo, cycles, lo);
     let hi_kept = m.mux(take_hi, cycles, hi);
-    let all_ones = m.ones(COUNTER_WIDTH);
+    let none = m.lit(none, COUNTER_WIDTH);
     let zero = m.zeros(COUNTER_WIDTH);
-    let lo_next = m.mux(clear, all_ones, lo_kept);
+    let lo_next = m.mux(clear, none, lo_kept);
     let hi_next = m.mux(clear, zero, hi_kept);
     m.set_next(lo, lo_next);
     m.set_next(hi, hi_next);

@@ -9,10 +9,12 @@
 //!   Core *c* drives `m_axis_dac{2c}_{tdata[256],tvalid,tready}` (activations)
 //!   and `m_axis_dac{2c+1}_*` (weights), AXI-Stream masters for the converter's
 //!   DAC slaves (`s00_axis`, `s01_axis`, … of `usp_rf_data_converter`): 16
-//!   samples × 16 bits per clock, sample *i* in `[16i+15:16i]`. The converter
-//!   never stalls a running DAC tile; a beat offered while `tready` = 0 would
-//!   break the photonic timing, so it sets the sticky `dac_stall` status bit (the
-//!   beat is not held).
+//!   samples × 16 bits per clock, sample *i* in `[16i+15:16i]`. The RF-DAC
+//!   plays `tdata` whether or not `tvalid` is set (it does not gate its data
+//!   with `tvalid`), so every cycle without `tvalid` carries zero samples: the
+//!   modulators stay dark. The converter never stalls a running DAC tile; a
+//!   beat offered while `tready` = 0 would break the photonic timing, so it
+//!   sets the sticky `dac_stall` status bit (the beat is not held).
 //! - With streamed weights (`weight_source = stream`), core *c* has an
 //!   AXI-Stream slave `s_axis_weights{c}_{tdata[256],tvalid,tready}` on the DAC
 //!   clock for a DMA engine: per word, bits `[127:0]` the 16 weight magnitudes

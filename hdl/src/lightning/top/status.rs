@@ -87,7 +87,7 @@ pub(super) fn status_and_results(
     read_only.insert("clear_stats".into(), zero);
     read_only.insert("adc_dropped".into(), s.adc_dropped);
     read_only.insert("cmd_dropped".into(), s.cmds.dropped);
-    let mut crossed: Vec<String> = MEASUREMENTS.iter().map(|(n, _)| n.to_string()).collect();
+    let mut crossed: Vec<String> = MEASUREMENTS.iter().map(|(n, _, _)| n.to_string()).collect();
     crossed.extend(["cal_cycles", "answer_dropped", "class_index", "max_logit"].map(String::from));
     for c in 0..s.cfg.cores {
         crossed.push(format!("cal{c}_arrival"));
@@ -176,7 +176,7 @@ fn inference_fields(
         ("layer".into(), layer8),
         ("starts_seen".into(), starts_seen),
     ];
-    for (name, _) in MEASUREMENTS {
+    for (name, _, _) in MEASUREMENTS {
         let v = measured
             .get(name)
             .copied()
