@@ -335,6 +335,12 @@ fn run_impaired_top(args: &LightningArgs, workload: &Workload, n: usize, dir: &P
         print_calibration(cal, options.skew);
     }
     print_impaired(&report, n, mhz);
+    if !report.streams.clean() {
+        bail!(
+            "the top's converter streams broke what the RF Data Converter and the host take: {}",
+            report.streams
+        );
+    }
     let exact = report.exact();
     if let Some(cal) = report.calibration.as_ref().filter(|c| !c.succeeded()) {
         let reasons: Vec<String> = cal
@@ -448,8 +454,11 @@ fn print_impaired(report: &ImpairedReport, n: usize, mhz: f64) {
             1e3 * t.wall.as_secs_f64() / n as f64
         );
     }
+    if report.streams.clean() {
+        println!("converter streams: every lit DAC sample in the bus format, zero samples without tvalid, no answer beat outside an inference");
+    }
     if report.engines.len() > 1 {
-        println!("engines: identical calibration, logits and counters");
+        println!("engines: identical calibration, logits, counters and converter streams");
     }
 }
 

@@ -104,6 +104,7 @@ fn calibrated_equals_golden(cores: u32, skew: &str, samples: i64, t: f64, n: usi
     let report = run_impaired(&w, n, &opts, &zcu111()).expect("the impaired run");
     let cal = report.calibration.as_ref().expect("a calibration ran");
     assert!(cal.succeeded(), "cal_status {:#x}", cal.status);
+    assert!(report.streams.clean(), "{}", report.streams);
     assert_eq!(cal.cores.len(), cores as usize);
     for (c, core) in cal.cores.iter().enumerate() {
         assert_eq!(core.measured_skew(), samples, "core {c}: measured skew");

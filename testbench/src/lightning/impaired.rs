@@ -38,7 +38,7 @@ use super::golden::{infer_as, ContractConfig};
 use super::link::PhotonicLink;
 use super::model_files::Workload;
 use super::photonic::NoisyCore;
-use super::top_bench::{CalibrationRun, TopBench, TopRun};
+use super::top_bench::{CalibrationRun, ConverterStreams, TopBench, TopRun};
 use crate::dut::Dut;
 use crate::engine::{board_clocks, DomainClock, Engine, EngineTime};
 
@@ -359,6 +359,9 @@ pub struct ImpairedReport {
     pub calibration: Option<CalibrationReport>,
     /// Every image, in test-set order.
     pub images: Vec<ImageOutcome>,
+    /// What the converter streams did that the RF Data Converter or a host
+    /// would not take (all 0 on a correct top).
+    pub streams: ConverterStreams,
 }
 
 impl ImpairedReport {
@@ -446,8 +449,9 @@ fn links(options: &ImpairedOptions) -> Vec<PhotonicLink<NoisyCore>> {
         .collect()
 }
 
-/// What one engine's top did: the calibration (if any) and every image's run.
-type EngineResult = (Option<CalibrationRun>, Vec<TopRun>);
+/// What one engine's top did: the calibration (if any), every image's run and
+/// the converter streams' counts.
+type EngineResult = (Option<CalibrationRun>, Vec<TopRun>, ConverterStreams);
 
 /// Calibrates (if asked) and runs `images` through a reset top on `dut`.
 fn run_on(
@@ -470,7 +474,7 @@ fn run_on(
             .with_context(|| format!("image {i}"))?;
         runs.push(run);
     }
-    Ok((calibration, runs))
+    Ok((calibration, runs, bench.streams()))
 }
 
 /// Runs the first `n` test images of `workload` through the Lightning top
@@ -535,9 +539,16 @@ pub fn run_impaired(
             if let Some(i) = (0..n).find(|&i| other.1[i] != first.1[i]) {
                 bail!("image {i}: the {a} engine's registers (status, logits or counters) differ from the {b} engine's");
             }
+            if other.2 != first.2 {
+                bail!(
+                    "the {a} engine's converter streams ({}) differ from the {b} engine's ({})",
+                    other.2,
+                    first.2
+                );
+            }
         }
     }
-    let Some((calibration, runs)) = results.into_iter().next() else {
+    let Some((calibration, runs, streams)) = results.into_iter().next() else {
         bail!("no engine ran");
     };
     let labels = &workload.test.labels[..n];
@@ -551,6 +562,7 @@ pub fn run_impaired(
         engines,
         calibration: calibration.as_ref().map(CalibrationReport::from_run),
         images,
+        streams,
     })
 }
 

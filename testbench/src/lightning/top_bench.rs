@@ -96,7 +96,9 @@ pub struct TopRun {
     pub max_logit: i64,
     /// `lsm0..`: signed Q23.8 nats.
     pub lsm: Vec<i64>,
-    /// The `m_axis_answer` beats of this run, in order.
+    /// The `m_axis_answer` beats of this run, in order, from the `start` write
+    /// to the poll that saw `busy` fall (a later one is a stray beat, see
+    /// [`TopBench::streams`]).
     pub answer_beats: Vec<AnswerBeat>,
 }
 
@@ -113,6 +115,42 @@ pub struct AnswerBeat {
     pub class: u32,
     /// `tlast`.
     pub last: bool,
+}
+
+/// What the top's converter streams did that the hardware around it would not
+/// take, counted by [`TopBench::streams`]; all 0 on a correct top.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConverterStreams {
+    /// Samples the DACs drove with `tvalid` = 1 outside the bus format (`v << 7`:
+    /// bit 15 and bits 6–0 clear), the activation preamble's `0xFFFF` excepted:
+    /// a converter would play them as wrong levels, while the link model reads
+    /// bits 14–7 only.
+    pub off_format_dac_samples: u64,
+    /// Non-zero samples the DACs drove with `tvalid` = 0. The RFSoC's RF-DAC
+    /// does not gate its data with `tvalid` (PG269), so a converter would play
+    /// them as light; the link model goes dark.
+    pub unsuppressed_dac_samples: u64,
+    /// `m_axis_answer` beats handed over outside the bench's inferences (after
+    /// reset, while calibrating, after the poll that ended an inference): a
+    /// host's DMA would take each as an answer.
+    pub stray_answer_beats: u64,
+}
+
+impl ConverterStreams {
+    /// True if every count is 0.
+    pub fn clean(&self) -> bool {
+        *self == ConverterStreams::default()
+    }
+}
+
+impl std::fmt::Display for ConverterStreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} lit DAC samples outside the bus format, {} non-zero DAC samples without tvalid, {} answer beats outside an inference",
+            self.off_format_dac_samples, self.unsuppressed_dac_samples, self.stray_answer_beats
+        )
+    }
 }
 
 /// When one DAC stream shone: `tvalid` = 1 in the DAC cycles `from..until`,
@@ -327,27 +365,14 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         self.axil_cycles
     }
 
-    /// Samples the DACs drove with `tvalid` = 1 since the bench's start that
-    /// are outside the bus format (`v << 7`: bit 15 and bits 6–0 clear), the
-    /// activation preamble's `0xFFFF` excepted: a converter would play them as
-    /// wrong levels, while the link model reads bits 14–7 only.
-    pub fn off_format_dac_samples(&self) -> u64 {
-        self.off_format_dac_samples
-    }
-
-    /// Non-zero samples the DACs drove with `tvalid` = 0 since the bench's
-    /// start. The RFSoC's RF-DAC does not gate its data with `tvalid` (PG269),
-    /// so a converter would play them as light; the link model goes dark.
-    pub fn unsuppressed_dac_samples(&self) -> u64 {
-        self.unsuppressed_dac_samples
-    }
-
-    /// `m_axis_answer` beats handed over outside the bench's inferences (after
-    /// reset, between inferences, while calibrating), counted up to the start
-    /// of the last [`TopBench::infer`]: a host's DMA would take each as an
-    /// answer.
-    pub fn stray_answer_beats(&self) -> u64 {
-        self.stray_answer_beats
+    /// What the converter streams did that the RF Data Converter and a host's
+    /// DMA would not take, since the bench's start (see [`ConverterStreams`]).
+    pub fn streams(&self) -> ConverterStreams {
+        ConverterStreams {
+            off_format_dac_samples: self.off_format_dac_samples,
+            unsuppressed_dac_samples: self.unsuppressed_dac_samples,
+            stray_answer_beats: self.stray_answer_beats + self.answer_beats.len() as u64,
+        }
     }
 
     fn present_adc(&mut self) -> Result<(), DutError> {
@@ -543,9 +568,11 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             status = self.read("status")?;
             polls += 1;
         }
+        // `done` rises once the last beat has left: every beat is in by now.
         let mut run = TopRun {
             status,
             status_after_start,
+            answer_beats: std::mem::take(&mut self.answer_beats),
             ..TopRun::default()
         };
         for i in 0..logits {
@@ -567,7 +594,6 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         {
             run.busy_cycles[k] = self.read(name)?;
         }
-        run.answer_beats = std::mem::take(&mut self.answer_beats);
         run.cycles = self.read("cycles")?;
         run.dac_start_cycle = self.read("dac_start_cycle")?;
         run.window_open_cycle = self.read("window_open_cycle")?;

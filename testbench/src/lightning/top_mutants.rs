@@ -508,16 +508,10 @@ fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> 
 /// Every lit DAC sample the bench saw was in the bus format, every dark one
 /// zero, and no answer beat came outside an inference.
 fn streams_clean<C: PhotonicCore>(bench: &TopBench<'_, C>, what: &str) -> Result<(), String> {
-    let counts = [
-        bench.off_format_dac_samples(),
-        bench.unsuppressed_dac_samples(),
-        bench.stray_answer_beats(),
-    ];
-    match counts {
-        [0, 0, 0] => Ok(()),
-        [off, dark, stray] => Err(format!(
-            "{what}: {off} DAC samples outside the bus format, {dark} non-zero without tvalid, {stray} answer beats outside an inference"
-        )),
+    let streams = bench.streams();
+    match streams.clean() {
+        true => Ok(()),
+        false => Err(format!("{what}: {streams}")),
     }
 }
 
