@@ -193,6 +193,14 @@ fn a_perfect_link_is_exact_with_and_without_calibration() {
 }
 
 #[test]
+fn a_skew_at_the_reach_calibrates_either_way() {
+    // 63 cycles and 15 samples = 1023 samples: the delay and shift registers'
+    // largest setting, the last skew the calibrator must accept.
+    calibrated_equals_golden(1, "63,15", 1023, 0.8, 10);
+    calibrated_equals_golden(1, "-63,15", -1023, 0.8, 10);
+}
+
+#[test]
 fn a_skew_beyond_reach_fails_the_calibration_and_loads_nothing() {
     let w = workload();
     // 64 cycles = 1024 samples: one past the delay/shift registers' reach.

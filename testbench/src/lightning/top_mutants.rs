@@ -33,11 +33,13 @@
 //!    round(256 · full scale / level) and its activation DAC's delay and shift
 //!    to the lag (3 cycles and 5 samples, 2 and 4); with the activation
 //!    modulators 21 and 38 samples late and transmission 0.8, the weight DACs'
-//!    (1 and 5, 2 and 6); `cal_status` shows busy, not done, from the
-//!    `calibrate` write until it ends; the DACs' timeline follows the
-//!    documented procedure and `cal_cycles` is the count it gives
+//!    (1 and 5, 2 and 6); with the weight modulators 1,023 samples late (the
+//!    registers' reach) and 1,006, lossless, 63 and 15, 62 and 14. Each time
+//!    `cal_status` shows busy, not done, from the `calibrate` write until it
+//!    ends; the DACs' timeline follows the documented procedure and
+//!    `cal_cycles` is the count it gives
 //!    ([`super::top_bench::CalibrationRun::cycles_from_dac_ports`]), still 100
-//!    cycles later; the next inference is exact both times.
+//!    cycles later; the next inference is exact.
 //!    A skew of 1,024 samples (one past the registers' reach) fails with reason
 //!    2 on every core, a dark link with reason 1; either way no register
 //!    changes.
@@ -113,9 +115,11 @@ const CAL_REASON_SHIFT: u32 = 8;
 const CAL_NO_LIGHT: u32 = 1;
 const CAL_SKEW_BEYOND_REACH: u32 = 2;
 
-/// A skew one sample past the DAC delay and shift registers' reach (63 cycles
-/// and 15 samples).
-const BEYOND_REACH: i64 = 64 * 16;
+/// The DAC delay and shift registers' reach: 63 cycles and 15 samples.
+const REACH: i64 = 63 * 16 + 15;
+
+/// A skew one sample past the reach.
+const BEYOND_REACH: i64 = REACH + 1;
 
 /// A lossless full-scale product's ADC sample: `(255 · 255 >> 8) << 7`.
 const FULL_SCALE: f64 = (((255 * 255) >> 8) << 7) as f64;
@@ -198,7 +202,7 @@ pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
     failure_and_statistics(subject, &mut bench, &mut cycles)?;
     refused_streams(subject, &mut bench)?;
     streams_clean(&bench, "the inferences")?;
-    for (skew, transmission) in [(53, 0.6), (-21, 0.8)] {
+    for (skew, transmission) in [(53, 0.6), (-21, 0.8), (REACH, 1.0)] {
         calibrated(subject, mutant, skew, transmission)?;
     }
     for (skew, transmission, reason) in [
@@ -462,6 +466,15 @@ fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> 
     let mut bench = impaired_bench(s, &mut dut, skews, transmission)?;
     let cal = bench.calibrate(CORES, MAX_POLLS).map_err(text)?;
     let what = format!("calibration at skews {skews:?}, transmission {transmission}");
+    if cal.status_after_write & (CAL_BUSY | CAL_DONE) != CAL_BUSY || cal.busy_and_done != 0 {
+        return Err(format!(
+            "{what}: cal_status {:#x} right after the calibrate write, {} polls busy and done",
+            cal.status_after_write, cal.busy_and_done
+        ));
+    }
+    if cal.status & (CAL_DONE | CAL_FAILED) != CAL_DONE {
+        return Err(format!("{what}: cal_status {:#x}", cal.status));
+    }
     let want = cal
         .cycles_from_dac_ports(CAL_TIMEOUT)
         .map_err(|e| format!("{what}: {e}"))?;
@@ -472,15 +485,6 @@ fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> 
             "{what}: cal_cycles {}, {want} from the DAC ports, {later} 100 cycles later",
             cal.cycles
         ));
-    }
-    if cal.status_after_write & (CAL_BUSY | CAL_DONE) != CAL_BUSY || cal.busy_and_done != 0 {
-        return Err(format!(
-            "{what}: cal_status {:#x} right after the calibrate write, {} polls busy and done",
-            cal.status_after_write, cal.busy_and_done
-        ));
-    }
-    if cal.status & (CAL_DONE | CAL_FAILED) != CAL_DONE {
-        return Err(format!("{what}: cal_status {:#x}", cal.status));
     }
     let level = (FULL_SCALE * transmission).round();
     let gain = (256.0 * FULL_SCALE / level).round() as u32;
