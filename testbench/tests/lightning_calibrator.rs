@@ -2,21 +2,25 @@
 //! light, light at the last moment of the search, an ADC that stops while the
 //! level is measured), a run ends within `calibrate::max_run_cycles(timeout)`,
 //! and the waits it bounds are really waited out; a DAC without `tvalid`
-//! drives zero samples.
+//! drives zero samples; light of exactly `THRESHOLD` is found and one below is
+//! not; the gain is round(256 · `FULL_SCALE` / level) at the divider's hard
+//! levels.
 //!
 //! `cargo test -p testbench --test lightning_calibrator`
 
 use hdl::lightning::calibrate::{
     calibrator, max_run_cycles, CAL_FAIL_NO_LIGHT, FULL_SCALE, MEASURE_WORDS, REFERENCE_CYCLES,
-    SETTLE_WORDS,
+    SETTLE_WORDS, THRESHOLD,
 };
 use sim::Simulator;
 
 /// The `timeout` register in these runs: short, so a sweep is quick.
 const TIMEOUT: u32 = 100;
 
-/// A 256-bit ADC word of sixteen full-scale samples.
-const LIT: [u64; 4] = [FULL_SCALE * 0x0001_0001_0001_0001; 4];
+/// A 256-bit ADC word of sixteen samples of `sample`.
+const fn lit_word(sample: u64) -> [u64; 4] {
+    [sample * 0x0001_0001_0001_0001; 4]
+}
 const DARK: [u64; 4] = [0; 4];
 
 /// What the adversary does once both DACs shine (the search has begun): nothing
@@ -30,6 +34,13 @@ struct Adversary {
 /// One calibration run against `adversary`: `(cycles output, failed, reason)`.
 /// Panics if the run is still busy after twice its documented bound.
 fn run(adversary: Adversary) -> (u64, bool, u64) {
+    let (cycles, failed, reason, _) = run_lit(adversary, FULL_SCALE);
+    (cycles, failed, reason)
+}
+
+/// [`run`] with lit ADC samples of `sample`; also returns the `gain` output.
+fn run_lit(adversary: Adversary, sample: u64) -> (u64, bool, u64, u64) {
+    let lit_data = lit_word(sample);
     let mut sim = Simulator::new(&calibrator().expect("calibrator")).expect("simulator");
     sim.reset(2);
     let h = |sim: &Simulator, name: &str| sim.port_handle(name).expect(name);
@@ -70,7 +81,7 @@ fn run(adversary: Adversary) -> (u64, bool, u64) {
             _ => false,
         };
         sim.set_handle_u64(adc_valid, u64::from(lit)).unwrap();
-        sim.set_words(adc_data, if lit { &LIT } else { &DARK })
+        sim.set_words(adc_data, if lit { &lit_data } else { &DARK })
             .unwrap();
         sim.step();
     }
@@ -88,6 +99,7 @@ fn run(adversary: Adversary) -> (u64, bool, u64) {
         sim.get_u64("cycles").unwrap(),
         sim.get_u64("failed").unwrap() == 1,
         sim.get_u64("fail_reason").unwrap(),
+        sim.get_u64("gain").unwrap(),
     )
 }
 
@@ -144,4 +156,38 @@ fn a_dark_link_and_a_stopped_adc_fail_as_no_light_a_healthy_one_succeeds() {
         cycles <= 2 * (t + 1 + u64::from(REFERENCE_CYCLES) + 8 + words) + 24 + 1,
         "{cycles}"
     );
+}
+
+#[test]
+fn light_at_the_threshold_is_found_and_one_below_is_not() {
+    let healthy = Adversary {
+        light: Some((3, 0)),
+    };
+    let (_, failed, _, gain) = run_lit(healthy, THRESHOLD);
+    assert!(!failed, "samples of exactly THRESHOLD");
+    // The level is THRESHOLD, so gain = round(256 · FULL_SCALE / THRESHOLD).
+    let want = (256 * FULL_SCALE + THRESHOLD / 2) / THRESHOLD;
+    assert_eq!(gain, want, "gain at the threshold");
+    let (_, failed, reason, _) = run_lit(healthy, THRESHOLD - 1);
+    assert!(failed, "samples one below THRESHOLD");
+    assert_eq!(reason, CAL_FAIL_NO_LIGHT);
+}
+
+#[test]
+fn the_gain_is_the_rounded_quotient_at_the_dividers_hard_levels() {
+    let healthy = Adversary {
+        light: Some((3, 0)),
+    };
+    // Besides the ends of the range, levels at which one of the restoring
+    // division's partial remainders equals the divisor exactly (where `>=`
+    // and `>` in its compare part ways; found with a model of the divider).
+    for level in [THRESHOLD, 3293, 4064, 6962, 8131, 16271, 18599, FULL_SCALE] {
+        let (_, failed, _, gain) = run_lit(healthy, level);
+        assert!(!failed, "level {level}");
+        let want = (256 * FULL_SCALE + level / 2) / level;
+        assert_eq!(
+            gain, want,
+            "level {level}: round(256 · {FULL_SCALE} / level)"
+        );
+    }
 }
