@@ -1,8 +1,10 @@
 //! The Lightning board top (`hdl::lightning::top`), driven only through AXI-Lite
 //! with the photonic link between its DAC and ADC streams: logits equal the
 //! golden model bit for bit, on the native simulator (both boards' ADC formats,
-//! unrelated clocks) and on Verilator; the register map's reset values, the
-//! status protocol, failures and overflow accounting; parameter errors.
+//! unrelated clocks) and on Verilator, with the converter streams clean (lit DAC
+//! samples in the bus format, zero samples without `tvalid`, no stray answer
+//! beat); every register's reset value against the map, the status protocol,
+//! failures and overflow accounting; parameter errors.
 //!
 //! `cargo test -p testbench --test lightning_top`
 

@@ -3,9 +3,10 @@
 //! streams (a link model per core, a DMA engine per weight stream): logits equal
 //! the golden model on native and Verilator; calibration from random wrong
 //! settings (skew, loss) finds the settings the link model implies, computed here
-//! independently of the calibrator, and makes the logits exact again; a dark link
-//! fails the calibration and never hangs; an ADC overflow counts alike on 1, 2
-//! and 4 cores.
+//! independently of the calibrator, and makes the logits exact again, with
+//! `cal_cycles` the count the DAC ports' timeline gives; a dark link fails the
+//! calibration and never hangs; an ADC overflow counts alike on 1, 2 and 4
+//! cores.
 //!
 //! `cargo test -p testbench --test lightning_top_cores`
 

@@ -544,5 +544,5 @@ fn calibration_fails(
             return Err(format!("{what}: core {c}'s registers became {settings:?}"));
         }
     }
-    Ok(())
+    streams_clean(&bench, &what)
 }
