@@ -43,6 +43,12 @@
 //!    A skew of 1,024 samples (one past the registers' reach) fails with reason
 //!    2 on every core, a dark link with reason 1; either way no register
 //!    changes.
+//! 5. **Overflows**, on a fresh top. ADC words at twice the DAC rate: a
+//!    non-zero `adc_dropped` and `adc_overflow`; then, during a run that waits
+//!    out its timeout on a dark ADC, `image_commit` written 24 times into the
+//!    16-entry command queue: a non-zero `cmd_dropped`, `cmd_overflow`, and
+//!    every write either queued or dropped; `clear_stats` clears both counts
+//!    and bits.
 //!
 //! In checks 2–4 every lit DAC sample is in the bus format (`v << 7`, or the
 //! preamble's `0xFFFF`), every sample without `tvalid` is zero, and no answer
@@ -211,14 +217,19 @@ pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
     ] {
         calibration_fails(subject, mutant, (skew, transmission), reason)?;
     }
-    Ok(())
+    overflows(subject, mutant)
 }
 
 /// A reset top on the native simulator, its three clocks at the test bench's
 /// periods.
 fn fresh(module: &Module) -> Result<NativeDut, String> {
+    fresh_with_adc(module, ADC_PS)
+}
+
+/// [`fresh`] with the ADC clock's period `adc_ps`.
+fn fresh_with_adc(module: &Module, adc_ps: u64) -> Result<NativeDut, String> {
     let mut dut = NativeDut::with_backend(module, Backend::Compiled).map_err(text)?;
-    for (domain, ps) in [("dac", DAC_PS), ("adc", ADC_PS), ("axil", AXIL_PS)] {
+    for (domain, ps) in [("dac", DAC_PS), ("adc", adc_ps), ("axil", AXIL_PS)] {
         dut.set_clock_period(domain, ps).map_err(text)?;
     }
     dut.reset(4);
@@ -545,4 +556,54 @@ fn calibration_fails(
         }
     }
     streams_clean(&bench, &what)
+}
+
+/// Check 5 (see the module docs).
+fn overflows(s: &TopSubject, mutant: &Module) -> Result<(), String> {
+    let mut dut = fresh_with_adc(mutant, ADC_PS / 2)?;
+    let links = vec![
+        PhotonicLink::new(IdealCore, 8, 3),
+        PhotonicLink::new(IdealCore, 8, 3),
+    ];
+    let mut bench = TopBench::new(&mut dut, links, &s.map, ADC_SAMPLES).map_err(text)?;
+    bench.idle(100).map_err(text)?;
+    let adc_dropped = bench.read("adc_dropped").map_err(text)?;
+    let status = bench.read("status").map_err(text)?;
+    if adc_dropped == 0 || status & ADC_OVERFLOW == 0 {
+        return Err(format!(
+            "ADC at twice the DAC rate: adc_dropped {adc_dropped}, status {status:#x}"
+        ));
+    }
+    bench.adc_enabled = false;
+    bench.idle(20).map_err(text)?;
+    // A dark ADC keeps the run going for `timeout` cycles: commands queue.
+    bench.load_image(&s.images[0]).map_err(text)?;
+    bench.write("start", 1).map_err(text)?;
+    // Eight more than the subject's queue holds.
+    let extra = TopConfig::default().command_fifo_depth + 8;
+    for _ in 0..extra {
+        bench.write("image_commit", 1).map_err(text)?;
+    }
+    let queued = bench.read("image_commit").map_err(text)?;
+    let cmd_dropped = bench.read("cmd_dropped").map_err(text)?;
+    let status = bench.read("status").map_err(text)?;
+    let written = s.images[0].len().div_ceil(16) as u32 + extra;
+    if cmd_dropped == 0 || status & CMD_OVERFLOW == 0 || queued + cmd_dropped != written {
+        return Err(format!(
+            "{extra} commits during a run: image_commit {queued}, cmd_dropped {cmd_dropped} ({written} written), status {status:#x}"
+        ));
+    }
+    bench.write("clear_stats", 1).map_err(text)?;
+    bench.idle(20).map_err(text)?;
+    let counts = [
+        bench.read("adc_dropped").map_err(text)?,
+        bench.read("cmd_dropped").map_err(text)?,
+    ];
+    let status = bench.read("status").map_err(text)?;
+    if counts != [0, 0] || status & (ADC_OVERFLOW | CMD_OVERFLOW) != 0 {
+        return Err(format!(
+            "after clear_stats: adc_dropped, cmd_dropped {counts:?}, status {status:#x}"
+        ));
+    }
+    Ok(())
 }
