@@ -23,9 +23,8 @@ use testbench::lightning::impaired::{
     run_impaired, ImpairedOptions, ImpairedReport, Skew, Transmission,
 };
 use testbench::lightning::model_files::{data_dir, load_workload, Workload};
+use testbench::lightning::top_bench::CalibrationRun;
 
-/// A lossless full-scale product's ADC sample, (255 · 255 >> 8) << 7.
-const FULL_SCALE: f64 = 32512.0;
 /// `cal_status` reason code of a skew beyond reach (documented map).
 const SKEW_BEYOND_REACH: u32 = 2;
 
@@ -80,22 +79,6 @@ fn tally(w: &Workload, report: &ImpairedReport) -> (usize, usize, usize) {
     (exact, correct, golden_correct)
 }
 
-/// The settings a correct calibration programs for skew `skew` and
-/// transmission `t`: `[optical_loss, act delay, act shift, weight delay,
-/// weight shift]`, the earlier DAC delayed by |skew|, the Q8.8 gain
-/// round(256 · full scale / level).
-fn expected_settings(skew: i64, t: f64) -> [u32; 5] {
-    let level = (FULL_SCALE * t).round();
-    let gain = (256.0 * FULL_SCALE / level).round() as u32;
-    let m = skew.unsigned_abs() as u32;
-    let (d, s) = (m / 16, m % 16);
-    if skew >= 0 {
-        [gain, d, s, 0, 0]
-    } else {
-        [gain, 0, 0, d, s]
-    }
-}
-
 /// Runs a calibrated scenario on `n` images and checks it against the golden
 /// model and the link's impairments.
 fn calibrated_equals_golden(cores: u32, skew: &str, samples: i64, t: f64, n: usize) {
@@ -111,7 +94,7 @@ fn calibrated_equals_golden(cores: u32, skew: &str, samples: i64, t: f64, n: usi
         assert_eq!(core.fail_reason, 0, "core {c}");
         assert_eq!(
             core.settings,
-            expected_settings(samples, t),
+            CalibrationRun::expected_settings(samples, t),
             "core {c}: programmed settings"
         );
     }

@@ -24,7 +24,7 @@ use testbench::lightning::closed_loop::{hardware_config, hardware_config_as, Por
 use testbench::lightning::golden::{infer, DatapathConfig, Network};
 use testbench::lightning::link::PhotonicLink;
 use testbench::lightning::photonic::{IdealCore, NoisyCore};
-use testbench::lightning::top_bench::{AnswerBeat, TopBench, TopRun};
+use testbench::lightning::top_bench::{AnswerBeat, CalibrationRun, TopBench, TopRun};
 use testbench::rng::seeded;
 use testbench::verilator::BuildOptions;
 
@@ -220,22 +220,6 @@ fn verilator_two_cores_streamed_weights_equal_golden() {
     images_through_top(&mut dut, &map, &hw, &net, acc, 2);
 }
 
-/// The settings a correct calibration must program for a link whose weight
-/// modulator is `skew` samples late with transmission `t`: the earlier DAC waits
-/// |skew| samples (delay, shift), and the gain is round(256 · full scale / mean
-/// sample), the mean being that of the link model's full-scale sample.
-fn expected_settings(skew: i64, t: f64) -> [u32; 5] {
-    let level = (FULL_SCALE * t).round();
-    let gain = (256.0 * FULL_SCALE / level).round() as u32;
-    let m = skew.unsigned_abs() as u32;
-    let (d, s) = (m / 16, m % 16);
-    if skew >= 0 {
-        [gain, d, s, 0, 0]
-    } else {
-        [gain, 0, 0, d, s]
-    }
-}
-
 /// Calibrates a top of `cores` cores whose links have random skews and losses,
 /// checks the programmed settings and that the next inferences are exact.
 fn calibrate_and_infer(
@@ -273,7 +257,7 @@ fn calibrate_and_infer(
         assert_eq!(i64::from(w) - i64::from(a), skew, "core {c}: measured skew");
         assert_eq!(
             run.settings[c],
-            expected_settings(skew, t),
+            CalibrationRun::expected_settings(skew, t),
             "core {c} (skew {skew}, t {t:.3})"
         );
     }
@@ -373,7 +357,7 @@ fn released_rtl_calibration_loads_the_nearest_integer_gain() {
         assert!(run.succeeded(), "cal_status {:#x}", run.status);
         let level = (FULL_SCALE * t).round();
         let integer = (FULL_SCALE / level).round() as u32;
-        let [_, d, s, wd, ws] = expected_settings(skew, t);
+        let [_, d, s, wd, ws] = CalibrationRun::expected_settings(skew, t);
         assert_eq!(
             run.settings[0],
             [integer, d, s, wd, ws],

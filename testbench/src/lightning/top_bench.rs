@@ -427,15 +427,13 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
                 log.note(2 * c, a_lit, self.dac_cycles);
                 log.note(2 * c + 1, w_lit, self.dac_cycles);
             }
-            if a_lit {
-                self.off_format_dac_samples += off_format(&a, true);
-            } else {
-                self.unsuppressed_dac_samples += a.iter().filter(|&&s| s != 0).count() as u64;
-            }
-            if w_lit {
-                self.off_format_dac_samples += off_format(&w, false);
-            } else {
-                self.unsuppressed_dac_samples += w.iter().filter(|&&s| s != 0).count() as u64;
+            for (word, lit, activations) in [(&a, a_lit, true), (&w, w_lit, false)] {
+                if lit {
+                    self.off_format_dac_samples += off_format(word, activations);
+                } else {
+                    self.unsuppressed_dac_samples +=
+                        word.iter().filter(|&&s| s != 0).count() as u64;
+                }
             }
             let out = self.links[c].step(&a, &w, a_lit || w_lit);
             for chunk in out.chunks(self.adc_samples) {
@@ -628,6 +626,27 @@ pub struct CalibrationRun {
 }
 
 impl CalibrationRun {
+    /// The settings a correct calibration programs for a noise-free
+    /// [`PhotonicLink`] whose weight modulator is `skew` samples late (negative:
+    /// the activation modulator) and which lets `transmission` of the light
+    /// through, in the order of [`CalibrationRun::settings`]: the earlier DAC
+    /// waits |`skew`| samples (delay |skew| / 16, shift |skew| mod 16), and the
+    /// Q8.8 gain is round(256 · full scale / level), the level being the link
+    /// model's full-scale sample round(full scale · `transmission`) and full
+    /// scale a lossless full-scale product, `((255 · 255) >> 8) << 7`. Computed
+    /// from the documented procedure, not read from the calibrator.
+    pub fn expected_settings(skew: i64, transmission: f64) -> [u32; 5] {
+        let full_scale = f64::from(((255 * 255) >> 8) << 7);
+        let level = (full_scale * transmission).round();
+        let gain = (256.0 * full_scale / level).round() as u32;
+        let m = skew.unsigned_abs() as u32;
+        let (delay, shift) = (m / 16, m % 16);
+        match skew >= 0 {
+            true => [gain, delay, shift, 0, 0],
+            false => [gain, 0, 0, delay, shift],
+        }
+    }
+
     /// True if the run finished without a failure.
     pub fn succeeded(&self) -> bool {
         use hdl::lightning::top_regs::cal_status::{DONE, FAILED};

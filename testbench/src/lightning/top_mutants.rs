@@ -59,7 +59,7 @@ use super::closed_loop::hardware_config;
 use super::golden::{infer, DatapathConfig, Network};
 use super::link::PhotonicLink;
 use super::photonic::{IdealCore, NoisyCore, PhotonicCore};
-use super::top_bench::{TopBench, TopRun};
+use super::top_bench::{CalibrationRun, TopBench, TopRun};
 use crate::dut::{Dut, NativeDut};
 use crate::rng::derived;
 use hdl::blocks::axil_regfile::RegisterMap;
@@ -126,9 +126,6 @@ const REACH: i64 = 63 * 16 + 15;
 
 /// A skew one sample past the reach.
 const BEYOND_REACH: i64 = REACH + 1;
-
-/// A lossless full-scale product's ADC sample: `(255 · 255 >> 8) << 7`.
-const FULL_SCALE: f64 = (((255 * 255) >> 8) << 7) as f64;
 
 /// The board top the mutants are made from, and what the check needs to know
 /// of it: a random network of layers 48–12–5 on two photonic cores, a 16-bit
@@ -497,14 +494,8 @@ fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> 
             cal.cycles
         ));
     }
-    let level = (FULL_SCALE * transmission).round();
-    let gain = (256.0 * FULL_SCALE / level).round() as u32;
     for (c, (settings, &skew)) in cal.settings.iter().zip(&skews).enumerate() {
-        let m = skew.unsigned_abs() as u32;
-        let want = match skew >= 0 {
-            true => [gain, m / 16, m % 16, 0, 0],
-            false => [gain, 0, 0, m / 16, m % 16],
-        };
+        let want = CalibrationRun::expected_settings(skew, transmission);
         if *settings != want {
             return Err(format!(
                 "{what}: core {c} programmed {settings:?}, {want:?} expected"
