@@ -226,6 +226,7 @@ fn every_defect_is_classified_malformed_with_its_reason() {
                             max: MAX,
                         }
                 }
+                Defect::EmptyPayload => reason == Malformed::PayloadLength { bytes: 0 },
                 Defect::ElemCount => matches!(reason, Malformed::ElemCount { elem_count: 65, .. }),
                 Defect::Version => reason == Malformed::Version { version: 2 },
                 Defect::ResultFlag => reason == Malformed::Flags { flags: 1 },

@@ -287,9 +287,14 @@ fn worker_stream(
         let Ok(bytes) = p.to_frame() else { continue };
         let src = cfg.port_codes[port];
         if rng.gen_ratio(1, 30) {
-            let defect = *[Defect::Version, Defect::Ipv4Length, Defect::Truncated]
-                .choose(rng)
-                .unwrap_or(&Defect::Version);
+            let defect = *[
+                Defect::Version,
+                Defect::Ipv4Length,
+                Defect::Truncated,
+                Defect::EmptyPayload,
+            ]
+            .choose(rng)
+            .unwrap_or(&Defect::Version);
             let bad = with_defect(rng, &bytes, defect, cfg.max_payload_bytes);
             stream.push(ChaosFrame {
                 frame: InFrame { src, bytes: bad },

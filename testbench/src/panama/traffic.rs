@@ -251,10 +251,14 @@ pub fn background_frame(rng: &mut impl Rng, agg_udp_port: u16) -> Vec<u8> {
 pub enum Defect {
     /// Cut inside the headers (40–63 bytes left).
     Truncated,
-    /// Payload cut so that its length is not a multiple of 64 (lengths fixed up).
+    /// Payload length not a multiple of 64: cut inside its last granule, or 1–63
+    /// bytes given to an empty one (lengths fixed up).
     PayloadNotGranule,
     /// Payload one granule longer than `max_payload_bytes` (lengths fixed up).
     PayloadTooLong,
+    /// No payload at all: the headers alone, with lengths and `elem_count` 0 that
+    /// agree with it, so only the empty-payload check can refuse it.
+    EmptyPayload,
     /// `elem_count` off by one.
     ElemCount,
     /// PANAMA version 2.
@@ -273,10 +277,11 @@ pub enum Defect {
 
 impl Defect {
     /// All defects.
-    pub const ALL: [Defect; 10] = [
+    pub const ALL: [Defect; 11] = [
         Defect::Truncated,
         Defect::PayloadNotGranule,
         Defect::PayloadTooLong,
+        Defect::EmptyPayload,
         Defect::ElemCount,
         Defect::Version,
         Defect::ResultFlag,
@@ -307,8 +312,8 @@ fn fix_ipv4_checksum(f: &mut [u8]) {
     set_be16(f, IPV4_OFFSET + 10, c);
 }
 
-/// `frame` (a well-formed aggregation frame of at least one granule of payload)
-/// with `defect`; IPv4 checksums stay valid. A frame shorter than the 64 bytes of
+/// `frame` (an aggregation frame, well-formed or with defects already) with
+/// `defect`; IPv4 checksums stay valid. A frame shorter than the 64 bytes of
 /// headers is returned unchanged.
 pub fn with_defect(
     rng: &mut impl Rng,
@@ -324,11 +329,20 @@ pub fn with_defect(
     match defect {
         Defect::Truncated => f.truncate(rng.gen_range(40..HEADERS_LEN)),
         Defect::PayloadNotGranule => {
-            f.truncate(f.len().saturating_sub(rng.gen_range(1..PAYLOAD_GRANULE)));
+            // The payload's whole granules but the last, and 1–63 bytes: a
+            // well-formed payload cut short, an empty one given a ragged one.
+            let whole = (f.len() - HEADERS_LEN).saturating_sub(1) / PAYLOAD_GRANULE;
+            let ragged = rng.gen_range(1..PAYLOAD_GRANULE);
+            f.resize(HEADERS_LEN + whole * PAYLOAD_GRANULE + ragged, 0);
             fix_lengths(&mut f);
         }
         Defect::PayloadTooLong => {
             f.resize(HEADERS_LEN + max_payload_bytes + PAYLOAD_GRANULE, 0);
+            fix_lengths(&mut f);
+        }
+        Defect::EmptyPayload => {
+            f.truncate(HEADERS_LEN);
+            set_be16(&mut f, p + 12, 0);
             fix_lengths(&mut f);
         }
         Defect::ElemCount => {
