@@ -225,8 +225,9 @@ fn bad_parameters_are_errors() {
 #[test]
 fn random_networks_cores_latencies_and_shifts_are_bit_exact_natively() {
     let mut rng = seeded("lightning datapath random", 9101);
-    // [32, 32, 5] on three cores: 11 rounds write 33 bytes, so the last
-    // round's tail spills into a third word, past what the layer's inputs need.
+    // [32, 32, 5]: on one core the hidden layer fills its activation bank's two
+    // words exactly, on three its 11 rounds write 33 bytes and the last round's
+    // tail spills into a third word; neither may wrap onto word 0.
     for cores in 1..=3u32 {
         for sizes in [[48usize, 16, 10], [20, 33, 7], [64, 17, 3], [32, 32, 5]] {
             let net = random_network(&mut rng, &sizes);
