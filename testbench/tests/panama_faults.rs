@@ -195,6 +195,7 @@ fn faults(g: &GoldenConfig, rng: &mut impl Rng) -> Vec<Fault> {
         Defect::Ipv4Length,
         Defect::Truncated,
         Defect::ElemCount,
+        Defect::EmptyPayload,
     ] {
         let good = packet(g, 5, 0, 0, 200);
         frames.push(InFrame {
