@@ -9,7 +9,7 @@ use super::config::GoldenConfig;
 use super::frame::{AggPacket, FrameError};
 use super::golden::InFrame;
 use super::header::{
-    elem_bytes, HEADERS_LEN, IPV4_OFFSET, PANAMA_OFFSET, PAYLOAD_GRANULE, UDP_OFFSET,
+    elem_bytes, offset, HEADERS_LEN, IPV4_OFFSET, PANAMA_OFFSET, PAYLOAD_GRANULE, UDP_OFFSET,
 };
 use etherparse::{
     ArpEthIpv4Packet, ArpOperation, ArpPacket, EtherType, Ethernet2Header, PacketBuilder,
@@ -325,12 +325,13 @@ pub fn with_defect(
     if f.len() < HEADERS_LEN {
         return f;
     }
-    let p = PANAMA_OFFSET;
+    let at = |field: usize| PANAMA_OFFSET + field;
     match defect {
         Defect::Truncated => f.truncate(rng.gen_range(40..HEADERS_LEN)),
         Defect::PayloadNotGranule => {
-            // The payload's whole granules but the last, and 1–63 bytes: a
-            // well-formed payload cut short, an empty one given a ragged one.
+            // The whole granules before the payload's last byte, then 1–63
+            // bytes: a well-formed payload is cut inside its last granule, an
+            // empty one gets a ragged one.
             let whole = (f.len() - HEADERS_LEN).saturating_sub(1) / PAYLOAD_GRANULE;
             let ragged = rng.gen_range(1..PAYLOAD_GRANULE);
             f.resize(HEADERS_LEN + whole * PAYLOAD_GRANULE + ragged, 0);
@@ -342,16 +343,17 @@ pub fn with_defect(
         }
         Defect::EmptyPayload => {
             f.truncate(HEADERS_LEN);
-            set_be16(&mut f, p + 12, 0);
+            set_be16(&mut f, at(offset::ELEM_COUNT), 0);
             fix_lengths(&mut f);
         }
         Defect::ElemCount => {
-            let n = u16::from_be_bytes([f[p + 12], f[p + 13]]);
-            set_be16(&mut f, p + 12, n.wrapping_add(1));
+            let e = at(offset::ELEM_COUNT);
+            let n = u16::from_be_bytes([f[e], f[e + 1]]);
+            set_be16(&mut f, e, n.wrapping_add(1));
         }
-        Defect::Version => f[p] = 2,
-        Defect::ResultFlag => f[p + 1] |= 1,
-        Defect::UnknownFormat => f[p + 5] = 3,
+        Defect::Version => f[at(offset::VERSION)] = 2,
+        Defect::ResultFlag => f[at(offset::FLAGS)] |= 1,
+        Defect::UnknownFormat => f[at(offset::FORMAT)] = 3,
         Defect::Ipv4Length => {
             let n = u16::from_be_bytes([f[IPV4_OFFSET + 2], f[IPV4_OFFSET + 3]]);
             set_be16(&mut f, IPV4_OFFSET + 2, n.wrapping_sub(1));
