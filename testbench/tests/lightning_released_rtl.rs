@@ -323,6 +323,9 @@ fn random_networks_are_bit_exact_natively() {
             (vec![48usize, 16, 10], -255..=255),
             (vec![20, 33, 7], -255..=255),
             (vec![32, 9, 6, 3], -2..=2),
+            // A hidden layer that fills its activation bank (one core) or
+            // spills into a third word (three), as in `lightning_datapath`.
+            (vec![32, 32, 5], -255..=255),
         ] {
             let net = network_in(&mut rng, &sizes, range);
             for source in [WeightSource::Memory, WeightSource::Stream] {
