@@ -6,7 +6,8 @@
 //! independently of the calibrator, and makes the logits exact again, with
 //! `cal_cycles` the count the DAC ports' timeline gives; a dark link fails the
 //! calibration and never hangs; an ADC overflow counts alike on 1, 2 and 4
-//! cores.
+//! cores; images queued by a pipelining host run back to back, each answered
+//! with its own logits.
 //!
 //! `cargo test -p testbench --test lightning_top_cores`
 
@@ -29,6 +30,7 @@ use testbench::rng::seeded;
 use testbench::verilator::BuildOptions;
 
 /// Status bits from the documented map.
+const BUSY: u32 = 1;
 const DONE: u32 = 2;
 const FAILED: u32 = 4;
 /// `cal_status` bits and core c's 2-bit reason at 8 + 2c (1 = no light).
@@ -122,14 +124,19 @@ fn log_softmax(logits: &[i64], s: u32) -> Vec<f64> {
     diffs.iter().map(|d| (d - lse).max(LSM_MIN_NATS)).collect()
 }
 
+/// The index of the first largest of `logits`: the answer's class.
+fn first_max(logits: &[i64]) -> usize {
+    (0..logits.len())
+        .max_by_key(|&i| (logits[i], Reverse(i)))
+        .unwrap_or(0)
+}
+
 /// The answer registers and stream against the golden logits: the class is the
 /// first largest logit, every log-softmax is the block's bit-exact contract and
 /// within its accuracy of the real value, and the stream carries one beat per
 /// logit in index order with `tlast` on the last.
 fn assert_answer(run: &TopRun, logits: &[i64], scale: u32, what: &str) {
-    let first_max = (0..logits.len())
-        .max_by_key(|&i| (logits[i], Reverse(i)))
-        .unwrap_or(0);
+    let first_max = first_max(logits);
     assert_eq!(run.class as usize, first_max, "{what}: class");
     assert_eq!(run.max_logit, logits[first_max], "{what}: max_logit");
     let contract = answer_model(logits, scale).unwrap();
@@ -138,14 +145,22 @@ fn assert_answer(run: &TopRun, logits: &[i64], scale: u32, what: &str) {
         let err = (nats(word) - real).abs();
         assert!(err <= ACCURACY_NATS, "{what}: lsm{i} off by {err} nat");
     }
+    assert_answer_beats(&run.answer_beats, logits, &run.lsm, what);
+}
+
+/// One inference's `m_axis_answer` beats: one per logit in index order, each
+/// with its log-softmax `lsm`, the class (the first largest logit), and `tlast`
+/// on the last.
+fn assert_answer_beats(beats: &[AnswerBeat], logits: &[i64], lsm: &[i64], what: &str) {
+    let class = first_max(logits) as u32;
     let n = logits.len();
-    assert_eq!(run.answer_beats.len(), n, "{what}: answer beats");
-    for (i, b) in run.answer_beats.iter().enumerate() {
+    assert_eq!(beats.len(), n, "{what}: answer beats");
+    for (i, b) in beats.iter().enumerate() {
         let expected = AnswerBeat {
             logit: logits[i],
-            lsm: run.lsm[i],
+            lsm: lsm[i],
             index: i as u32,
-            class: first_max as u32,
+            class,
             last: i + 1 == n,
         };
         assert_eq!(*b, expected, "{what}: answer beat {i}");
@@ -377,6 +392,45 @@ fn on_started_top(hw: &HwConfig, body: impl FnOnce(&mut TopBench<'_, IdealCore>)
         .collect();
     let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
     body(&mut bench);
+}
+
+/// A host that pipelines: three images' words and starts written at once run
+/// back to back, and each answer on the stream is the golden model's for its
+/// own image. The network is wide behind a three-word input, so a run lasts
+/// longer than the host's writes (19 AXI-Lite writes an image): the next
+/// images' words and starts wait in the command queue while one runs, and are
+/// taken in order when it ends.
+#[test]
+fn queued_images_run_back_to_back_each_answered_with_its_own_logits() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(7, &[48, 128, 64, 10]);
+    let hw = config(&net, acc, 2, WeightSource::Memory);
+    on_started_top(&hw, |bench| {
+        let scale = 4;
+        bench.write("scale_shift", scale).unwrap();
+        let mut rng = seeded("lightning_top_cores queued images", 7);
+        let images: Vec<Vec<u8>> = (0..3)
+            .map(|_| (0..net.inputs()).map(|_| rng.gen()).collect())
+            .collect();
+        let queued: Vec<&[u8]> = images.iter().map(Vec::as_slice).collect();
+        let runs = bench.infer_queued(&queued, 6_000).unwrap();
+        let finished = runs.finished_after_writes as usize;
+        assert!(
+            finished + 2 <= images.len(),
+            "{finished} runs ended before the last write: nothing was queued behind a run"
+        );
+        assert_eq!(runs.answers.len(), images.len(), "inferences answered");
+        for (k, (beats, image)) in runs.answers.iter().zip(&images).enumerate() {
+            let expected = golden(&net, image, acc);
+            let lsm = answer_model(&expected, scale).unwrap().log_softmax;
+            assert_answer_beats(beats, &expected, &lsm, &format!("queued image {k}"));
+        }
+        assert_eq!(bench.read("cmd_dropped").unwrap(), 0, "cmd_dropped");
+        let status = bench.read("status").unwrap();
+        assert_eq!(status & (BUSY | DONE | FAILED), DONE, "status {status:#x}");
+        let streams = bench.streams();
+        assert!(streams.clean(), "{streams}");
+    });
 }
 
 /// A consumer that never takes `m_axis_answer` cannot stall the top: the run

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 
 use hdl::blocks::axil_regfile::RegisterMap;
 use hdl::lightning::calibrate::{DIVIDE_CYCLES, REFERENCE_CYCLES};
+use hdl::lightning::top_regs::status::BUSY as STATUS_BUSY;
 
 use super::arith::unpack_bus;
 use super::closed_loop::off_format;
@@ -68,6 +69,9 @@ pub enum BenchError {
     /// The design lacks a clock domain the bench needs.
     #[error("the design has no clock domain `{0}`")]
     Domain(String),
+    /// What was asked needs a bench configured otherwise.
+    #[error("{0}")]
+    Unsupported(&'static str),
 }
 
 /// What one inference left in the registers.
@@ -100,6 +104,19 @@ pub struct TopRun {
     /// to the poll that saw `busy` fall (a later one is a stray beat, see
     /// [`TopBench::streams`]).
     pub answer_beats: Vec<AnswerBeat>,
+}
+
+/// What [`TopBench::infer_queued`] saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueuedRuns {
+    /// The answer beats cut after each `tlast`: one group per inference, in
+    /// order (beats past the last `tlast` form one more group).
+    pub answers: Vec<Vec<AnswerBeat>>,
+    /// Inferences finished (`runs` counted up) from before the first write to
+    /// right after the last `start` write: two or more fewer than the images
+    /// means one was running while the host wrote and the rest waited in the
+    /// command queue.
+    pub finished_after_writes: u32,
 }
 
 /// One `m_axis_answer` beat.
@@ -556,7 +573,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let status_after_start = self.read("status")?;
         let mut status = status_after_start;
         let mut polls = 1;
-        while status & 1 == 1 {
+        while status & STATUS_BUSY != 0 {
             if polls >= max_polls {
                 return Err(BenchError::Timeout {
                     what: "inference (status.busy)".into(),
@@ -597,6 +614,60 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         run.window_open_cycle = self.read("window_open_cycle")?;
         run.photonic_slack = self.read("photonic_slack")?;
         Ok(run)
+    }
+
+    /// Runs `images` back to back as a pipelining host does: every image's
+    /// words and its `start` are written at once, without waiting for a run to
+    /// end, so the top's command queue holds the next images while one runs
+    /// (⌈bytes / 16⌉ + 1 commands an image; a full queue drops and counts the
+    /// rest, `cmd_dropped`). Then runs until the answer stream has carried one
+    /// `tlast` per image and `status.busy` has fallen, within `max_cycles`
+    /// AXI-Lite cycles. Memory weights only: [`TopBench::infer`]
+    /// restarts a streamed weight feed for each inference.
+    pub fn infer_queued(
+        &mut self,
+        images: &[&[u8]],
+        max_cycles: u64,
+    ) -> Result<QueuedRuns, BenchError> {
+        if self.weights.is_some() {
+            return Err(BenchError::Unsupported(
+                "queued inferences need weights in memory, not a streamed feed",
+            ));
+        }
+        let runs_before = self.read("runs")?;
+        self.stray_answer_beats += self.answer_beats.len() as u64;
+        self.answer_beats.clear();
+        for image in images {
+            self.load_image(image)?;
+            self.write("start", 1)?;
+        }
+        let finished_after_writes = self.read("runs")?.wrapping_sub(runs_before);
+        let deadline = self.axil_cycles + max_cycles;
+        while self.answer_beats.iter().filter(|b| b.last).count() < images.len() {
+            if self.axil_cycles >= deadline {
+                return Err(BenchError::Timeout {
+                    what: format!("{} queued inferences (answer tlast)", images.len()),
+                    cycles: max_cycles,
+                });
+            }
+            self.idle(1)?;
+        }
+        while self.read("status")? & STATUS_BUSY != 0 {
+            if self.axil_cycles >= deadline {
+                return Err(BenchError::Timeout {
+                    what: format!("{} queued inferences (status.busy)", images.len()),
+                    cycles: max_cycles,
+                });
+            }
+        }
+        let beats = std::mem::take(&mut self.answer_beats);
+        Ok(QueuedRuns {
+            answers: beats
+                .split_inclusive(|b| b.last)
+                .map(<[AnswerBeat]>::to_vec)
+                .collect(),
+            finished_after_writes,
+        })
     }
 }
 
