@@ -567,8 +567,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             feed.next.iter_mut().for_each(|n| *n = 0);
         }
         self.offer_weights()?;
-        self.stray_answer_beats += self.answer_beats.len() as u64;
-        self.answer_beats.clear();
+        self.answers_from_here();
         self.write("start", 1)?;
         let status_after_start = self.read("status")?;
         let mut status = status_after_start;
@@ -616,6 +615,13 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         Ok(run)
     }
 
+    /// Starts collecting a new inference's answer beats: those not collected
+    /// yet arrived outside an inference and count as stray.
+    fn answers_from_here(&mut self) {
+        self.stray_answer_beats += self.answer_beats.len() as u64;
+        self.answer_beats.clear();
+    }
+
     /// Runs `images` back to back as a pipelining host does: every image's
     /// words and its `start` are written at once, without waiting for a run to
     /// end, so the top's command queue holds the next images while one runs
@@ -635,29 +641,26 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             ));
         }
         let runs_before = self.read("runs")?;
-        self.stray_answer_beats += self.answer_beats.len() as u64;
-        self.answer_beats.clear();
+        self.answers_from_here();
         for image in images {
             self.load_image(image)?;
             self.write("start", 1)?;
         }
         let finished_after_writes = self.read("runs")?.wrapping_sub(runs_before);
         let deadline = self.axil_cycles + max_cycles;
-        while self.answer_beats.iter().filter(|b| b.last).count() < images.len() {
+        loop {
+            let answered = self.answer_beats.iter().filter(|b| b.last).count() >= images.len();
+            if answered && self.read("status")? & STATUS_BUSY == 0 {
+                break;
+            }
             if self.axil_cycles >= deadline {
                 return Err(BenchError::Timeout {
-                    what: format!("{} queued inferences (answer tlast)", images.len()),
+                    what: format!("{} queued inferences (answers, status.busy)", images.len()),
                     cycles: max_cycles,
                 });
             }
-            self.idle(1)?;
-        }
-        while self.read("status")? & STATUS_BUSY != 0 {
-            if self.axil_cycles >= deadline {
-                return Err(BenchError::Timeout {
-                    what: format!("{} queued inferences (status.busy)", images.len()),
-                    cycles: max_cycles,
-                });
+            if !answered {
+                self.idle(1)?;
             }
         }
         let beats = std::mem::take(&mut self.answer_beats);
