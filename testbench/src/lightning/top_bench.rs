@@ -106,6 +106,15 @@ pub struct TopRun {
     pub answer_beats: Vec<AnswerBeat>,
 }
 
+/// The order in which [`TopBench::load_image_in`] commits an image's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordOrder {
+    /// Word 0 first, as [`TopBench::load_image`] does.
+    FirstToLast,
+    /// The last word first.
+    LastToFirst,
+}
+
 /// What [`TopBench::infer_queued`] saw.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QueuedRuns {
@@ -538,9 +547,20 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         }
     }
 
-    /// Loads `image` word by word: `image_addr`, `image_data0..3`, `image_commit`.
+    /// Loads `image` word by word, first word first: `image_addr`,
+    /// `image_data0..3`, `image_commit`.
     pub fn load_image(&mut self, image: &[u8]) -> Result<(), BenchError> {
-        for (i, chunk) in image.chunks(16).enumerate() {
+        self.load_image_in(image, WordOrder::FirstToLast)
+    }
+
+    /// Loads `image` word by word in `order` (the register map lets a host
+    /// commit an image's 16-byte words at any index in any order).
+    pub fn load_image_in(&mut self, image: &[u8], order: WordOrder) -> Result<(), BenchError> {
+        let mut words: Vec<(usize, &[u8])> = image.chunks(16).enumerate().collect();
+        if order == WordOrder::LastToFirst {
+            words.reverse();
+        }
+        for (i, chunk) in words {
             self.write("image_addr", i as u32)?;
             for k in 0..4 {
                 let mut v = 0u32;
@@ -623,8 +643,9 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     }
 
     /// Runs `images` back to back as a pipelining host does: every image's
-    /// words and its `start` are written at once, without waiting for a run to
-    /// end, so the top's command queue holds the next images while one runs
+    /// words (in `order`) and its `start` are written at once, without waiting
+    /// for a run to end, so the top's command queue holds the next images while
+    /// one runs
     /// (⌈bytes / 16⌉ + 1 commands an image; a full queue drops and counts the
     /// rest, `cmd_dropped`). Then runs until the answer stream has carried one
     /// `tlast` per image and `status.busy` has fallen, within `max_cycles`
@@ -633,6 +654,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     pub fn infer_queued(
         &mut self,
         images: &[&[u8]],
+        order: WordOrder,
         max_cycles: u64,
     ) -> Result<QueuedRuns, BenchError> {
         if self.weights.is_some() {
@@ -643,7 +665,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         let runs_before = self.read("runs")?;
         self.answers_from_here();
         for image in images {
-            self.load_image(image)?;
+            self.load_image_in(image, order)?;
             self.write("start", 1)?;
         }
         let finished_after_writes = self.read("runs")?.wrapping_sub(runs_before);
