@@ -483,6 +483,51 @@ fn queued_images_run_back_to_back_each_answered_with_its_own_logits() {
     });
 }
 
+/// Starts queued back to back, the same image and a different `scale_shift`
+/// written before each: every run answers with the golden logits and the
+/// log-softmax of the scale in force at its own `start` (the snapshot the start
+/// carries), and no start is taken before the previous run's last answer beat
+/// has left (a start clears the answer unit).
+#[test]
+fn queued_starts_each_answer_with_the_controls_written_before_them() {
+    let acc = AccWidth::new(24).unwrap();
+    let net = network(7, &[48, 256, 128, 10]);
+    let hw = config(&net, acc, 2, WeightSource::Memory);
+    on_started_top(&hw, |bench| {
+        let mut rng = seeded("lightning_top_cores queued starts", 8);
+        let image: Vec<u8> = (0..net.inputs()).map(|_| rng.gen()).collect();
+        let expected = golden(&net, &image, acc);
+        let scales = [4u32, 6, 0, 9];
+        let mark = bench.begin_queue().unwrap();
+        bench.load_image(&image).unwrap();
+        for &scale in &scales {
+            bench.write("scale_shift", scale).unwrap();
+            bench.write("start", 1).unwrap();
+        }
+        let runs = bench.await_queued(mark, scales.len(), 10_000).unwrap();
+        assert_eq!(
+            runs.finished_after_writes, 0,
+            "runs ended before the last write"
+        );
+        assert_eq!(runs.answers.len(), scales.len(), "inferences answered");
+        let mut lsms = Vec::new();
+        for (beats, &scale) in runs.answers.iter().zip(&scales) {
+            let lsm = answer_model(&expected, scale).unwrap().log_softmax;
+            assert_answer_beats(beats, &expected, &lsm, &format!("scale_shift {scale}"));
+            lsms.push(lsm);
+        }
+        lsms.dedup();
+        assert_eq!(
+            lsms.len(),
+            scales.len(),
+            "the scales' log-softmaxes must differ"
+        );
+        assert_eq!(bench.read("cmd_dropped").unwrap(), 0, "cmd_dropped");
+        let streams = bench.streams();
+        assert!(streams.clean(), "{streams}");
+    });
+}
+
 /// A consumer that never takes `m_axis_answer` cannot stall the top: the run
 /// finishes with its registers intact, every beat is counted as dropped and
 /// `answer_overflow` is set until `clear_stats`.

@@ -169,7 +169,7 @@ fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
     }
     let subject = Subject::new(WeightSource::Memory).expect("subject");
     for (line, why) in [
-        ("lightning/datapath/mod.rs:666 ", "outside the bus format"),
+        ("lightning/datapath/mod.rs:680 ", "outside the bus format"),
         ("lightning/datapath/counters.rs:40 ", "the ports showed"),
     ] {
         let pick = Pick::Matching(format!("constant's bit 0 flipped at hdl/src/{line}"));

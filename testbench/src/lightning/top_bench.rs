@@ -115,16 +115,15 @@ pub enum WordOrder {
     LastToFirst,
 }
 
-/// What [`TopBench::infer_queued`] saw.
+/// What [`TopBench::await_queued`] saw.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QueuedRuns {
     /// The answer beats cut after each `tlast`: one group per inference, in
     /// order (beats past the last `tlast` form one more group).
     pub answers: Vec<Vec<AnswerBeat>>,
     /// Inferences finished (`runs` counted up) from before the first write to
-    /// right after the last `start` write: two or more fewer than the images
-    /// means one was running while the host wrote and the rest waited in the
-    /// command queue.
+    /// right after the last one: 0 means the first run was still running after
+    /// the last write, so every later command waited in the command queue.
     pub finished_after_writes: u32,
 }
 
@@ -645,18 +644,29 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     /// Runs `images` back to back as a pipelining host does: every image's
     /// words (in `order`) and its `start` are written at once, without waiting
     /// for a run to end, so the top's command queue holds the next images while
-    /// one runs
-    /// (⌈bytes / 16⌉ + 1 commands an image; a full queue drops and counts the
-    /// rest, `cmd_dropped`). Then runs until the answer stream has carried one
-    /// `tlast` per image and `status.busy` has fallen, within `max_cycles`
-    /// AXI-Lite cycles. Memory weights only: [`TopBench::infer`]
-    /// restarts a streamed weight feed for each inference.
+    /// one runs (⌈bytes / 16⌉ + 1 commands an image; a full queue drops and
+    /// counts the rest, `cmd_dropped`). Then [`TopBench::await_queued`], one
+    /// inference per image. Memory weights only: [`TopBench::infer`] restarts a
+    /// streamed weight feed for each inference.
     pub fn infer_queued(
         &mut self,
         images: &[&[u8]],
         order: WordOrder,
         max_cycles: u64,
     ) -> Result<QueuedRuns, BenchError> {
+        let mark = self.begin_queue()?;
+        for image in images {
+            self.load_image_in(image, order)?;
+            self.write("start", 1)?;
+        }
+        self.await_queued(mark, images.len(), max_cycles)
+    }
+
+    /// Begins a pipelined batch: answer beats are collected from here, for
+    /// [`TopBench::await_queued`], while the host writes whatever commands it
+    /// queues (image words, `start`s, control registers between them). Memory
+    /// weights only.
+    pub fn begin_queue(&mut self) -> Result<QueueMark, BenchError> {
         if self.weights.is_some() {
             return Err(BenchError::Unsupported(
                 "queued inferences need weights in memory, not a streamed feed",
@@ -664,20 +674,28 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
         }
         let runs_before = self.read("runs")?;
         self.answers_from_here();
-        for image in images {
-            self.load_image_in(image, order)?;
-            self.write("start", 1)?;
-        }
-        let finished_after_writes = self.read("runs")?.wrapping_sub(runs_before);
+        Ok(QueueMark { runs_before })
+    }
+
+    /// Ends the batch begun at `mark` once the host's writes are made: runs
+    /// until the answer stream has carried `inferences` `tlast`s and
+    /// `status.busy` has fallen, within `max_cycles` AXI-Lite cycles.
+    pub fn await_queued(
+        &mut self,
+        mark: QueueMark,
+        inferences: usize,
+        max_cycles: u64,
+    ) -> Result<QueuedRuns, BenchError> {
+        let finished_after_writes = self.read("runs")?.wrapping_sub(mark.runs_before);
         let deadline = self.axil_cycles + max_cycles;
         loop {
-            let answered = self.answer_beats.iter().filter(|b| b.last).count() >= images.len();
+            let answered = self.answer_beats.iter().filter(|b| b.last).count() >= inferences;
             if answered && self.read("status")? & STATUS_BUSY == 0 {
                 break;
             }
             if self.axil_cycles >= deadline {
                 return Err(BenchError::Timeout {
-                    what: format!("{} queued inferences (answers, status.busy)", images.len()),
+                    what: format!("{inferences} queued inferences (answers, status.busy)"),
                     cycles: max_cycles,
                 });
             }
@@ -694,6 +712,13 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             finished_after_writes,
         })
     }
+}
+
+/// Where a pipelined batch began ([`TopBench::begin_queue`]).
+#[derive(Clone, Copy, Debug)]
+pub struct QueueMark {
+    /// `runs` before the batch's first write.
+    runs_before: u32,
 }
 
 /// What a calibration left in the registers.

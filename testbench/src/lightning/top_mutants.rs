@@ -27,7 +27,13 @@
 //!    and answer stream refuse every beat: still exact, `dac_stall` and
 //!    `answer_overflow` set, every answer beat counted in `answer_dropped`;
 //!    `clear_stats` clears those, and the next run is exact.
-//! 4. **Calibration**, each on a fresh top with a `timeout` of 300. On links
+//! 4. **Queued commands.** Without waiting for a run to end, the host queues
+//!    image 1, `scale_shift` 3 and a start, `scale_shift` 7 and a start (the
+//!    same image again), then image 0, `scale_shift` 0 and a start: three
+//!    answer streams, each the golden logits of its image with the
+//!    log-softmax of the scale written before its own start
+//!    ([`super::answer::answer`]), and no command dropped.
+//! 5. **Calibration**, each on a fresh top with a `timeout` of 300. On links
 //!    whose weight modulators lag by 53 and 36 samples and whose transmission
 //!    is 0.6, `calibrate` succeeds and programs each core's loss register to
 //!    round(256 · full scale / level) and its activation DAC's delay and shift
@@ -43,17 +49,18 @@
 //!    A skew of 1,024 samples (one past the registers' reach) fails with reason
 //!    2 on every core, a dark link with reason 1; either way no register
 //!    changes.
-//! 5. **Overflows**, on a fresh top. ADC words at twice the DAC rate: a
+//! 6. **Overflows**, on a fresh top. ADC words at twice the DAC rate: a
 //!    non-zero `adc_dropped` and `adc_overflow`; then, during a run that waits
 //!    out its timeout on a dark ADC, `image_commit` written 24 times into the
 //!    16-entry command queue: a non-zero `cmd_dropped`, `cmd_overflow`, and
 //!    every write either queued or dropped; `clear_stats` clears both counts
 //!    and bits.
 //!
-//! In checks 2–4 every lit DAC sample is in the bus format (`v << 7`, or the
+//! In checks 2–5 every lit DAC sample is in the bus format (`v << 7`, or the
 //! preamble's `0xFFFF`), every sample without `tvalid` is zero, and no answer
 //! beat leaves outside an inference (after reset, say).
 
+use super::answer::answer;
 use super::arith::{argmax, AccWidth, OpticalLoss};
 use super::closed_loop::hardware_config;
 use super::golden::{infer, DatapathConfig, Network};
@@ -85,6 +92,10 @@ const AXIL_PS: u64 = 2531;
 
 /// Status polls an inference or a calibration may take.
 const MAX_POLLS: u64 = 2_000;
+
+/// AXI-Lite cycles the queued commands' three runs may take (check 4), from
+/// the last write: [`MAX_POLLS`] for each.
+const QUEUED_CYCLES: u64 = 3 * MAX_POLLS;
 
 /// `timeout`'s documented reset value.
 const DEFAULT_TIMEOUT: u32 = 2000;
@@ -204,6 +215,7 @@ pub fn check_top(subject: &TopSubject, mutant: &Module) -> Result<(), String> {
     }
     failure_and_statistics(subject, &mut bench, &mut cycles)?;
     refused_streams(subject, &mut bench)?;
+    queued(subject, &mut bench)?;
     streams_clean(&bench, "the inferences")?;
     for (skew, transmission) in [(53, 0.6), (-21, 0.8), (REACH, 1.0)] {
         calibrated(subject, mutant, skew, transmission)?;
@@ -445,6 +457,55 @@ fn refused_streams<C: PhotonicCore>(
     exact(&run, &s.golden(1)?, "after refused streams")
 }
 
+/// Check 4 (see the module docs).
+fn queued<C: PhotonicCore>(s: &TopSubject, bench: &mut TopBench<'_, C>) -> Result<(), String> {
+    let plan = [(1, 3), (1, 7), (0, 0)];
+    let mark = bench.begin_queue().map_err(text)?;
+    let mut loaded = None;
+    for &(image, scale) in &plan {
+        if loaded != Some(image) {
+            bench.load_image(&s.images[image]).map_err(text)?;
+            loaded = Some(image);
+        }
+        bench.write("scale_shift", scale).map_err(text)?;
+        bench.write("start", 1).map_err(text)?;
+    }
+    let runs = bench
+        .await_queued(mark, plan.len(), QUEUED_CYCLES)
+        .map_err(text)?;
+    if runs.answers.len() != plan.len() {
+        return Err(format!(
+            "queued: {} answer streams for {} starts",
+            runs.answers.len(),
+            plan.len()
+        ));
+    }
+    for (k, (beats, &(image, scale))) in runs.answers.iter().zip(&plan).enumerate() {
+        let golden = s.golden(image)?;
+        let lsm = answer(&golden, scale).map_err(text)?.log_softmax;
+        let got: Vec<(i64, i64, u32, bool)> = beats
+            .iter()
+            .map(|b| (b.logit, b.lsm, b.index, b.last))
+            .collect();
+        let want: Vec<(i64, i64, u32, bool)> = golden
+            .iter()
+            .zip(&lsm)
+            .enumerate()
+            .map(|(i, (&l, &v))| (l, v, i as u32, i + 1 == golden.len()))
+            .collect();
+        if got != want {
+            return Err(format!(
+                "queued start {k} (image {image}, scale_shift {scale}): answer beats {got:?}, {want:?} expected"
+            ));
+        }
+    }
+    let dropped = bench.read("cmd_dropped").map_err(text)?;
+    if dropped != 0 {
+        return Err(format!("queued: cmd_dropped {dropped}"));
+    }
+    bench.write("scale_shift", 0).map_err(text)
+}
+
 /// A bench on a fresh top whose core *c*'s link delays the weight modulator by
 /// `skews[c]` samples (negative: the activation modulator) and lets
 /// `transmission` of the light through; `timeout` is [`CAL_TIMEOUT`].
@@ -467,7 +528,7 @@ fn impaired_bench<'d>(
     Ok(bench)
 }
 
-/// Check 4's successful calibrations (see the module docs).
+/// Check 5's successful calibrations (see the module docs).
 fn calibrated(s: &TopSubject, mutant: &Module, skew: i64, transmission: f64) -> Result<(), String> {
     let mut dut = fresh(mutant)?;
     let skews: [i64; CORES] = std::array::from_fn(|c| skew + CORE_SKEW_STEP * c as i64);
@@ -521,7 +582,7 @@ fn streams_clean<C: PhotonicCore>(bench: &TopBench<'_, C>, what: &str) -> Result
     }
 }
 
-/// Check 4's failed calibrations (see the module docs): `link` = (skew,
+/// Check 5's failed calibrations (see the module docs): `link` = (skew,
 /// transmission), every core failing with `reason`.
 fn calibration_fails(
     s: &TopSubject,
@@ -549,7 +610,7 @@ fn calibration_fails(
     streams_clean(&bench, &what)
 }
 
-/// Check 5 (see the module docs).
+/// Check 6 (see the module docs).
 fn overflows(s: &TopSubject, mutant: &Module) -> Result<(), String> {
     let mut dut = fresh_with_adc(mutant, ADC_PS / 2)?;
     let links = vec![

@@ -107,8 +107,8 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
         WeightSource::Memory => x.zero,
     };
 
-    let act_mem = m.memory("activations", x.word_width(), 2 << sh.bank, None);
-    let act_addr = m.concat(&[k.parity, act_index]);
+    let act_mem = m.memory("activations", x.word_width(), sh.banks << sh.bank, None);
+    let act_addr = m.concat(&[k.read_bank, act_index]);
     let act_word = m.mem_read(act_mem, clk, "act_word", act_addr, Some(issue));
     let (act_bus, norm_shift) = match cfg.arith {
         Arith::Wirespeed => (to_samples(m, act_word), None),

@@ -40,13 +40,17 @@
 //! activations, byte *i* = input `16 · load_addr + i`) into word `load_addr` of
 //! bank 0 of the activation buffer; writes while busy are ignored. Inputs past the
 //! layer size must be written as 0 (they ride on padding lanes with weight +0).
+//! Only loads write bank 0: the hidden layers write banks 1 and 2 in turn (bank 1
+//! alone with a single hidden layer), so an image stays loaded across runs and a
+//! `start` without a new load runs it again.
 //!
 //! **Inference.** `start` while idle clears `done`/`failed`/`fail_reason` and
 //! starts layer 0. Each weight layer *l*, from its first cycle (`go`):
 //! 1. the streamer sends a preamble of `preamble_length` cycles on every DAC and
 //!    the detectors are armed (which also closes the previous layer's windows);
 //! 2. an *issue* count-action unit (target = beats of *l* = rounds × cycles per
-//!    output, one-shot) reads one activation word (bank *l* mod 2, word index =
+//!    output, one-shot) reads one activation word (bank 0 for *l* = 0, else bank
+//!    1 + (*l* − 1) mod 2; word index =
 //!    the count of an *activation* unit with target = cycles per output, which
 //!    replays the input words for every round) and one weight word per core per
 //!    beat; the streamer fires all DACs together;
@@ -70,7 +74,7 @@
 //!    Hidden neurons: the round's C activation bytes are placed at the next free
 //!    byte of a 16-byte collector; a *lane* unit (count-action, C events per
 //!    round, target 16, the excess carried over) holds that byte position and
-//!    fires when the word is full, which writes it to bank (*l* + 1) mod 2 and
+//!    fires when the word is full, which writes it to layer *l* + 1's bank and
 //!    moves the bytes past the word boundary into the next word. The last round
 //!    writes the partial word; if its bytes spill past a word boundary, the spilled
 //!    word is written in the next cycle. The last layer's neurons leave on
@@ -275,6 +279,13 @@ struct Shape {
     layer: u32,
     /// Address bits of one activation bank.
     bank: u32,
+    /// Activation banks: bank 0 the image's, banks 1 and 2 the hidden layers'
+    /// in turn (2 banks when at most one hidden layer needs no third), so that
+    /// no run overwrites the image and a `start` without a new load runs it
+    /// again.
+    banks: u32,
+    /// Address bits that select the bank.
+    bank_select: u32,
     /// Words of the weight memory.
     weight_depth: u32,
 }
@@ -292,10 +303,13 @@ impl Shape {
             .max()
             .unwrap_or(1);
         let total: u32 = (0..n).map(|l| cfg.beats(l)).sum();
+        let banks = (n as u32).clamp(2, 3);
         Shape {
             count: bits_for(max_beats.max(SAMPLES)),
             layer: bits_for((n as u32).saturating_sub(1)),
             bank: bits_for(max_words - 1),
+            banks,
+            bank_select: bits_for(banks - 1),
             weight_depth: total.max(2),
         }
     }

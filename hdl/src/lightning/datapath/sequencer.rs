@@ -27,8 +27,20 @@ pub(super) struct LayerConstants {
     pub shift: Signal,
     /// The layer is the last one.
     pub is_last: Signal,
-    /// Bit 0 of the layer index: the activation bank the layer reads.
-    pub parity: Signal,
+    /// The activation bank the layer reads ([`bank_read_by`]).
+    pub read_bank: Signal,
+    /// The activation bank a hidden layer writes: the one the next layer reads.
+    pub write_bank: Signal,
+}
+
+/// The activation bank weight layer `layer` reads: the image in bank 0 for
+/// layer 0, then banks 1 and 2 in turn (with a single hidden layer, bank 1
+/// only). Bank 0 is written only by image loads.
+pub(super) fn bank_read_by(layer: usize) -> u64 {
+    match layer {
+        0 => 0,
+        l => 1 + (l as u64 - 1) % 2,
+    }
 }
 
 /// The sequencer's registers and the strobes derived from them.
@@ -67,6 +79,18 @@ pub(super) fn sequencer(m: &mut ModuleBuilder, input: &SequencerIn) -> Sequencer
         let values: Vec<Signal> = (0..n).map(|l| m.lit(f(l), width)).collect();
         m.index(layer, &values)
     };
+    let (read_bank, write_bank) = if sh.banks == 2 {
+        // At most two layers: bank_read_by(l) = l, so the bank is the index
+        // itself (and reads so in the Verilog), the next layer's its complement.
+        let parity = m.bit(layer, 0);
+        (parity, m.not(parity))
+    } else {
+        // The last layer writes no activations: its entry is any valid bank.
+        (
+            per_layer(m, sh.bank_select, &bank_read_by),
+            per_layer(m, sh.bank_select, &|l| bank_read_by((l + 1).min(n - 1))),
+        )
+    };
     let constants = LayerConstants {
         cpo: per_layer(m, sh.count, &|l| u64::from(cfg.cycles_per_output(l))),
         beats: per_layer(m, sh.count, &|l| u64::from(cfg.beats(l))),
@@ -74,7 +98,8 @@ pub(super) fn sequencer(m: &mut ModuleBuilder, input: &SequencerIn) -> Sequencer
         outputs: per_layer(m, sh.count, &|l| u64::from(cfg.layers[l + 1])),
         shift: per_layer(m, NORM_SHIFT_WIDTH, &|l| u64::from(cfg.shifts[l])),
         is_last: per_layer(m, 1, &|l| u64::from(l + 1 == n)),
-        parity: m.bit(layer, 0),
+        read_bank,
+        write_bank,
     };
     let busy = m.reg(clk, "busy_q", 1);
     let go = m.reg(clk, "go_q", 1);

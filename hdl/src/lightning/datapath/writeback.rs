@@ -158,8 +158,7 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
     let wi_zero = m.zeros(sh.bank);
     let wi_next = m.mux(seq.go, wi_zero, wi_kept);
     m.set_next(word_index, wi_next);
-    let other = m.not(k.parity);
-    let hidden_addr = m.concat(&[other, word_index]);
+    let hidden_addr = m.concat(&[k.write_bank, word_index]);
     let hidden_data = m.mux(tail, collector, merged);
 
     let load_valid = m.input("load_valid", 1);
@@ -176,7 +175,8 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
             .collect();
         m.join_lanes(&lanes)
     };
-    let load_full_addr = m.concat(&[x.zero, load_addr]);
+    let image_bank = m.zeros(sh.bank_select);
+    let load_full_addr = m.concat(&[image_bank, load_addr]);
     let load_en = m.and(load_valid, seq.not_busy);
     let wa = m.mux(seq.busy, hidden_addr, load_full_addr);
     let wd = m.mux(seq.busy, hidden_data, load_data);
