@@ -483,11 +483,13 @@ fn queued_images_run_back_to_back_each_answered_with_its_own_logits() {
     });
 }
 
-/// Starts queued back to back, the same image and a different `scale_shift`
-/// written before each: every run answers with the golden logits and the
-/// log-softmax of the scale in force at its own `start` (the snapshot the start
-/// carries), and no start is taken before the previous run's last answer beat
-/// has left (a start clears the answer unit).
+/// Four starts queued back to back after one image load, a different
+/// `scale_shift` written before each: the image stays loaded (its bank is
+/// written by loads only, not by the two hidden layers), so every run answers
+/// with the image's golden logits, and with the log-softmax of the scale in
+/// force at its own `start` (the snapshot the start carries); no start is
+/// taken before the previous run's last answer beat has left (a start clears
+/// the answer unit).
 #[test]
 fn queued_starts_each_answer_with_the_controls_written_before_them() {
     let acc = AccWidth::new(24).unwrap();
@@ -496,6 +498,7 @@ fn queued_starts_each_answer_with_the_controls_written_before_them() {
     on_started_top(&hw, |bench| {
         let mut rng = seeded("lightning_top_cores queued starts", 8);
         let image: Vec<u8> = (0..net.inputs()).map(|_| rng.gen()).collect();
+        assert_images_told_apart(&net, std::slice::from_ref(&image), acc);
         let expected = golden(&net, &image, acc);
         let scales = [4u32, 6, 0, 9];
         let mark = bench.begin_queue().unwrap();
