@@ -263,7 +263,9 @@ enum Phase {
     Finished,
 }
 
-/// One image through the closed loop, one call per cycle.
+/// One image through the closed loop, one call per cycle: the image's words
+/// over the load port, `start`, then the run; from `start` on, the load port
+/// carries junk without `load_valid`.
 pub struct LoopDriver<'a, C: PhotonicCore> {
     links: &'a mut [PhotonicLink<C>],
     image: &'a [u8],
@@ -389,6 +391,13 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
             }
             Phase::Start => {
                 pins.set_u64(ctl.start, 1)?;
+                // Without `load_valid` the load port's address and data mean
+                // nothing, so they carry junk until the next load: word 0,
+                // every byte 255. A datapath that wrote the image bank without
+                // `load_valid` would overwrite the image's first word.
+                pins.set_u64(ctl.load_addr, 0)?;
+                let junk = vec![u64::MAX; pins.words(ctl.load_data)];
+                pins.set(ctl.load_data, &junk)?;
                 self.phase = Phase::Run(1);
             }
             Phase::Run(t) => {
