@@ -356,7 +356,7 @@ pub fn registers(
             .field("logits", 24, 8, "number of logits (outputs of the last layer)"),
         ro("inputs", cfg.layers[0], "input size (8-bit activations per image)"),
         RegisterSpec::new("start", Access::ClearOnWrite, 32).as_command().describe(
-            "write any value: queue an inference with the current control registers (latched when it starts); reads the number of starts queued",
+            "write any value: queue an inference of the loaded image (which stays loaded until words are written over it) with the current control registers (latched when it starts); reads the number of starts queued",
         ),
         RegisterSpec::new("clear_stats", Access::ClearOnWrite, 1).as_command().describe(
             "write any value: clear runs, failures, latency_min/max, adc_dropped, cmd_dropped and the sticky status bits; reads 0",
