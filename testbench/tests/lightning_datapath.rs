@@ -863,11 +863,11 @@ fn closed_loop_native_equals_verilator_cycle_by_cycle() {
     let mut deep_rng = seeded("lightning datapath differential deep", 9502);
     let deep = Network::random(&[32, 24, 16, 10], &[3, 1, 0], &mut deep_rng).unwrap();
     let acc = AccWidth::new(16).unwrap();
-    for (net, cores, source) in [
-        (&shallow, 1u32, WeightSource::Memory),
-        (&shallow, 2, WeightSource::Memory),
-        (&shallow, 2, WeightSource::Stream),
-        (&deep, 2, WeightSource::Memory),
+    for (name, net, cores, source) in [
+        ("32-16-10", &shallow, 1u32, WeightSource::Memory),
+        ("32-16-10", &shallow, 2, WeightSource::Memory),
+        ("32-16-10", &shallow, 2, WeightSource::Stream),
+        ("32-24-16-10", &deep, 2, WeightSource::Memory),
     ] {
         let b = build_with(net, acc, cores, source);
         let paths: Vec<(usize, usize)> = (0..cores)
@@ -891,7 +891,7 @@ fn closed_loop_native_equals_verilator_cycle_by_cycle() {
                 .try_run(&DiffConfig::cycles(cycles), |s| driver.cycle(s))
                 .unwrap_or_else(|e| panic!("{e}"));
             let both = driver.result();
-            let what = format!("cores {cores} {source:?} paths {paths:?}");
+            let what = format!("{name}, cores {cores} {source:?} paths {paths:?}");
             assert_exact(both, &golden_logits(net, &image, acc), &what);
             assert_eq!(both, &native, "{what}: lockstep run vs native run");
         }
