@@ -106,6 +106,10 @@ fn print_report(cfg: &PanamaConfig, board: &str, mhz: f64, chaos: &ChaosConfig, 
     println!("  bypass lost: {}", rep.bypass_lost);
     println!("  bypass altered: {}", rep.bypass_altered);
     println!("  wrong sums: {}", rep.wrong_sums);
+    println!(
+        "  output beats with tuser[127:32] set: {}",
+        rep.stray_tuser_beats
+    );
     let (stall, bound) = rep.longest_stall;
     println!("  longest input stall: {stall} cycles (bound {bound}: full_wait + one result frame + pipeline)");
     let (counted, refused) = rep.output_held;

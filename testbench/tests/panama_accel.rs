@@ -210,6 +210,52 @@ fn bypass_frames_come_out_bit_exact_under_any_mix() {
     }
 }
 
+/// A slot takes a packet only when it is enabled and names the packet's job and
+/// tree: two trees of one job aggregate apart (slots 0 and 1), and the workers of
+/// a job the host retired (slot 2: disabled, its job, tree and ports left in
+/// place) go out as bypass, although slot 3 is enabled for the same job on
+/// another tree.
+#[test]
+fn slots_match_on_enable_job_and_tree() {
+    let mut scenario = Scenario::uniform(4, 4, 4, 256, FpFormat::Fp32);
+    scenario.jobs[1].job_id = scenario.jobs[0].job_id;
+    scenario.jobs[3].job_id = scenario.jobs[2].job_id;
+    scenario.retired = vec![2];
+    let slots = scenario.slot_configs(4);
+    assert_eq!(
+        (
+            slots[0].job_id,
+            slots[0].tree_id,
+            slots[1].job_id,
+            slots[1].tree_id
+        ),
+        (100, 0, 100, 1)
+    );
+    assert!(!slots[2].enable && slots[2].ports == 0b1111 && slots[3].job_id == 102);
+    let traffic = Traffic {
+        p_valid: 0.9,
+        p_ready: 0.7,
+    };
+    let o = simulate(
+        "panama slot match",
+        &sume(FpFormat::Fp32),
+        &scenario,
+        traffic,
+    );
+    assert_eq!(o.end, RunEnd::Complete);
+    assert_eq!(
+        o.want.aggregations.len(),
+        3 * 4,
+        "jobs 0, 1 and 3, four packets each"
+    );
+    assert_eq!(
+        o.want.counters.unknown_job,
+        4 * 4,
+        "job 2's four workers, four packets each"
+    );
+    assert_counters(&o);
+}
+
 #[test]
 fn faults_are_dropped_counted_and_do_not_disturb_other_jobs() {
     for (width, seed_name) in [(256, "a"), (512, "b"), (1024, "c")] {

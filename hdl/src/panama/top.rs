@@ -250,3 +250,52 @@ pub fn panama_top(cfg: &PanamaConfig) -> Result<(Module, RegisterMap), HdlError>
     let top = m.finish()?;
     Ok((top, map))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::fp::FpFormat;
+
+    /// The `params` word read through its register's own fields (as the register
+    /// map's JSON and the Python driver read it) gives back the generator's
+    /// parameters, for every data width and format, with and without ftz.
+    #[test]
+    fn params_fields_decode_to_the_generator_parameters() {
+        let cases = [
+            (256, FpFormat::Fp32, false, 8, 0),
+            (512, FpFormat::Bf16, true, 16, 1),
+            (1024, FpFormat::Fp16, true, 64, 2),
+        ];
+        for (width, format, ftz, fifo_depth, format_code) in cases {
+            let cfg = PanamaConfig {
+                format,
+                ftz,
+                fifo_depth,
+                slots: 3,
+                ..PanamaConfig::new(width, &[0x01, 0x04, 0x10, 0x40, 0x02])
+            };
+            cfg.validate().unwrap_or_else(|e| panic!("{e}"));
+            let word = params_word(&cfg);
+            let spec = registers(&cfg)
+                .into_iter()
+                .find(|r| r.name == "params")
+                .expect("the map has params");
+            assert_eq!(spec.reset, word, "{width}: the register's value");
+            let field = |name: &str| {
+                let f = spec.fields.iter().find(|f| f.name == name);
+                let f = f.unwrap_or_else(|| panic!("params has no field {name}"));
+                word >> f.lsb & ((1 << f.width) - 1)
+            };
+            assert_eq!(field("ports"), 5, "{width}: ports");
+            assert_eq!(field("slots"), 3, "{width}: slots");
+            assert_eq!(field("format"), format_code, "{width}: format");
+            assert_eq!(field("ftz"), u32::from(ftz), "{width}: ftz");
+            assert_eq!(256 << field("width_code"), width, "{width}: width");
+            assert_eq!(
+                field("fifo_depth_minus_1") + 1,
+                fifo_depth,
+                "{width}: depth"
+            );
+        }
+    }
+}

@@ -173,15 +173,38 @@ fn jobs(ports: usize) -> Vec<(u16, Vec<usize>)> {
     ]
 }
 
-/// The golden configuration of a chaos run on `cfg`: its jobs in slots 0–2.
+/// The job a retired slot still names (disabled, with its job, tree and ports
+/// left in place); some of a chaos run's packets of no slot are this job's.
+const RETIRED_JOB: u16 = 800;
+
+/// The (job, tree) of an aggregation packet of no enabled slot, by `kind` (0–3):
+/// the retired slot's job, a live job on a tree none of its slots has, a job no
+/// slot names, and a live job on another live job's tree.
+fn stray_job(kind: u8) -> (u16, u8) {
+    match kind {
+        0 => (RETIRED_JOB, 0),
+        1 => (700, 3),
+        2 => (801, 0),
+        _ => (701, 0),
+    }
+}
+
+/// The golden configuration of a chaos run on `cfg`: its jobs in slots 0–2, and
+/// every further slot retired (disabled, holding job [`RETIRED_JOB`] on tree 0
+/// over every port, as a host leaves a slot it turned off).
 pub fn chaos_config(cfg: &PanamaConfig, chaos: &ChaosConfig) -> GoldenConfig {
-    let mut slots: Vec<SlotConfig> = jobs(cfg.port_codes.len())
+    let ports = cfg.port_codes.len();
+    let retired = SlotConfig {
+        enable: false,
+        ..SlotConfig::new(RETIRED_JOB, 0, &(0..ports).collect::<Vec<_>>())
+    };
+    let mut slots: Vec<SlotConfig> = jobs(ports)
         .into_iter()
         .take(cfg.slots as usize)
         .enumerate()
         .map(|(j, (job, ports))| SlotConfig::new(job, j as u8, &ports))
         .collect();
-    slots.resize(cfg.slots as usize, SlotConfig::DISABLED);
+    slots.resize(cfg.slots as usize, retired);
     GoldenConfig {
         full_wait: chaos.full_wait,
         slot_timeout: chaos.slot_timeout,
@@ -417,12 +440,12 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
             (Kind::EmptyBeat, port, f)
         }
         _ => {
-            let job = 800 + rng.gen_range(0..4);
+            let (job, tree) = stray_job(rng.gen_range(0..4));
             let elems = 64 / (cfg.format.width() as usize / 8);
             let p = AggPacket::new(
                 cfg.format,
                 job,
-                0,
+                tree,
                 seq_base,
                 1,
                 cfg.agg_udp_port,

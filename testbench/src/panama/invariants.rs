@@ -64,6 +64,8 @@ pub struct Report {
     pub results_out: usize,
     /// Result frames that are not the exact sum of the packets they name.
     pub wrong_sums: usize,
+    /// Output beats with a bit of `tuser[127:32]` set (PANAMA.md makes them 0).
+    pub stray_tuser_beats: u64,
     /// Packets left waiting in the buffers according to the counters.
     pub waiting: i128,
     /// Counter identities or counter-versus-model comparisons that failed.
@@ -89,6 +91,12 @@ impl Report {
         }
         if self.wrong_sums > 0 {
             v.push(format!("wrong sums: {}", self.wrong_sums));
+        }
+        if self.stray_tuser_beats > 0 {
+            v.push(format!(
+                "output beats with tuser[127:32] set: {}",
+                self.stray_tuser_beats
+            ));
         }
         v.extend(self.counter_errors.iter().cloned());
         let (stall, bound) = self.longest_stall;
@@ -117,6 +125,7 @@ impl Report {
         self.bypass_altered += other.bypass_altered;
         self.results_out += other.results_out;
         self.wrong_sums += other.wrong_sums;
+        self.stray_tuser_beats += other.stray_tuser_beats;
         self.waiting = other.waiting;
         self.counter_errors.extend(other.counter_errors);
         self.longest_stall = (
@@ -159,6 +168,7 @@ pub fn check(config: &GoldenConfig, run: &RunRecord) -> Result<(Report, Vec<usiz
     let mut bypassed = vec![];
     let named = Candidates::new(config, run.wire);
     for o in run.observed {
+        report.stray_tuser_beats += u64::from(o.stray_tuser_beats);
         let next = want
             .get_mut(&o.dst)
             .filter(|q| q.front().is_some_and(|f| f.bytes == o.bytes));

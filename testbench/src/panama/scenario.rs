@@ -25,6 +25,10 @@ pub struct Scenario {
     pub faults: f64,
     /// Workers take turns packet by packet (job by job) instead of a random merge.
     pub round_robin: bool,
+    /// Jobs the host has retired: their slots keep job, tree and ports but are
+    /// disabled, so their workers' packets match no slot and go out as bypass
+    /// (counted `unknown_job`).
+    pub retired: Vec<usize>,
 }
 
 impl Scenario {
@@ -52,16 +56,21 @@ impl Scenario {
             background: 0.0,
             faults: 0.0,
             round_robin: false,
+            retired: Vec::new(),
         }
     }
 
-    /// The slots the scenario's jobs need (job *j* in slot *j*), padded with
-    /// disabled slots to `slots`.
+    /// The slots the scenario's jobs need (job *j* in slot *j*, disabled if
+    /// retired), padded with disabled slots to `slots`.
     pub fn slot_configs(&self, slots: usize) -> Vec<SlotConfig> {
         let mut v: Vec<SlotConfig> = self
             .jobs
             .iter()
-            .map(|j| SlotConfig::new(j.job_id, j.tree_id, &j.ports))
+            .enumerate()
+            .map(|(k, j)| SlotConfig {
+                enable: !self.retired.contains(&k),
+                ..SlotConfig::new(j.job_id, j.tree_id, &j.ports)
+            })
             .collect();
         v.resize(slots.max(v.len()), SlotConfig::DISABLED);
         v

@@ -137,6 +137,8 @@ pub struct Observed {
     pub first_cycle: u64,
     /// Cycle its last beat was taken.
     pub last_cycle: u64,
+    /// Its beats with a bit of `tuser[127:32]` set (PANAMA.md makes them 0).
+    pub stray_tuser_beats: u32,
 }
 
 /// Drives frames in and takes frames out (see the module docs). Frames are
@@ -392,8 +394,11 @@ impl StreamDriver {
                 bytes: Vec::with_capacity(usize::from(tuser_len)),
                 first_cycle: cycle,
                 last_cycle: cycle,
+                stray_tuser_beats: 0,
             }
         });
+        let high_user = snap.user[0] >> 32 != 0 || snap.user[1..].iter().any(|&w| w != 0);
+        frame.stray_tuser_beats += u32::from(high_user);
         for (k, word) in snap.data.iter().enumerate().take(per.div_ceil(8)) {
             let keep = (snap.keep[k / 8] >> (8 * (k % 8))) as u8;
             let bytes = word.to_le_bytes();

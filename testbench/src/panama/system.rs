@@ -117,6 +117,14 @@ pub fn check(
                 o.tuser_len
             ));
         }
+        if o.stray_tuser_beats > 0 {
+            return Err(format!(
+                "output frame of {} bytes from cycle {}: {} beats with tuser[127:32] not 0",
+                o.bytes.len(),
+                o.first_cycle,
+                o.stray_tuser_beats
+            ));
+        }
     }
     let Outputs { bypass, results } = split_outputs(config, observed);
     let mut want_bypass: BTreeMap<u8, Vec<&[u8]>> = BTreeMap::new();

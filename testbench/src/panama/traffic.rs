@@ -9,7 +9,8 @@ use super::config::GoldenConfig;
 use super::frame::{AggPacket, FrameError};
 use super::golden::InFrame;
 use super::header::{
-    elem_bytes, offset, HEADERS_LEN, IPV4_OFFSET, PANAMA_OFFSET, PAYLOAD_GRANULE, UDP_OFFSET,
+    elem_bytes, offset, HEADERS_LEN, IPV4_LEN, IPV4_OFFSET, PANAMA_OFFSET, PAYLOAD_GRANULE,
+    UDP_OFFSET,
 };
 use etherparse::{
     ArpEthIpv4Packet, ArpOperation, ArpPacket, EtherType, Ethernet2Header, PacketBuilder,
@@ -89,21 +90,24 @@ pub struct WorkerStream {
     pub packets: Vec<AggPacket>,
 }
 
-/// Every worker's tensor and packets for `job`, in `format`, to `agg_udp_port`;
-/// ECN of each packet random when `random_ecn`.
+/// Every worker's tensor and packets for `job`, in `format`, to `agg_udp_port`.
+/// With `random_headers`, each packet's ECN is random and each worker's headers
+/// are its own ([`WorkerHeader`]), every second packet's identification making
+/// its result's checksum carry twice ([`carrying_identification`]).
 pub fn job_streams(
     rng: &mut impl Rng,
     job: &JobSpec,
     format: FpFormat,
     agg_udp_port: u16,
     values: Values,
-    random_ecn: bool,
+    random_headers: bool,
 ) -> Vec<WorkerStream> {
     let per_packet = (job.payload_bytes / elem_bytes(format)).max(1);
     job.ports
         .iter()
         .enumerate()
         .map(|(worker, &port)| {
+            let own = random_headers.then(|| WorkerHeader::random(rng));
             let tensor: Vec<u64> = (0..job.elements)
                 .map(|_| random_element(rng, format, values))
                 .collect();
@@ -122,8 +126,12 @@ pub fn job_streams(
                         agg_udp_port,
                         payload,
                     );
-                    if random_ecn {
+                    if let Some(own) = &own {
+                        own.apply(&mut p);
                         p.ecn = rng.gen_range(0..4);
+                        if seq % 2 == 0 {
+                            p.identification = carrying_identification(&p);
+                        }
                     }
                     p
                 })
@@ -135,6 +143,81 @@ pub fn job_streams(
             }
         })
         .collect()
+}
+
+/// A worker's own header fields: random MAC and IPv4 addresses (the MACs
+/// unicast and locally administered), DSCP, TTL and a non-zero UDP checksum, so
+/// that a result header's address swaps, ToS and UDP checksum see bytes that
+/// differ from what they replace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkerHeader {
+    /// Ethernet destination.
+    pub dst_mac: [u8; 6],
+    /// Ethernet source.
+    pub src_mac: [u8; 6],
+    /// IPv4 source.
+    pub src_ip: [u8; 4],
+    /// IPv4 destination.
+    pub dst_ip: [u8; 4],
+    /// IPv4 DSCP (0–63).
+    pub dscp: u8,
+    /// IPv4 time to live (1–255).
+    pub ttl: u8,
+    /// UDP checksum (1–65535; the accelerator does not check it).
+    pub udp_checksum: u16,
+}
+
+impl WorkerHeader {
+    /// Fields drawn from `rng`.
+    pub fn random(rng: &mut impl Rng) -> Self {
+        let mut mac = || {
+            let mut m: [u8; 6] = rng.gen();
+            m[0] = (m[0] & 0xFC) | 0x02;
+            m
+        };
+        let (dst_mac, src_mac) = (mac(), mac());
+        WorkerHeader {
+            dst_mac,
+            src_mac,
+            src_ip: rng.gen(),
+            dst_ip: rng.gen(),
+            dscp: rng.gen_range(0..64),
+            ttl: rng.gen_range(1..=255),
+            udp_checksum: rng.gen_range(1..=u16::MAX),
+        }
+    }
+
+    /// Writes these fields into `p`.
+    pub fn apply(&self, p: &mut AggPacket) {
+        p.dst_mac = self.dst_mac;
+        p.src_mac = self.src_mac;
+        p.src_ip = self.src_ip;
+        p.dst_ip = self.dst_ip;
+        p.dscp = self.dscp;
+        p.ttl = self.ttl;
+        p.udp_checksum = self.udp_checksum;
+    }
+}
+
+/// The IPv4 identification that makes the sum of `p`'s IPv4 header words (its
+/// checksum and ECN taken as 0) end in `0xFFFC`. Its result's checksum sum, with
+/// the result's ECN added, then carries out of 16 bits in the first fold and again
+/// in the second whenever the sum's high part plus that ECN reach 4: the second
+/// fold of RFC 1071 decides the checksum.
+pub fn carrying_identification(p: &AggPacket) -> u16 {
+    let mut q = p.clone();
+    q.identification = 0;
+    q.ecn = 0;
+    let sum: u32 = match q.to_frame() {
+        Ok(frame) => frame[IPV4_OFFSET..IPV4_OFFSET + IPV4_LEN]
+            .chunks(2)
+            .enumerate()
+            .filter(|&(i, _)| i != 5)
+            .map(|(_, w)| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum(),
+        Err(_) => return p.identification,
+    };
+    0xFFFCu16.wrapping_sub(sum as u16)
 }
 
 /// A random merge of `streams` that keeps each stream's order.
