@@ -4,9 +4,10 @@
 //! wrapping accumulator with ReLU on bit 15, data-dependent per-layer
 //! normalization, halving preamble mean); the preamble detector's mean on both
 //! engines; and random networks and images through the closed loop, bit-exact
-//! against the golden model natively (1–3 cores, memory and streamed weights)
-//! and on Verilator (a small sample: its builds are slow), with networks built
-//! on purpose to wrap the accumulator and to normalize with a left shift; its
+//! against the golden model natively (1–3 cores, memory and streamed weights,
+//! loss gains 1–3 in the `optical_loss` registers) and on Verilator (a small
+//! sample: its builds are slow; gain 2), with networks built on purpose to wrap
+//! the accumulator and to normalize with a left shift; its
 //! Verilog passes Verilator lint (`-Wall`) and Icarus Verilog.
 
 mod verilog_common;
@@ -36,9 +37,10 @@ use testbench::lightning::photonic::IdealCore;
 use testbench::pins::{Pin, Pins};
 use testbench::rng::seeded;
 
-/// The released RTL's golden answer (gain 1, no noise).
-fn golden(net: &Network, image: &[u8]) -> Inference {
-    infer_as(net, image, &ContractConfig::ReleasedRtl(LossGain::UNITY)).unwrap()
+/// The released RTL's golden answer with every core's loss gain `gain` (no
+/// noise).
+fn golden(net: &Network, image: &[u8], gain: LossGain) -> Inference {
+    infer_as(net, image, &ContractConfig::ReleasedRtl(gain)).unwrap()
 }
 
 /// A generated released-RTL datapath and its port shape.
@@ -74,15 +76,24 @@ fn model(engine: Engine, module: &Module) -> Box<dyn Dut> {
 }
 
 /// One image on `engine`, core *c* through an ideal link with `paths[c]` =
-/// (latency, shift).
-fn run_on(engine: Engine, b: &Built, image: &[u8], paths: &[(usize, usize)]) -> LoopRun {
+/// (latency, shift), every core's `optical_loss` register holding `gain`.
+fn run_on(
+    engine: Engine,
+    b: &Built,
+    image: &[u8],
+    paths: &[(usize, usize)],
+    gain: LossGain,
+) -> LoopRun {
     let mut dut = model(engine, &b.module);
     dut.reset(2);
     let mut links: Vec<_> = paths
         .iter()
         .map(|&(latency, shift)| PhotonicLink::new(IdealCore, latency, shift))
         .collect();
-    let controls = LoopControls::default();
+    let controls = LoopControls {
+        optical_loss: vec![OpticalLoss(gain.0); paths.len()],
+        ..LoopControls::default()
+    };
     run_image(dut.as_mut(), &mut links, image, b.shape.clone(), &controls).unwrap()
 }
 
@@ -168,7 +179,7 @@ fn accumulator_wraps_at_16_bits_and_relu_reads_bit_15() {
     // 144 inputs of 255 times weights +255: 9 cycles of 16 × 254 = 36576, which
     // wraps to 36576 − 65536 = −28960.
     let net = Network::new(vec![Layer::from_signed(&[vec![255; 144]], 0).unwrap()]).unwrap();
-    let g = golden(&net, &[255; 144]);
+    let g = golden(&net, &[255; 144], LossGain::UNITY);
     assert_eq!((g.logits.clone(), g.wraps), (vec![-28_960], 1));
     let ours = DatapathConfig {
         acc_width: AccWidth::RELEASED_RTL,
@@ -334,9 +345,12 @@ fn random_networks_are_bit_exact_natively() {
                 let paths: Vec<(usize, usize)> = (0..cores)
                     .map(|_| (rng.gen_range(2..=14), rng.gen_range(0..=15)))
                     .collect();
-                let g = golden(&net, &image);
-                let run = run_on(Engine::Native, &b, &image, &paths);
-                let what = format!("cores {cores} {sizes:?} {source:?} paths {paths:?}");
+                // Gains 1, 2 and 3 in turn: the products scaled in hardware.
+                let gain = LossGain(1 + (images % 3) as u16);
+                let g = golden(&net, &image, gain);
+                let run = run_on(Engine::Native, &b, &image, &paths, gain);
+                let what =
+                    format!("cores {cores} {sizes:?} {source:?} paths {paths:?} gain {gain:?}");
                 assert_exact(&run, &g.logits, &what);
                 wraps += g.wraps;
                 left_shifts += g.left_shifts;
@@ -347,9 +361,10 @@ fn random_networks_are_bit_exact_natively() {
         let net = wrapping_network(&mut rng);
         let b = build(&net, cores, WeightSource::Memory);
         let image = vec![255; 144];
-        let g = golden(&net, &image);
+        let g = golden(&net, &image, LossGain::UNITY);
         assert!(g.wraps > 0, "the wrapping network did not wrap");
-        let run = run_on(Engine::Native, &b, &image, &vec![(10, 3); cores as usize]);
+        let paths = vec![(10, 3); cores as usize];
+        let run = run_on(Engine::Native, &b, &image, &paths, LossGain::UNITY);
         assert_exact(&run, &g.logits, &format!("wrapping network, cores {cores}"));
         wraps += g.wraps;
         images += 1;
@@ -366,22 +381,24 @@ fn wrap_and_left_shift_networks_equal_the_golden_model_on_verilator() {
     // Accumulator wrap, one core, memory weights.
     let net = wrapping_network(&mut rng);
     let image = vec![255; 144];
-    let g = golden(&net, &image);
+    let g = golden(&net, &image, LossGain::UNITY);
     assert!(g.wraps > 0, "no wrap");
     let b = build(&net, 1, WeightSource::Memory);
-    let native = run_on(Engine::Native, &b, &image, &[(10, 3)]);
-    let verilator = run_on(Engine::Verilator, &b, &image, &[(10, 3)]);
+    let native = run_on(Engine::Native, &b, &image, &[(10, 3)], LossGain::UNITY);
+    let verilator = run_on(Engine::Verilator, &b, &image, &[(10, 3)], LossGain::UNITY);
     assert_exact(&verilator, &g.logits, "wrap, Verilator");
     assert_eq!(native, verilator, "wrap: native vs Verilator");
     // Left-shift normalization (products 0 or 1), two cores, streamed weights.
     let net = network_in(&mut rng, &[32, 8, 4], -2..=2);
     let image: Vec<u8> = (0..32).map(|_| rng.gen_range(128..=255)).collect();
-    let g = golden(&net, &image);
+    // Loss gain 2 on both cores: the products doubled in hardware.
+    let gain = LossGain(2);
+    let g = golden(&net, &image, gain);
     assert_eq!(g.left_shifts, 1, "the hidden layer is not left-shifted");
     let b = build(&net, 2, WeightSource::Stream);
     let paths = [(9, 2), (11, 7)];
-    let native = run_on(Engine::Native, &b, &image, &paths);
-    let verilator = run_on(Engine::Verilator, &b, &image, &paths);
+    let native = run_on(Engine::Native, &b, &image, &paths, gain);
+    let verilator = run_on(Engine::Verilator, &b, &image, &paths, gain);
     assert_exact(&verilator, &g.logits, "left shift, Verilator");
     assert_eq!(native, verilator, "left shift: native vs Verilator");
 }
