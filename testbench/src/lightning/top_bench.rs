@@ -235,6 +235,11 @@ pub struct TopBench<'a, C: PhotonicCore> {
     axil: AxiLiteMaster,
     /// When false the ADCs present `tvalid` = 0.
     pub adc_enabled: bool,
+    /// Gaps in the ADC streams: (`period`, `length`) holds every ADC's beats for
+    /// `length` of every `period` ADC cycles (`tvalid` 0 over all-ones data,
+    /// nothing lost: the beats wait); `None`, no gaps.
+    pub adc_gaps: Option<(u64, u64)>,
+    adc_cycles: u64,
     axil_cycles: u64,
     weights: Option<WeightFeed>,
     /// `m_axis_answer_tready`; when false the top drops its answer beats.
@@ -285,6 +290,8 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             domains,
             beats: vec![VecDeque::new(); cores],
             adc_enabled: true,
+            adc_gaps: None,
+            adc_cycles: 0,
             axil_cycles: 0,
             weights: None,
             answer_ready: true,
@@ -401,6 +408,19 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
     }
 
     fn present_adc(&mut self) -> Result<(), DutError> {
+        let in_gap = self
+            .adc_gaps
+            .is_some_and(|(period, length)| self.adc_cycles % period.max(1) < length);
+        self.adc_cycles += 1;
+        if in_gap {
+            let ones = vec![u64::MAX; self.adc_samples / 4];
+            for c in 0..self.beats.len() {
+                let adc = self.pins.adcs[c];
+                self.dut.set(adc.tdata.0, &ones)?;
+                self.dut.set(adc.tvalid.0, &[0])?;
+            }
+            return Ok(());
+        }
         let valid = u64::from(self.adc_enabled);
         for c in 0..self.beats.len() {
             let beat = self.beats[c]
