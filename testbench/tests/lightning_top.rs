@@ -175,6 +175,38 @@ fn rfsoc4x2_eight_sample_adc_with_gaps_equals_golden_native() {
     shipped_images_with_gaps(&mut dut, &map, 8, 4, (1000, 500, 6143), Some((97, 1)));
 }
 
+/// `latency_min` and `latency_max` follow runs of different lengths: the same
+/// image with both DACs of the core delayed by 0, 6 and 3 whole cycles takes
+/// three different times (each answer exact), so the smallest is the first run
+/// and the largest the second, neither the last.
+#[test]
+fn latency_range_follows_runs_of_different_lengths() {
+    let w = load_workload(&data_dir()).unwrap();
+    let net = &w.model.network;
+    let (m, map) = shipped_top(16);
+    let mut dut = NativeDut::new(&m).unwrap();
+    start_dut(&mut dut, (1000, 1000, 2531));
+    let link = PhotonicLink::new(IdealCore, 10, 3);
+    let mut bench = TopBench::new(&mut dut, vec![link], &map, 16).unwrap();
+    let image = &w.test.images[0];
+    let expected = golden_logits(net, image, w.model.acc_width);
+    let mut cycles = vec![];
+    for delay in [0, 6, 3] {
+        bench.write("dac0_delay", delay).unwrap();
+        bench.write("dac1_delay", delay).unwrap();
+        let run = bench.infer(image, net.outputs(), 200).unwrap();
+        assert_golden(&run, &expected, &format!("delay {delay}"));
+        cycles.push(run.cycles);
+    }
+    assert!(
+        cycles[0] < cycles[2] && cycles[2] < cycles[1],
+        "run lengths {cycles:?} do not follow the delays"
+    );
+    assert_eq!(bench.read("latency_min").unwrap(), cycles[0]);
+    assert_eq!(bench.read("latency_max").unwrap(), cycles[1]);
+    assert_eq!(bench.read("runs").unwrap(), 3);
+}
+
 #[test]
 fn random_network_with_skewed_clocks_native() {
     let mut rng = seeded("lightning_top random network", 7);
