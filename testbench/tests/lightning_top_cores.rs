@@ -561,8 +561,8 @@ fn a_refusing_answer_consumer_never_stalls_the_run() {
 
 /// A converter that refuses DAC beats (`m_axis_dac{j}_tready` = 0) cannot hold
 /// them (the photonic timing would break): the inference runs on, exact, and
-/// the sticky `dac_stall` is set until `clear_stats`; a run with the converters
-/// ready leaves it clear.
+/// the sticky `dac_stall` is set until `clear_stats`, also when only the last
+/// DAC refuses; a run with the converters ready leaves it clear.
 #[test]
 fn a_refusing_dac_sets_dac_stall_and_never_holds_the_beats() {
     use hdl::lightning::top_regs::status::DAC_STALL;
@@ -583,6 +583,11 @@ fn a_refusing_dac_sets_dac_stall_and_never_holds_the_beats() {
         bench.write("clear_stats", 1).unwrap();
         bench.idle(20).unwrap();
         assert_eq!(bench.read("status").unwrap() & DAC_STALL, 0);
+        // Only the last DAC (core 1's weights) refusing sets it too.
+        bench.set_one_dac_ready(3, false).unwrap();
+        let run = bench.infer(&image, net.outputs(), 400).unwrap();
+        assert_exact(&run, &expected, "DAC 3 refusing");
+        assert_ne!(run.status & DAC_STALL, 0, "status {:#x}", run.status);
     });
 }
 
@@ -624,15 +629,17 @@ fn a_weight_dma_that_runs_dry_fails_the_inference_and_frees_the_top() {
 /// (the documented map), and every core's FIFO fills in the same cycles: with
 /// ADC words arriving twice as fast as the DAC clock takes them, one, two and
 /// four cores count the same non-zero number over the same window, and set
-/// `status.adc_overflow`. (A count that combined the cores' drops wrongly, e.g.
-/// by parity, would count nothing on an even number of cores.)
+/// `status.adc_overflow`; so do four cores of which only core 3's ADC sends.
+/// (A count that combined the cores' drops wrongly, e.g. by parity, would
+/// count nothing on an even number of cores; one that read core 0 alone,
+/// nothing when only core 3 drops.)
 #[test]
 fn adc_overflow_counts_the_same_on_one_two_and_four_cores() {
     const ADC_OVERFLOW: u32 = 16;
     let acc = AccWidth::new(24).unwrap();
     let net = network(7, &[48, 16, 8]);
     let mut counts = Vec::new();
-    for cores in [1u32, 2, 4] {
+    for (cores, silent) in [(1u32, vec![]), (2, vec![]), (4, vec![]), (4, vec![0, 1, 2])] {
         let (m, map) = top(&config(&net, acc, cores, WeightSource::Memory));
         let mut dut = NativeDut::new(&m).unwrap();
         dut.set_clock_period("dac", 1000).unwrap();
@@ -643,6 +650,7 @@ fn adc_overflow_counts_the_same_on_one_two_and_four_cores() {
             .map(|_| PhotonicLink::new(IdealCore, LATENCY, SHIFT))
             .collect();
         let mut bench = TopBench::new(&mut dut, links, &map, 16).unwrap();
+        bench.adc_silent = silent;
         bench.idle(100).unwrap();
         bench.adc_enabled = false;
         bench.idle(20).unwrap();
@@ -658,8 +666,8 @@ fn adc_overflow_counts_the_same_on_one_two_and_four_cores() {
     assert!(counts[0] > 0, "no drops counted: {counts:?}");
     assert_eq!(
         counts,
-        vec![counts[0]; 3],
-        "adc_dropped on 1, 2 and 4 cores"
+        vec![counts[0]; 4],
+        "adc_dropped on 1, 2 and 4 cores, and on 4 with only core 3 sending"
     );
 }
 

@@ -235,6 +235,9 @@ pub struct TopBench<'a, C: PhotonicCore> {
     axil: AxiLiteMaster,
     /// When false the ADCs present `tvalid` = 0.
     pub adc_enabled: bool,
+    /// Cores whose ADC presents `tvalid` = 0 whatever `adc_enabled` says (their
+    /// beats are lost, as with `adc_enabled` false).
+    pub adc_silent: Vec<usize>,
     /// Gaps in the ADC streams: (`period`, `length`) holds every ADC's beats for
     /// `length` of every `period` ADC cycles (`tvalid` 0 over all-ones data,
     /// nothing lost: the beats wait); `None`, no gaps.
@@ -290,6 +293,7 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             domains,
             beats: vec![VecDeque::new(); cores],
             adc_enabled: true,
+            adc_silent: Vec::new(),
             adc_gaps: None,
             adc_cycles: 0,
             axil_cycles: 0,
@@ -316,6 +320,13 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             self.set_u64(dac.tready, u64::from(ready))?;
         }
         Ok(())
+    }
+
+    /// Drives `m_axis_dac{j}_tready` alone (see [`TopBench::set_dac_ready`]);
+    /// `j` beyond the top's DACs is a bug in the caller.
+    pub fn set_one_dac_ready(&mut self, j: usize, ready: bool) -> Result<(), DutError> {
+        let dac = self.pins.dacs[j];
+        self.set_u64(dac.tready, u64::from(ready))
     }
 
     /// Plays a DMA engine on `s_axis_weights{c}`: core *c*'s words in order
@@ -421,8 +432,8 @@ impl<'a, C: PhotonicCore> TopBench<'a, C> {
             }
             return Ok(());
         }
-        let valid = u64::from(self.adc_enabled);
         for c in 0..self.beats.len() {
+            let valid = u64::from(self.adc_enabled && !self.adc_silent.contains(&c));
             let beat = self.beats[c]
                 .pop_front()
                 .unwrap_or_else(|| vec![0; self.adc_samples]);
