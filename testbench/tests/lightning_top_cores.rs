@@ -15,6 +15,7 @@ use std::cmp::Reverse;
 
 use hdl::blocks::axil_regfile::RegisterMap;
 use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
+use hdl::lightning::decode::DECODE_LATENCY;
 use hdl::lightning::top::{lightning_top, TopConfig};
 use hdl::Module;
 use rand::Rng;
@@ -204,9 +205,17 @@ fn assert_busy_counters(run: &TopRun, net: &Network, cores: u32, what: &str) {
         .sum();
     let [dac, photonic, decode, compute] = run.busy_cycles;
     assert_eq!(dac as usize, beats, "{what}: busy_dac_cycles");
+    // Each layer's decode runs its beats plus the decoder's latency once.
+    let layers = net.layers().len() as u32;
+    assert_eq!(
+        decode,
+        dac + layers * DECODE_LATENCY,
+        "{what}: busy_decode_cycles"
+    );
+    // A layer's words are in flight at least the link's latency beyond its beats.
     assert!(
-        photonic > dac && decode >= dac,
-        "{what}: {:?}",
+        photonic >= dac + layers * LATENCY as u32,
+        "{what}: busy_photonic_cycles {:?}",
         run.busy_cycles
     );
     assert!(
