@@ -26,6 +26,24 @@ fn main() {
         h.write(&text);
     }
     println!("cargo:rustc-env=WS_SIM_SOURCE={:016x}", h.finish());
+    host_vector_forms();
+}
+
+/// Tells the tests which explicit vector forms the CPU building them runs
+/// (`ws_host_avx2`, `ws_host_avx512`): a test of forms the CPU lacks is marked
+/// ignored, so that it is reported as not run instead of passing on the
+/// portable loop that stands in for them.
+fn host_vector_forms() {
+    println!("cargo:rustc-check-cfg=cfg(ws_host_avx2, ws_host_avx512)");
+    #[cfg(target_arch = "x86_64")]
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            println!("cargo:rustc-cfg=ws_host_avx2");
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            println!("cargo:rustc-cfg=ws_host_avx512");
+        }
+    }
 }
 
 /// Every file under `dir`, recursively.

@@ -22,8 +22,10 @@
 //! shift distances taken modulo 64 as the scalar code's are in a release build;
 //! `jit`'s `every_run_matches_the_interpreter` holds the chosen forms to the
 //! interpreter's loops at every operand stride and every length from 8 to 24, and
-//! `kernels`'s `every_explicit_form_matches_the_interpreter` holds these and the
-//! AVX-512 forms to them at every stride and every length from 1 to 40.
+//! `kernels`'s `every_avx2_form_matches_the_interpreter` and
+//! `every_avx512_form_matches_the_interpreter` hold these and the AVX-512 forms
+//! to them at every stride and every length from 1 to 40 (each ignored on a CPU
+//! without its set).
 //!
 //! # Safety
 //!
