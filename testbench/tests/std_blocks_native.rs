@@ -549,6 +549,8 @@ mod axil {
         widths: [u32; 2],
         /// `status` as driven: (from time, value).
         status_history: Vec<(u64, u64)>,
+        /// `drops` as driven: (from time, value).
+        drops_history: Vec<(u64, u64)>,
         /// Writes to `drops`, each owed one clear pulse.
         clears_expected: u32,
         /// How long a driven `status` may take to cross to the bus (ps).
@@ -596,16 +598,19 @@ mod axil {
                     (self.rw[index as usize] as u64, OKAY),
                     "read {index}"
                 ),
-                2 => {
+                2 | 3 => {
                     assert_eq!(rresp, OKAY);
-                    let h = &self.status_history;
-                    let recent = h.iter().enumerate().any(|(k, (t, v))| {
+                    let (name, h) = if index == 2 {
+                        ("status", &self.status_history)
+                    } else {
+                        ("drops", &self.drops_history)
+                    };
+                    let recent = h.iter().enumerate().rev().any(|(k, (t, v))| {
                         let until = h.get(k + 1).map_or(u64::MAX, |n| n.0);
                         *v == rdata && until.saturating_add(self.window_ps) >= now && *t <= now
                     });
-                    assert!(recent, "status read {rdata:#x} was never recently driven");
+                    assert!(recent, "{name} read {rdata:#x} was never recently driven");
                 }
-                3 => assert_eq!(rresp, OKAY),
                 _ => assert_eq!((rdata, rresp), (0, SLVERR), "unmapped read"),
             }
         }
@@ -713,6 +718,7 @@ mod axil {
             rw: [0xdead_beef, 3],
             widths: [32, 5],
             status_history: vec![(0, 0)],
+            drops_history: vec![(0, 0)],
             clears_expected: 0,
             window_ps: 40 * periods.0.max(periods.1),
         };
@@ -739,6 +745,7 @@ mod axil {
                 }
                 let drops = rng.gen::<u32>() as u64 & 0xfffff;
                 sim.set_handle_u64(ports.drops, drops).unwrap();
+                model.drops_history.push((now, drops));
             }
             if !fired.has(axil) {
                 continue;
