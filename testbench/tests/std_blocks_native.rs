@@ -183,6 +183,8 @@ fn counter_matches_model() {
         sim.reset(1);
         let [count, en_p, load_p, load_value] =
             handles(&sim, ["count", "en", "load", "load_value"]);
+        let max = u64::MAX >> (64 - width);
+        let mut wraps = 0;
         for cycle in 0..CYCLES {
             assert_eq!(
                 sim.get_handle_u64(count).unwrap(),
@@ -191,13 +193,21 @@ fn counter_matches_model() {
             );
             let en = rng.gen_bool(0.8);
             let load = rng.gen_bool(0.02);
-            let value = random_words(&mut rng, width)[0];
+            // Half the loads land within 16 of the top, so the count wraps.
+            let value = if rng.gen() {
+                max - rng.gen_range(0..16)
+            } else {
+                random_words(&mut rng, width)[0]
+            };
             set_bit(&mut sim, en_p, en);
             set_bit(&mut sim, load_p, load);
             sim.set_handle_u64(load_value, value).unwrap();
             sim.step();
+            let before = model.count();
             model.step(en, load, value);
+            wraps += u32::from(!load && model.count() < before);
         }
+        assert!(wraps >= 5, "width {width}: the count wrapped {wraps} times");
     }
 }
 
