@@ -256,6 +256,39 @@ fn slots_match_on_enable_job_and_tree() {
     assert_counters(&o);
 }
 
+/// Result bank rings of 3, 5 and 7 banks (`result_banks`, 2–8; the default 4 and
+/// every other test's ring are a power of two, whose index wraps by itself):
+/// three jobs' results under a slow output fill the ring and go round it many
+/// times, each equal to the golden model's.
+#[test]
+fn result_rings_of_any_size_wrap_at_their_last_bank() {
+    for banks in [3, 5, 7] {
+        let cfg = PanamaConfig {
+            result_banks: banks,
+            ..config(256, FpFormat::Fp32)
+        };
+        let mut scenario = Scenario::uniform(3, 4, 6, 256, FpFormat::Fp32);
+        scenario.background = 0.3;
+        let traffic = Traffic {
+            p_valid: 1.0,
+            p_ready: 0.3,
+        };
+        let o = simulate(
+            &format!("panama {banks} result banks"),
+            &cfg,
+            &scenario,
+            traffic,
+        );
+        assert_eq!(o.end, RunEnd::Complete, "{banks} banks");
+        assert_eq!(o.want.aggregations.len(), 18, "{banks} banks");
+        assert!(
+            o.driver.output_held > 0,
+            "{banks} banks: the output was held"
+        );
+        assert_counters(&o);
+    }
+}
+
 #[test]
 fn faults_are_dropped_counted_and_do_not_disturb_other_jobs() {
     for (width, seed_name) in [(256, "a"), (512, "b"), (1024, "c")] {
