@@ -308,11 +308,16 @@ pub enum RunEnd {
     Timeout,
 }
 
+/// Cycles [`run`] goes on after the expected frames came out, so that an extra
+/// frame shows among the outputs.
+pub const COMPLETE_TAIL: u64 = 256;
+
 /// Runs `frames` through the accelerator core on `dut` (configured from
 /// `config`, reset first) until every input is taken and `expected_outputs`
-/// frames have come out, nothing has moved for `quiet_cycles`, or `max_cycles`
-/// passed. `on_cycle` sees the cycle number after every edge. A port the core
-/// lacks is an error before the first cycle.
+/// frames have come out (and then [`COMPLETE_TAIL`] cycles more; the cycle
+/// returned is the one the last expected frame came out in), nothing has moved
+/// for `quiet_cycles`, or `max_cycles` passed. `on_cycle` sees the cycle number
+/// after every edge. A port the core lacks is an error before the first cycle.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     mut dut: &mut dyn Dut,
@@ -343,6 +348,12 @@ pub fn run(
             last_move = cycle;
         }
         if d.input_done() && expected_outputs.is_some_and(|n| d.outputs.len() >= n) {
+            // A frame beyond the expected ones would start within the tail.
+            for tail in 1..=COMPLETE_TAIL {
+                dut.step();
+                d.step(&mut dut, cycle + tail, true, rng, p_valid, p_ready)?;
+                on_cycle(dut, cycle + tail);
+            }
             return Ok((d, cycle, RunEnd::Complete));
         }
         if cycle - last_move >= quiet_cycles {
