@@ -210,19 +210,44 @@ impl Bench<'_> {
 
     /// The logits in rounds of C fields, in index order, as the datapath emits
     /// them (round r, field c = index r·C + c), with random idle gaps. Logits
-    /// in `dropped` are not sent (the block then holds 0 after a clear).
+    /// in `dropped` are not sent (the block then holds 0 after a clear). Fields
+    /// past the last logit are valid with an index past the last (junk the
+    /// block ignores) where the index width has room for one; after some rounds
+    /// one of its logits is sent again in two fields of one cycle, a junk value
+    /// in a lower field and the logit in the highest (which wins).
     fn stream(&mut self, rng: &mut impl Rng, logits: &[i64], dropped: &[bool]) {
         let c = self.cfg.cores as usize;
+        let past = 1u64 << self.cfg.index_width > logits.len() as u64;
         for r in 0..logits.len().div_ceil(c) {
             let indices: Vec<u64> = (0..c).map(|f| (r * c + f) as u64).collect();
             let values: Vec<i64> = (0..c)
                 .map(|f| logits.get(r * c + f).copied().unwrap_or(rng.gen()))
                 .collect();
             let valid = (0..c)
-                .filter(|&f| r * c + f < logits.len() && !dropped[r * c + f])
+                .filter(|&f| {
+                    let i = r * c + f;
+                    if i < logits.len() {
+                        !dropped[i]
+                    } else {
+                        past
+                    }
+                })
                 .fold(0u64, |m, f| m | 1 << f);
             self.drive(valid, &indices, &values);
             self.dut.step();
+            let sent: Vec<usize> = (0..c)
+                .map(|f| r * c + f)
+                .filter(|&i| i < logits.len() && !dropped[i])
+                .collect();
+            if c >= 2 && !sent.is_empty() && rng.gen_bool(0.3) {
+                let i = sent[rng.gen_range(0..sent.len())];
+                let repeat = vec![i as u64; c];
+                let mut vals: Vec<i64> = (0..c).map(|_| rng.gen()).collect();
+                vals[c - 1] = logits[i];
+                let low = rng.gen_range(0..c - 1);
+                self.drive(1 << low | 1 << (c - 1), &repeat, &vals);
+                self.dut.step();
+            }
             while rng.gen_bool(0.1) {
                 self.drive(0, &indices, &values);
                 self.dut.step();
