@@ -390,7 +390,13 @@ pub fn run_comb(m: &Module, vectors: &[Vec<u128>], engine: Engine) -> Vec<Vec<u1
         Engine::Verilator => gen::toolchain::verilator_run(&sources, "tb"),
     }
     .unwrap_or_else(|e| panic!("{e}"));
-    parse_rows(&stdout, outs.len())
+    let rows = parse_rows(&stdout, outs.len());
+    assert_eq!(
+        rows.len(),
+        vectors.len(),
+        "{engine:?} printed a row per vector"
+    );
+    rows
 }
 
 /// The `R ...` lines of a test bench's output as hex numbers.
