@@ -190,8 +190,8 @@ fn stray_job(kind: u8) -> (u16, u8) {
 }
 
 /// The golden configuration of a chaos run on `cfg`: its jobs in slots 0–2, and
-/// every further slot retired (disabled, holding job 800 on tree 0
-/// over every port, as a host leaves a slot it turned off).
+/// every further slot retired (disabled, holding job 800 on tree 0 over every
+/// port, as a host leaves a slot it turned off).
 pub fn chaos_config(cfg: &PanamaConfig, chaos: &ChaosConfig) -> GoldenConfig {
     let ports = cfg.port_codes.len();
     let retired = SlotConfig {

@@ -15,7 +15,8 @@ use rand::Rng;
 /// A scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
-    /// The jobs; job *j* gets slot *j* (enabled, its ports participating).
+    /// The jobs; job *j* gets slot *j* (its ports participating; enabled unless
+    /// the job is in `retired`).
     pub jobs: Vec<JobSpec>,
     /// Element values.
     pub values: Values,

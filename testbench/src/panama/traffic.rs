@@ -203,7 +203,8 @@ impl WorkerHeader {
 /// checksum and ECN taken as 0) end in `0xFFFC`. Its result's checksum sum, with
 /// the result's ECN added, then carries out of 16 bits in the first fold and again
 /// in the second whenever the sum's high part plus that ECN reach 4: the second
-/// fold of RFC 1071 decides the checksum.
+/// fold of RFC 1071 decides the checksum. A packet without a frame (an unknown
+/// format) keeps its own identification.
 pub fn carrying_identification(p: &AggPacket) -> u16 {
     let mut q = p.clone();
     q.identification = 0;
