@@ -108,6 +108,11 @@ fn assert_exact(run: &LoopRun, expected: &[i64], what: &str) {
         run.off_format_dac_samples, 0,
         "{what}: DAC samples outside the bus format"
     );
+    assert_eq!(
+        run.busy_counters_out_of_order(),
+        Vec::<String>::new(),
+        "{what}: busy counters"
+    );
     let indices: Vec<u64> = (0..expected.len() as u64).collect();
     assert_eq!(run.logit_indices, indices, "{what}: logit indices");
 }

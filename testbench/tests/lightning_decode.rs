@@ -76,6 +76,7 @@ impl Model {
 
 fn run(acc_width: u32, cycles: u64, seed: u64) {
     let mut rng = seeded(&format!("lightning decode a{acc_width}"), seed);
+    let mut edge_rng = seeded(&format!("lightning decode edges a{acc_width}"), seed);
     let width = AccWidth::new(acc_width).unwrap();
     let m = decode(&DecodeConfig {
         acc_width,
@@ -88,7 +89,7 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
     let mut target = 3u64;
     let mut shift = 4u32;
     let mut heavy = false;
-    let (mut emitted, mut saturated) = (0u64, 0u64);
+    let (mut emitted, mut saturated, mut edges) = (0u64, 0u64, 0u64);
     let ports = ports_of(&m);
     let [in_valid, in_data, signs_in, optical_loss, cycles_per_output, shift_in, clear_in] =
         Pin::resolve_all(
@@ -137,10 +138,17 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
             }
             let valid = rng.gen_bool(0.8);
             let samples: [u16; 16] = std::array::from_fn(|_| {
-                if rng.gen_bool(0.1) {
+                let sample = if rng.gen_bool(0.1) {
                     rng.gen()
                 } else {
                     encode_sample(rng.gen())
+                };
+                match rounding_edge(loss, &mut edge_rng).filter(|_| edge_rng.gen_bool(0.1)) {
+                    Some(edge) => {
+                        edges += 1;
+                        edge
+                    }
+                    None => sample,
                 }
             });
             // A "heavy" phase makes the lane sums mostly one sign, to saturate.
@@ -171,6 +179,34 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(emitted > cycles / 20, "too few neurons: {emitted}");
     assert!(saturated > 0, "no saturated neuron");
+    assert!(
+        edges > cycles / 5,
+        "too few samples at a rounding edge: {edges}"
+    );
+}
+
+/// A sample at one of the decoder's rounding edges under an odd `loss`: the
+/// golden model rounds twice, `((s · L + 128) >> 8 + 64) >> 7`, which moves up
+/// exactly when `(s · L + 128 + 64 · 256) mod 2¹⁵` wraps to 0; the sample puts
+/// that residue at 2¹⁵ − 1 (just below) or at 0 (on the edge), with either top
+/// bit. An odd `L` is invertible modulo 2¹⁵, so some `s` reaches each residue;
+/// for an even one there is none (`None`).
+fn rounding_edge(loss: OpticalLoss, rng: &mut impl Rng) -> Option<u16> {
+    let l = u32::from(loss.0);
+    if l % 2 == 0 {
+        return None;
+    }
+    // Newton's iteration for l⁻¹ modulo 2³²: l is its own inverse modulo 8,
+    // and each step doubles the bits that are right.
+    let mut inverse = l;
+    for _ in 0..4 {
+        inverse = inverse.wrapping_mul(2u32.wrapping_sub(l.wrapping_mul(inverse)));
+    }
+    let residue: u32 = if rng.gen() { 0x7FFF } else { 0 };
+    let product = (residue + 0x8000 - (128 + (64 << 8))) & 0x7FFF;
+    let low = product.wrapping_mul(inverse) & 0x7FFF;
+    let top = if rng.gen() { 0x8000 } else { 0 };
+    Some((low | top) as u16)
 }
 
 #[test]

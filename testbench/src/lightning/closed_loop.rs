@@ -253,7 +253,51 @@ impl LoopRun {
         .map(|(name, counter, seen)| format!("{name} {counter}, the ports showed {seen}"))
         .collect()
     }
+
+    /// Where the busy counters of a finished run break the order of the stages
+    /// they count, one line per broken rule (see the datapath's module docs):
+    /// a beat is in flight for at least the cycle after it fired, so
+    /// `busy_photonic_cycles` exceeds `busy_dac_cycles`; `compute_cycles`
+    /// counts every cycle any stage works; and each layer's last word is still
+    /// decoding once it has been taken, so in every layer that fired (per the
+    /// bench's timeline) at least one cycle of `compute_cycles` has no word in
+    /// flight.
+    pub fn busy_counters_out_of_order(&self) -> Vec<String> {
+        let layers = self
+            .timeline
+            .iter()
+            .filter(|e| e.what.ends_with(FIRST_BEAT))
+            .count() as u64;
+        let mut broken = Vec::new();
+        if self.busy_photonic_cycles <= self.busy_dac_cycles {
+            broken.push(format!(
+                "busy_photonic_cycles {} not above busy_dac_cycles {}",
+                self.busy_photonic_cycles, self.busy_dac_cycles
+            ));
+        }
+        let busiest = self
+            .busy_dac_cycles
+            .max(self.busy_photonic_cycles)
+            .max(self.busy_decode_cycles);
+        if self.compute_cycles < busiest {
+            broken.push(format!(
+                "compute_cycles {} below a stage's {busiest}",
+                self.compute_cycles
+            ));
+        }
+        if self.compute_cycles < self.busy_photonic_cycles + layers {
+            broken.push(format!(
+                "compute_cycles {} leave no decode tail beyond busy_photonic_cycles {} \
+                 in each of {layers} layers",
+                self.compute_cycles, self.busy_photonic_cycles
+            ));
+        }
+        broken
+    }
 }
+
+/// The timeline's event for a layer's first data beat (after `layer {l}: `).
+const FIRST_BEAT: &str = "streamer fires the first data beat";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -541,7 +585,7 @@ impl<'a, C: PhotonicCore> LoopDriver<'a, C> {
         }
         if pins.is_high(s.fire)? {
             if self.last_fire.is_none() {
-                self.event(t, format!("layer {l}: streamer fires the first data beat"));
+                self.event(t, format!("layer {l}: {FIRST_BEAT}"));
             }
             self.last_fire = Some(t);
         }

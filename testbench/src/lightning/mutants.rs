@@ -7,8 +7,9 @@
 //! Every run, whatever its end: the `cycles`, `dac_start_cycle` and
 //! `window_open_cycle` counters equal what the bench saw on the ports
 //! ([`LoopRun::counters_unlike_ports`]). Every exact run: logits and their
-//! indices equal to the golden model's, and every DAC sample in the bus format
-//! ([`LoopRun::off_format_dac_samples`]).
+//! indices equal to the golden model's, every DAC sample in the bus format
+//! ([`LoopRun::off_format_dac_samples`]), and the busy counters in their
+//! stages' order ([`LoopRun::busy_counters_out_of_order`]).
 //!
 //! 1. **Exact, saturating.** The image of all 255s, whose accumulators saturate
 //!    both ways (the subject's network has a row of +255 and one of −255
@@ -616,6 +617,9 @@ fn exact(run: &LoopRun, expected: &[i64], what: &str) -> Result<(), String> {
             "{what}: {} DAC samples outside the bus format",
             run.off_format_dac_samples
         ));
+    }
+    if let Some(broken) = run.busy_counters_out_of_order().first() {
+        return Err(format!("{what}: {broken}"));
     }
     if !run
         .logit_indices
