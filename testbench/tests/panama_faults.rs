@@ -17,7 +17,8 @@ use testbench::panama::frame::AggPacket;
 use testbench::panama::golden::{run as golden_run, InFrame};
 use testbench::panama::session::{Sent, Session};
 use testbench::panama::system::{
-    check, golden_config, is_result, read_counters, run, Observed, Shape, StreamDriver, Traffic,
+    check, configure, golden_config, is_result, read_counters, run, Observed, Shape, StreamDriver,
+    Traffic,
 };
 use testbench::panama::traffic::{background_frame, from_f32, with_defect, Defect};
 use testbench::rng::seeded;
@@ -421,6 +422,76 @@ fn through_new_core(
     let quiet = 2 * u64::from(cfg.full_wait) + 2_000;
     let (d, cycles) = at_line_rate(&mut dut, (g, cfg.data_width), frames, rng, quiet, |_, _| {});
     (dut, d, cycles)
+}
+
+/// A frame's own destination (`tuser[31:24]` as it arrives) counts only for a
+/// source code that is neither one of the core's ports nor a host's: such a
+/// frame, an aggregation packet of a live job included, is bypassed unchanged
+/// to the destination it brought, as the core cannot tell which port's buffer
+/// it would belong to. A port's frame leaves where its `bypass_dst` register
+/// says and a host's where its route says, whatever they bring. (The golden
+/// model refuses frames from unknown codes, so the expectation is written here.)
+#[test]
+fn only_frames_from_unknown_source_codes_keep_their_own_destination() {
+    let cfg = instance();
+    let g = golden(&cfg);
+    let mut rng = seeded("panama faults own destination", 4401);
+    let (host, route) = g.host_routes[0];
+    let unknown = [0x00, g.port_codes[0] | g.port_codes[1]];
+    for code in unknown {
+        assert!(!g.port_codes.contains(&code) && g.host_routes.iter().all(|&(h, _)| h != code));
+    }
+    let frame = |src: u8, bytes: Vec<u8>| InFrame { src, bytes };
+    // (frame, the destination it brings, the one it must leave with)
+    let sent = [
+        (
+            frame(unknown[0], background_frame(&mut rng, g.agg_udp_port)),
+            0x10,
+            0x10,
+        ),
+        (frame(unknown[1], packet(&g, 5, 0, 0, 1).bytes), 0x04, 0x04),
+        (bypass(&g, &mut rng, 1), 0x80, g.bypass_dst[1]),
+        (
+            frame(host, background_frame(&mut rng, g.agg_udp_port)),
+            0x01,
+            route,
+        ),
+    ];
+    for (f, brought, leaves) in &sent[2..] {
+        assert_ne!(
+            brought, leaves,
+            "from {:#04x}: a destination that shows",
+            f.src
+        );
+    }
+    let module = panama_core(&cfg).expect("core");
+    let mut native = NativeDut::new(&module).expect("native");
+    let mut dut: &mut dyn Dut = &mut native;
+    configure(&mut dut, &g).unwrap_or_else(|e| panic!("{e}"));
+    dut.reset(4);
+    let mut d = StreamDriver::streaming(cfg.data_width);
+    for (f, brought, _) in &sent {
+        d.push_frame_to(f, Shape::Whole, *brought);
+    }
+    for cycle in 0..2_000 {
+        if cycle > 0 {
+            dut.step();
+        }
+        d.step(&mut dut, cycle, cycle > 0, &mut rng, 1.0, 1.0)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert!(d.input_done(), "every frame was taken");
+    let left: Vec<(u8, &[u8])> = d.outputs.iter().map(|o| (o.dst, &o.bytes[..])).collect();
+    let expected: Vec<(u8, &[u8])> = sent.iter().map(|(f, _, l)| (*l, &f.bytes[..])).collect();
+    assert_eq!(
+        left, expected,
+        "(destination, bytes) of the frames that left"
+    );
+    let counters = read_counters(dut).unwrap_or_else(|e| panic!("{e}"));
+    let count = |name: &str| counters.iter().find(|(n, _)| *n == name).map(|&(_, v)| v);
+    for (name, value) in [("packets_in", 4), ("bypassed", 4), ("accepted", 0)] {
+        assert_eq!(count(name), Some(value), "{name}: {counters:?}");
+    }
 }
 
 /// When a worker is dead, its partner's packets are flushed one per

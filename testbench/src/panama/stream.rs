@@ -52,6 +52,8 @@ struct Pending {
     index: usize,
     shape: Shape,
     beats: usize,
+    /// `tuser[31:24]` of its beats.
+    dst: u8,
 }
 
 /// The beats of `frame` on a bus of `per` bytes laid out as `shape` says, and
@@ -71,7 +73,8 @@ fn layout(frame: &InFrame, per: usize, shape: Shape) -> (usize, Option<usize>) {
 fn queue_beats((beats, spare): (&mut VecDeque<Beat>, &mut Vec<Beat>), p: &Pending, width: usize) {
     let (frame, shape) = (&p.frame, p.shape);
     let per = width / 8;
-    let user = u64::from(frame.bytes.len() as u16) | u64::from(frame.src) << 16;
+    let user =
+        u64::from(frame.bytes.len() as u16) | u64::from(frame.src) << 16 | u64::from(p.dst) << 24;
     let (n, empty_before) = layout(frame, per, shape);
     let mut bytes = frame.bytes.chunks(per);
     for k in 0..n {
@@ -225,8 +228,15 @@ impl StreamDriver {
     }
 
     /// Queues `frame` (the next frame index), laid out as `shape` says, behind the
-    /// frames given so far.
+    /// frames given so far, with `tuser[31:24]` = 0 as a NetFPGA MAC sends it.
     pub fn push_frame(&mut self, frame: &InFrame, shape: Shape) {
+        self.push_frame_to(frame, shape, 0);
+    }
+
+    /// Queues `frame` as [`StreamDriver::push_frame`] does, with `tuser[31:24]`
+    /// = `dst`: a destination the frame brings along, which only a frame from
+    /// a source code that is neither a port nor a host's keeps.
+    pub fn push_frame_to(&mut self, frame: &InFrame, shape: Shape, dst: u8) {
         let (beats, _) = layout(frame, self.width / 8, shape);
         self.pushed_beats += beats;
         self.pending_beats += beats;
@@ -235,6 +245,7 @@ impl StreamDriver {
             index: self.frames,
             shape,
             beats,
+            dst,
         });
         self.frames += 1;
         self.first_accepted.push(None);
