@@ -1,10 +1,11 @@
 //! The NetFPGA side of an accelerator core: [`StreamDriver`] offers input
-//! frames beat by beat on `s_axis_*` (with `tuser` = length and one-hot source
-//! port), takes output beats from `m_axis_*` with a chosen probability of
-//! `tready` (random back-pressure), reassembles the output frames and records
-//! when every beat moved. It drives any [`Pins`] (a single [`Dut`](crate::dut::Dut)
-//! or the differential harness's [`Step`](crate::harness::Step)) through the
-//! two streams' [`AxisPins`], resolved at its first step.
+//! frames beat by beat on `s_axis_*` (with `tuser` = length, one-hot source
+//! port and a destination, 0 unless given), takes output beats from `m_axis_*`
+//! with a chosen probability of `tready` (random back-pressure), reassembles
+//! the output frames and records when every beat moved. It drives any
+//! [`Pins`] (a single [`Dut`](crate::dut::Dut) or the differential harness's
+//! [`Step`](crate::harness::Step)) through the two streams' [`AxisPins`],
+//! resolved at its first step.
 
 use super::golden::InFrame;
 use crate::dut::DutError;
