@@ -205,6 +205,10 @@ fn faults(g: &GoldenConfig, rng: &mut impl Rng) -> Vec<Fault> {
         });
     }
     frames.push(packet(g, 999, 0, 0, 1));
+    // Live jobs from ports outside their slots (job 5 is on ports 0 and 1, job 6
+    // on 2 and 3): no slot's, so bypassed as unknown jobs.
+    frames.push(packet(g, 5, 0, 2, 1));
+    frames.push(packet(g, 6, 1, 0, 1));
     for &(host, _) in &g.host_routes {
         frames.push(InFrame {
             src: host,
