@@ -3,7 +3,7 @@
 //! fault batch the timing-independent invariants hold (bypass frames out once,
 //! unaltered; every result an exact sum; counters balance; the input never held
 //! past its bound) and a following clean aggregation is exact against the golden
-//! model.
+//! model. Also: where frames go that bring a `tuser` destination of their own.
 
 use hdl::blocks::fp::FpFormat;
 use hdl::panama::config::PanamaConfig;
