@@ -143,9 +143,12 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
                 } else {
                     encode_sample(rng.gen())
                 };
-                match rounding_edge(loss, &mut edge_rng).filter(|_| edge_rng.gen_bool(0.1)) {
+                if !edge_rng.gen_bool(0.1) {
+                    return sample;
+                }
+                match rounding_edge(loss, &mut edge_rng) {
                     Some(edge) => {
-                        edges += 1;
+                        edges += u64::from(valid);
                         edge
                     }
                     None => sample,
@@ -181,7 +184,7 @@ fn run(acc_width: u32, cycles: u64, seed: u64) {
     assert!(saturated > 0, "no saturated neuron");
     assert!(
         edges > cycles / 5,
-        "too few samples at a rounding edge: {edges}"
+        "too few valid samples at a rounding edge: {edges}"
     );
 }
 
