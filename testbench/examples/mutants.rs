@@ -16,13 +16,20 @@
 //!   [`testbench::lightning::top_mutants::TopSubject`] under
 //!   [`testbench::lightning::top_mutants::check_top`] (its datapath's sites
 //!   included; `--only lightning/top` or `--only calibrate.rs` picks the top's
-//!   own).
+//!   own);
+//! - `fp-add`: the floating-point adder (`--format fp32|bf16|fp16`, default
+//!   fp32; `--stages`, default 5; `--ftz`) under [`testbench::fp_adder::check`];
+//! - `fp-add-tree`: the adder tree of `--inputs` (default 5, so that an odd
+//!   operand is carried past a level) × `--lanes` (default 4) of that adder under
+//!   [`testbench::fp_adder::check_tree`].
 
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpTreeConfig};
 use hdl::lightning::config::WeightSource;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
 use hdl::Module;
 use std::time::Instant;
+use testbench::fp_adder;
 use testbench::lightning::mutants::{self as lightning, Subject};
 use testbench::lightning::top_mutants::{check_top, TopSubject};
 use testbench::mutation::{campaign, Outcome, Pick};
@@ -104,8 +111,39 @@ fn subject(name: &str) -> Result<(Module, Check), String> {
             let s = TopSubject::new()?;
             Ok((s.module.clone(), Box::new(move |m| check_top(&s, m))))
         }
-        _ => Err("not a design: panama, lightning, lightning-stream or lightning-top".into()),
+        "fp-add" => {
+            let cfg = adder_config()?;
+            let adder = fp_add(&cfg).map_err(|e| e.to_string())?;
+            Ok((adder, Box::new(move |m| fp_adder::check(&cfg, m))))
+        }
+        "fp-add-tree" => {
+            let cfg = FpTreeConfig {
+                inputs: arg("--inputs", 5) as u32,
+                lanes: arg("--lanes", 4) as u32,
+                adder: adder_config()?,
+            };
+            let tree = fp_add_tree(&cfg).map_err(|e| e.to_string())?;
+            Ok((tree, Box::new(move |m| fp_adder::check_tree(&cfg, m))))
+        }
+        _ => Err(
+            "not a design: panama, lightning, lightning-stream, lightning-top, \
+                  fp-add or fp-add-tree"
+                .into(),
+        ),
     }
+}
+
+/// The adder of `fp-add` and `fp-add-tree`: `--format` (default fp32),
+/// `--stages` (default 5, PANAMA's) and `--ftz`.
+fn adder_config() -> Result<FpAddConfig, String> {
+    let format = text_arg("--format").unwrap_or_else(|| "fp32".into());
+    Ok(FpAddConfig {
+        format: format
+            .parse()
+            .map_err(|e| format!("--format {format}: {e}"))?,
+        stages: arg("--stages", 5) as u32,
+        ftz: std::env::args().any(|a| a == "--ftz"),
+    })
 }
 
 fn arg(name: &str, default: usize) -> usize {

@@ -1,9 +1,10 @@
 //! The mutation campaign (`testbench::mutation`) on a design small enough that
 //! every mutant is known: a check that compares every output with a model kills
 //! them all; one that looks at a single output lets exactly the others survive.
-//! And PANAMA's and Lightning's mutant checks on the designs they were written
-//! for.
+//! And PANAMA's, Lightning's and the floating-point blocks' mutant checks on the
+//! designs they were written for.
 
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use hdl::ir::mutate::MutationKind;
 use hdl::lightning::config::WeightSource;
 use hdl::panama::config::PanamaConfig;
@@ -11,6 +12,7 @@ use hdl::panama::core::panama_core;
 use hdl::{Module, ModuleBuilder, ResetPolarity};
 use rand::Rng;
 use testbench::dut::{Dut, NativeDut};
+use testbench::fp_adder;
 use testbench::lightning::mutants::{self as lightning, Subject};
 use testbench::lightning::top_mutants::{check_top, TopSubject};
 use testbench::mutation::{campaign, Outcome, Pick};
@@ -202,5 +204,63 @@ fn lightning_tops_check_passes_the_top_and_kills_a_wrong_tlast() {
     match &c.trials[0].outcome {
         Outcome::Killed(e) => assert!(e.contains("answer beats"), "killed by {e}"),
         Outcome::Survived => panic!("{} survived", c.trials[0].site.describe()),
+    }
+}
+
+/// The floating-point checks (`testbench::fp_adder`) pass the adder and the
+/// tree as generated in every format, with and without flush-to-zero, and kill
+/// the pipeline's valid registers reset to 1: an `out_valid` in the cycles
+/// after reset that no operation caused, which a check that starts comparing
+/// once the pipeline has filled never sees.
+#[test]
+fn fp_checks_pass_the_blocks_and_kill_a_valid_set_by_reset() {
+    for format in FpFormat::ALL {
+        for ftz in [false, true] {
+            let adder = FpAddConfig {
+                format,
+                stages: 5,
+                ftz,
+            };
+            let tree = FpTreeConfig {
+                inputs: 5,
+                lanes: 4,
+                adder,
+            };
+            fp_adder::check(&adder, &fp_add(&adder).expect("adder"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            fp_adder::check_tree(&tree, &fp_add_tree(&tree).expect("tree"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let adder = FpAddConfig {
+        format: FpFormat::Fp32,
+        stages: 5,
+        ftz: false,
+    };
+    let tree = FpTreeConfig {
+        inputs: 5,
+        lanes: 4,
+        adder,
+    };
+    let valid_reset =
+        Pick::Matching("reset value's bit 0 flipped at hdl/src/blocks/fp/add.rs:90 ".into());
+    let on_adder = campaign(
+        &fp_add(&adder).expect("adder"),
+        &valid_reset,
+        |m| fp_adder::check(&adder, m),
+        |_| {},
+    );
+    let on_tree = campaign(
+        &fp_add_tree(&tree).expect("tree"),
+        &valid_reset,
+        |m| fp_adder::check_tree(&tree, m),
+        |_| {},
+    );
+    for c in [on_adder, on_tree] {
+        assert_eq!(c.trials.len(), 1);
+        match &c.trials[0].outcome {
+            Outcome::Killed(e) => assert!(e.contains("out_valid 1 in cycle 0"), "killed by {e}"),
+            Outcome::Survived => panic!("{} survived", c.trials[0].site.describe()),
+        }
     }
 }
