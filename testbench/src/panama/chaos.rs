@@ -1,6 +1,7 @@
 //! The chaos run: a hostile traffic mix for the accelerator — dead, restarted and
 //! runaway workers, duplicate and missing `seq`, malformed and mismatched packets,
-//! unknown jobs, jumbo, oversize and unterminated frames, runts, empty and garbage
+//! unknown jobs and live jobs' packets from ports outside their slots, jumbo,
+//! oversize and unterminated frames, runts, empty and garbage
 //! frames, host (DMA) traffic — under random load and back-pressure, checked by
 //! the timing-independent [`invariants`](super::invariants).
 //!
@@ -177,15 +178,30 @@ fn jobs(ports: usize) -> Vec<(u16, Vec<usize>)> {
 /// left in place); some of a chaos run's packets of no slot are this job's.
 const RETIRED_JOB: u16 = 800;
 
-/// The (job, tree) of an aggregation packet of no enabled slot, by `kind` (0–3):
+/// The (job, tree) of an aggregation packet of no enabled slot, by `kind` (0–4):
 /// the retired slot's job, a live job on a tree none of its slots has, a job no
-/// slot names, and a live job on another live job's tree.
+/// slot names, a live job on another live job's tree, and a live job on its own
+/// tree (slot 0's, whose ports are 0 and 1), which [`stray_source`] sends from a
+/// port outside its slot.
 fn stray_job(kind: u8) -> (u16, u8) {
     match kind {
         0 => (RETIRED_JOB, 0),
         1 => (700, 3),
         2 => (801, 0),
-        _ => (701, 0),
+        3 => (701, 0),
+        _ => (700, 0),
+    }
+}
+
+/// The port index a stray packet of `kind` ([`stray_job`]) comes from on
+/// `ports` ports: `port` (drawn from all of them), but for kind 4 one of the
+/// ports 2 and up, outside its job's slot (taken from `port`, so that the rest of
+/// the traffic draws the same numbers); `None` if there is no such port (every
+/// job of a two-port board has every port).
+fn stray_source(kind: u8, port: usize, ports: usize) -> Option<usize> {
+    match kind {
+        4 => (ports > 2).then(|| 2 + port % (ports - 2)),
+        _ => Some(port),
     }
 }
 
@@ -397,7 +413,8 @@ pub fn epoch_frames(
 
 /// One frame of the non-worker traffic.
 fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFrame {
-    let port = cfg.port_codes[rng.gen_range(0..cfg.port_codes.len())];
+    let port_index = rng.gen_range(0..cfg.port_codes.len());
+    let port = cfg.port_codes[port_index];
     let host = cfg.host_routes.choose(rng).map_or(port, |&(h, _)| h);
     let mtu = cfg.max_frame_bytes;
     let (kind, src, bytes) = match rng.gen_range(0..100) {
@@ -440,7 +457,13 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
             (Kind::EmptyBeat, port, f)
         }
         _ => {
-            let (job, tree) = stray_job(rng.gen_range(0..4));
+            let ports = cfg.port_codes.len();
+            let kind = rng.gen_range(0..5);
+            let (kind, from) = match stray_source(kind, port_index, ports) {
+                Some(from) => (kind, from),
+                None => (2, port_index),
+            };
+            let (job, tree) = stray_job(kind);
             let elems = 64 / (cfg.format.width() as usize / 8);
             let p = AggPacket::new(
                 cfg.format,
@@ -452,7 +475,7 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
                 vec![0; elems],
             );
             let bytes = p.to_frame().unwrap_or_default();
-            (Kind::UnknownJob, port, bytes)
+            (Kind::UnknownJob, cfg.port_codes[from], bytes)
         }
     };
     ChaosFrame {
