@@ -30,16 +30,13 @@ fn no_valid_rises_after_reset_while_nothing_is_offered() {
             .iter()
             .filter(|p| p.direction == Direction::Output && p.name.ends_with("valid"))
             .map(|p| p.name.clone())
-            .collect();
-        let handles: Vec<_> = valids
-            .iter()
-            .map(|name| sim.port_handle(name).expect("a port of the design"))
+            .map(|name| (sim.port_handle(&name).expect("a port of the design"), name))
             .collect();
         watched += valids.len();
         sim.reset(4);
         for cycle in 0..CYCLES {
-            for (name, &h) in valids.iter().zip(&handles) {
-                let v = sim.get_handle(h).expect("an output");
+            for (h, name) in &valids {
+                let v = sim.get_handle(*h).expect("an output");
                 assert!(
                     v.is_zero(),
                     "{}: `{name}` is {v:?} in cycle {cycle} after reset, with nothing offered",

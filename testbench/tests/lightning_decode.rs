@@ -1,7 +1,7 @@
 //! Lightning ADC decode and integration: random words (some at a rounding
-//! edge), signs, loss factors, targets, shifts and clears, checked cycle by cycle against a model built from
-//! the `arith` contract functions, on the native simulator and Verilator in
-//! lockstep.
+//! edge), signs, loss factors, targets, shifts and clears, checked cycle by
+//! cycle against a model built from the `arith` contract functions, on the
+//! native simulator and Verilator in lockstep.
 
 use hdl::lightning::decode::{decode, DecodeConfig};
 use rand::Rng;

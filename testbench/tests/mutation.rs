@@ -207,6 +207,22 @@ fn lightning_tops_check_passes_the_top_and_kills_a_wrong_tlast() {
     }
 }
 
+/// The adder the floating-point checks are run on (5 stages, PANAMA's) and a
+/// 5-input × 4-lane tree of it (an odd input carried past a level).
+fn fp_subjects(format: FpFormat, ftz: bool) -> (FpAddConfig, FpTreeConfig) {
+    let adder = FpAddConfig {
+        format,
+        stages: 5,
+        ftz,
+    };
+    let tree = FpTreeConfig {
+        inputs: 5,
+        lanes: 4,
+        adder,
+    };
+    (adder, tree)
+}
+
 /// The floating-point checks (`testbench::fp_adder`) pass the adder and the
 /// tree as generated in every format, with and without flush-to-zero, and kill
 /// the pipeline's valid registers reset to 1: an `out_valid` in the cycles
@@ -216,32 +232,14 @@ fn lightning_tops_check_passes_the_top_and_kills_a_wrong_tlast() {
 fn fp_checks_pass_the_blocks_and_kill_a_valid_set_by_reset() {
     for format in FpFormat::ALL {
         for ftz in [false, true] {
-            let adder = FpAddConfig {
-                format,
-                stages: 5,
-                ftz,
-            };
-            let tree = FpTreeConfig {
-                inputs: 5,
-                lanes: 4,
-                adder,
-            };
+            let (adder, tree) = fp_subjects(format, ftz);
             fp_adder::check(&adder, &fp_add(&adder).expect("adder"))
                 .unwrap_or_else(|e| panic!("{e}"));
             fp_adder::check_tree(&tree, &fp_add_tree(&tree).expect("tree"))
                 .unwrap_or_else(|e| panic!("{e}"));
         }
     }
-    let adder = FpAddConfig {
-        format: FpFormat::Fp32,
-        stages: 5,
-        ftz: false,
-    };
-    let tree = FpTreeConfig {
-        inputs: 5,
-        lanes: 4,
-        adder,
-    };
+    let (adder, tree) = fp_subjects(FpFormat::Fp32, false);
     let valid_reset =
         Pick::Matching("reset value's bit 0 flipped at hdl/src/blocks/fp/add.rs:90 ".into());
     let on_adder = campaign(

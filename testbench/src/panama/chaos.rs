@@ -178,30 +178,21 @@ fn jobs(ports: usize) -> Vec<(u16, Vec<usize>)> {
 /// left in place); some of a chaos run's packets of no slot are this job's.
 const RETIRED_JOB: u16 = 800;
 
-/// The (job, tree) of an aggregation packet of no enabled slot, by `kind` (0–4):
-/// the retired slot's job, a live job on a tree none of its slots has, a job no
-/// slot names, a live job on another live job's tree, and a live job on its own
-/// tree (slot 0's, whose ports are 0 and 1), which [`stray_source`] sends from a
-/// port outside its slot.
-fn stray_job(kind: u8) -> (u16, u8) {
+/// The (job, tree) of an aggregation packet of no enabled slot, by `kind` (0–4),
+/// and the port index it comes from on `ports` ports, `port` (drawn from all of
+/// them) unless said otherwise: the retired slot's job, a live job on a tree none
+/// of its slots has, a job no slot names, a live job on another live job's tree,
+/// and a live job on its own tree (slot 0's, whose ports are 0 and 1) from one of
+/// the ports 2 and up, outside its slot (taken from `port`, so that the rest of
+/// the traffic draws the same numbers). A board of two ports has no such port
+/// (every job has every port): there kind 4 is kind 2.
+fn stray(kind: u8, port: usize, ports: usize) -> ((u16, u8), usize) {
     match kind {
-        0 => (RETIRED_JOB, 0),
-        1 => (700, 3),
-        2 => (801, 0),
-        3 => (701, 0),
-        _ => (700, 0),
-    }
-}
-
-/// The port index a stray packet of `kind` ([`stray_job`]) comes from on
-/// `ports` ports: `port` (drawn from all of them), but for kind 4 one of the
-/// ports 2 and up, outside its job's slot (taken from `port`, so that the rest of
-/// the traffic draws the same numbers); `None` if there is no such port (every
-/// job of a two-port board has every port).
-fn stray_source(kind: u8, port: usize, ports: usize) -> Option<usize> {
-    match kind {
-        4 => (ports > 2).then(|| 2 + port % (ports - 2)),
-        _ => Some(port),
+        0 => ((RETIRED_JOB, 0), port),
+        1 => ((700, 3), port),
+        3 => ((701, 0), port),
+        4 if ports > 2 => ((700, 0), 2 + port % (ports - 2)),
+        _ => ((801, 0), port),
     }
 }
 
@@ -457,13 +448,7 @@ fn other_frame(cfg: &GoldenConfig, rng: &mut impl Rng, seq_base: u32) -> ChaosFr
             (Kind::EmptyBeat, port, f)
         }
         _ => {
-            let ports = cfg.port_codes.len();
-            let kind = rng.gen_range(0..5);
-            let (kind, from) = match stray_source(kind, port_index, ports) {
-                Some(from) => (kind, from),
-                None => (2, port_index),
-            };
-            let (job, tree) = stray_job(kind);
+            let ((job, tree), from) = stray(rng.gen_range(0..5), port_index, cfg.port_codes.len());
             let elems = 64 / (cfg.format.width() as usize / 8);
             let p = AggPacket::new(
                 cfg.format,
