@@ -14,6 +14,7 @@
 //! `scripts/abc-noise [K]` (K = 8 by default; `WIRESPEED_SEED` picks other renamings and
 //! reorderings).
 
+use clap::Parser;
 use gen::toolchain::{self, SynthReport};
 use gen::{emit_with, Design, EmitOptions};
 use hdl::blocks::fifo;
@@ -248,13 +249,17 @@ fn inside(v: &[u64], x: u64) -> String {
     }
 }
 
+/// The command line.
+#[derive(Parser)]
+#[command(about = "How far Yosys' resource counts move when only the text moves")]
+struct Args {
+    /// Random renamings and reorderings of each kind, per design.
+    #[arg(default_value_t = 8)]
+    k: usize,
+}
+
 fn main() {
-    let k: usize = match std::env::args().nth(1) {
-        None => 8,
-        Some(a) => a
-            .parse()
-            .unwrap_or_else(|_| panic!("K must be a count of renamings, not `{a}`")),
-    };
+    let k = Args::parse().k;
     let mut rng = testbench::rng::seeded("abc_noise", 1);
     let bf16 = fp_add(&FpAddConfig {
         format: FpFormat::Bf16,

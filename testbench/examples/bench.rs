@@ -20,8 +20,9 @@
 //! (the `bench_count` example runs the loop alone, for Valgrind to count).
 //!
 //! `cargo run --release -p testbench --example bench [-- --cycles N] [--repeat R]`
-//! (defaults 200000 cycles, 3 rounds)
+//! (defaults 200000 cycles, 3 rounds; `-- --help` lists the options)
 
+use clap::Parser;
 use hdl::blocks::counter;
 use hdl::Module;
 use sim::Backend;
@@ -166,15 +167,6 @@ fn ms(d: Duration) -> String {
     }
 }
 
-/// The value of `--name N` on the command line, or `default`.
-fn arg(name: &str, default: usize) -> usize {
-    std::env::args()
-        .skip_while(|a| a != name)
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
-}
-
 /// The median of `xs` (at least one round) and, over several, its range, as
 /// `median (low–high)`.
 fn median_range(xs: &[f64], show: impl Fn(f64) -> String) -> String {
@@ -185,9 +177,21 @@ fn median_range(xs: &[f64], show: impl Fn(f64) -> String) -> String {
     }
 }
 
+/// The command line.
+#[derive(Parser)]
+#[command(about = "Native simulator against Verilator on the bench designs")]
+struct Args {
+    /// Cycles each engine runs a round.
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+    cycles: u64,
+    /// Rounds.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    repeat: u64,
+}
+
 fn main() {
-    let cycles = arg("--cycles", 200_000);
-    let rounds = arg("--repeat", 3).max(1);
+    let args = Args::parse();
+    let (cycles, rounds) = (args.cycles as usize, args.repeat as usize);
     let cold_cache = std::env::temp_dir().join(format!("wirespeed-bench-{}", std::process::id()));
     let cold_opts = BuildOptions {
         cache_dir: Some(cold_cache.clone()),

@@ -23,35 +23,50 @@
 //! `fifo`, `skid`, `fp32`, `PANAMA`); `--engine` is `compiled` (the default) or
 //! `verilator`.
 
+use clap::{Parser, ValueEnum};
 use sim::{Backend, TUNE_AFTER};
 use testbench::bench;
 use testbench::dut::{Dut, NativeDut, VerilatorDut};
 use testbench::verilator::BuildOptions;
 
-/// The value of `--name` on the command line, if given.
-fn arg(name: &str) -> Option<String> {
-    std::env::args().skip_while(|a| a != name).nth(1)
+/// The command line.
+#[derive(Parser)]
+#[command(about = "One bench design's loop on one engine, for Valgrind to count")]
+struct Args {
+    /// Any part of a design's name in `bench`'s table.
+    #[arg(long, default_value = "fifo")]
+    design: String,
+    /// Cycles counted, after the warm-up.
+    #[arg(long, default_value_t = 20_000)]
+    cycles: usize,
+    /// The engine.
+    #[arg(long, value_enum, default_value_t = Engine::Compiled)]
+    engine: Engine,
+}
+
+/// The engines this example runs.
+#[derive(Clone, Copy, ValueEnum)]
+enum Engine {
+    /// The native simulator's compiled engine from the first cycle.
+    Compiled,
+    /// Verilator at the settings `bench` uses.
+    Verilator,
 }
 
 fn main() -> anyhow::Result<()> {
-    let design = arg("--design").unwrap_or_else(|| "fifo".into());
-    let cycles: usize = match arg("--cycles") {
-        Some(n) => n
-            .parse()
-            .map_err(|e| anyhow::anyhow!("--cycles {n}: {e}"))?,
-        None => 20_000,
-    };
+    let Args {
+        design,
+        cycles,
+        engine,
+    } = Args::parse();
     let names = || bench::cases().iter().map(|c| c.name).collect::<Vec<_>>();
     let case = bench::cases()
         .into_iter()
         .find(|c| c.name.contains(&design))
         .ok_or_else(|| anyhow::anyhow!("--design {design}: none of {:?}", names()))?;
-    let mut dut: Box<dyn Dut> = match arg("--engine").as_deref() {
-        None | Some("compiled") => {
-            Box::new(NativeDut::with_backend(&case.module, Backend::Compiled)?)
-        }
-        Some("verilator") => Box::new(VerilatorDut::new(&case.module, &BuildOptions::default())?),
-        Some(other) => anyhow::bail!("--engine {other}: compiled or verilator"),
+    let mut dut: Box<dyn Dut> = match engine {
+        Engine::Compiled => Box::new(NativeDut::with_backend(&case.module, Backend::Compiled)?),
+        Engine::Verilator => Box::new(VerilatorDut::new(&case.module, &BuildOptions::default())?),
     };
     let stim = bench::stimulus(dut.as_ref());
     let (outputs, mut buf) = bench::outputs(dut.as_ref());

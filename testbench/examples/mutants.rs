@@ -6,7 +6,9 @@
 //!
 //! `cargo run --release -p testbench --example mutants [-- --design D] [--count N] [--seed S]`
 //! (defaults `panama`, 100 sites, seed 1), or `… -- --only TEXT` for every site
-//! whose description contains TEXT (e.g. `queues.rs:143`). Designs:
+//! whose description contains TEXT (e.g. `queues.rs:143`); `-- --help` lists the
+//! options, and an unknown option or a value that does not parse is an error
+//! naming it. Designs:
 //! - `panama`: the SUME core (fp32, 4-packet buffers) under
 //!   [`testbench::panama::mutants::check`];
 //! - `lightning`, `lightning-stream`: the three-core Lightning datapath of
@@ -23,7 +25,8 @@
 //!   operand is carried past a level) × `--lanes` (default 4) of that adder under
 //!   [`testbench::fp_adder::check_tree`].
 
-use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpTreeConfig};
+use clap::{Parser, ValueEnum};
+use hdl::blocks::fp::{fp_add, fp_add_tree, FpAddConfig, FpFormat, FpTreeConfig};
 use hdl::lightning::config::WeightSource;
 use hdl::panama::config::PanamaConfig;
 use hdl::panama::core::panama_core;
@@ -39,19 +42,64 @@ use testbench::panama::mutants as panama;
 /// A design to mutate and its check.
 type Check = Box<dyn Fn(&Module) -> Result<(), String>>;
 
+/// The command line.
+#[derive(Parser)]
+#[command(about = "Mutation sites of a design tried against its check")]
+struct Args {
+    /// The design to mutate.
+    #[arg(long, value_enum, default_value_t = Design::Panama)]
+    design: Design,
+    /// Sites sampled (without `--only`).
+    #[arg(long, default_value_t = 100)]
+    count: usize,
+    /// The sample's seed (without `--only`).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Every site whose description contains this text (e.g. `queues.rs:143`),
+    /// instead of a sample.
+    #[arg(long)]
+    only: Option<String>,
+    /// `fp-add`, `fp-add-tree`: the adder's format.
+    #[arg(long, default_value = "fp32")]
+    format: FpFormat,
+    /// `fp-add`, `fp-add-tree`: the adder's pipeline stages (5 is PANAMA's).
+    #[arg(long, default_value_t = 5)]
+    stages: u32,
+    /// `fp-add`, `fp-add-tree`: subnormal inputs and results flushed to zero.
+    #[arg(long)]
+    ftz: bool,
+    /// `fp-add-tree`: operands a lane (5 carries an odd one past a level).
+    #[arg(long, default_value_t = 5)]
+    inputs: u32,
+    /// `fp-add-tree`: lanes.
+    #[arg(long, default_value_t = 4)]
+    lanes: u32,
+}
+
+/// The designs this example mutates.
+#[derive(Clone, Copy, ValueEnum)]
+enum Design {
+    Panama,
+    Lightning,
+    LightningStream,
+    LightningTop,
+    FpAdd,
+    FpAddTree,
+}
+
 fn main() {
-    let pick = match text_arg("--only") {
-        Some(text) => Pick::Matching(text),
+    let args = Args::parse();
+    let pick = match &args.only {
+        Some(text) => Pick::Matching(text.clone()),
         None => Pick::Sample {
-            count: arg("--count", 100),
-            seed: arg("--seed", 1) as u64,
+            count: args.count,
+            seed: args.seed,
         },
     };
-    let design = text_arg("--design").unwrap_or_else(|| "panama".into());
-    let (top, check) = match subject(&design) {
+    let (top, check) = match subject(&args) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("--design {design}: {e}");
+            eprintln!("--design {}: {e}", args.design.name());
             std::process::exit(2);
         }
     };
@@ -88,10 +136,23 @@ fn main() {
     println!("mutation score: {:.1} %", 100.0 * c.score());
 }
 
-/// The design named `name` and its check.
-fn subject(name: &str) -> Result<(Module, Check), String> {
-    match name {
-        "panama" => {
+impl Design {
+    /// The name `--design` takes.
+    fn name(self) -> String {
+        let value = self.to_possible_value();
+        value.expect("no design is skipped").get_name().to_owned()
+    }
+}
+
+/// The design `args` name and its check.
+fn subject(args: &Args) -> Result<(Module, Check), String> {
+    let adder = FpAddConfig {
+        format: args.format,
+        stages: args.stages,
+        ftz: args.ftz,
+    };
+    match args.design {
+        Design::Panama => {
             let cfg = PanamaConfig {
                 fifo_depth: 4,
                 ..PanamaConfig::new(256, &SUME_PORTS)
@@ -99,59 +160,30 @@ fn subject(name: &str) -> Result<(Module, Check), String> {
             let core = panama_core(&cfg).map_err(|e| e.to_string())?;
             Ok((core, Box::new(move |m| panama::check(&cfg, m))))
         }
-        "lightning" | "lightning-stream" => {
-            let weights = match name {
-                "lightning" => WeightSource::Memory,
+        Design::Lightning | Design::LightningStream => {
+            let weights = match args.design {
+                Design::Lightning => WeightSource::Memory,
                 _ => WeightSource::Stream,
             };
             let s = Subject::new(weights)?;
             Ok((s.module.clone(), Box::new(move |m| lightning::check(&s, m))))
         }
-        "lightning-top" => {
+        Design::LightningTop => {
             let s = TopSubject::new()?;
             Ok((s.module.clone(), Box::new(move |m| check_top(&s, m))))
         }
-        "fp-add" => {
-            let cfg = adder_config()?;
-            let adder = fp_add(&cfg).map_err(|e| e.to_string())?;
-            Ok((adder, Box::new(move |m| fp_adder::check(&cfg, m))))
+        Design::FpAdd => {
+            let block = fp_add(&adder).map_err(|e| e.to_string())?;
+            Ok((block, Box::new(move |m| fp_adder::check(&adder, m))))
         }
-        "fp-add-tree" => {
+        Design::FpAddTree => {
             let cfg = FpTreeConfig {
-                inputs: arg("--inputs", 5) as u32,
-                lanes: arg("--lanes", 4) as u32,
-                adder: adder_config()?,
+                inputs: args.inputs,
+                lanes: args.lanes,
+                adder,
             };
             let tree = fp_add_tree(&cfg).map_err(|e| e.to_string())?;
             Ok((tree, Box::new(move |m| fp_adder::check_tree(&cfg, m))))
         }
-        _ => Err(
-            "not a design: panama, lightning, lightning-stream, lightning-top, \
-                  fp-add or fp-add-tree"
-                .into(),
-        ),
     }
-}
-
-/// The adder of `fp-add` and `fp-add-tree`: `--format` (default fp32),
-/// `--stages` (default 5, PANAMA's) and `--ftz`.
-fn adder_config() -> Result<FpAddConfig, String> {
-    let format = text_arg("--format").unwrap_or_else(|| "fp32".into());
-    Ok(FpAddConfig {
-        format: format
-            .parse()
-            .map_err(|e| format!("--format {format}: {e}"))?,
-        stages: arg("--stages", 5) as u32,
-        ftz: std::env::args().any(|a| a == "--ftz"),
-    })
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    text_arg(name)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
-}
-
-fn text_arg(name: &str) -> Option<String> {
-    std::env::args().skip_while(|a| a != name).nth(1)
 }
