@@ -20,6 +20,29 @@ use testbench::panama::config::SUME_PORTS;
 use testbench::panama::mutants::check;
 use testbench::rng::seeded;
 
+/// The sites of one kind on the one line of `file` (a path from the workspace
+/// root, as the sites name it) that holds `code`. Sites are named by generator
+/// line; naming the line by its code keeps a test's site when the lines above
+/// it move, and a line that no longer holds the code, or shares it with
+/// another, fails here with both named.
+fn site(kind: MutationKind, file: &str, code: &str) -> Pick {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(file);
+    let source =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let lines: Vec<usize> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(code))
+        .map(|(i, _)| i + 1)
+        .collect();
+    match lines[..] {
+        [line] => Pick::Matching(format!("{} at {file}:{line} ", kind.name())),
+        _ => panic!("`{code}` is on lines {lines:?} of {file}, not on one"),
+    }
+}
+
 /// `y = sel ? a : b`, `same = a == b`, `acc` loading `a + b` when `sel`, reset
 /// to 5.
 fn design() -> Module {
@@ -144,7 +167,11 @@ fn panamas_check_passes_the_core_and_kills_the_buffers_full_flag_inverted() {
     };
     let core = panama_core(&cfg).expect("core");
     check(&cfg, &core).expect("the core as generated passes");
-    let full = Pick::Matching("== and != exchanged at hdl/src/panama/core/queues.rs:143".into());
+    let full = site(
+        MutationKind::Equality,
+        "hdl/src/panama/core/queues.rs",
+        "let full = m.eq_const(count, u64::from(fifo_depth));",
+    );
     let c = campaign(&core, &full, |m| check(&cfg, m), |_| {});
     assert_eq!(c.trials.len(), 1);
     let t = &c.trials[0];
@@ -170,11 +197,20 @@ fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
             .unwrap_or_else(|e| panic!("{weights:?} weights: {e}"));
     }
     let subject = Subject::new(WeightSource::Memory).expect("subject");
-    for (line, why) in [
-        ("lightning/datapath/mod.rs:680 ", "outside the bus format"),
-        ("lightning/datapath/counters.rs:40 ", "the ports showed"),
+    for (file, code, why) in [
+        (
+            "hdl/src/lightning/datapath/mod.rs",
+            "let top = m.zeros(1);",
+            "outside the bus format",
+        ),
+        (
+            "hdl/src/lightning/datapath/counters.rs",
+            "let c_one = m.lit(1, COUNTER_WIDTH);",
+            "the ports showed",
+        ),
     ] {
-        let pick = Pick::Matching(format!("constant's bit 0 flipped at hdl/src/{line}"));
+        let line = format!("{file}: `{code}`");
+        let pick = site(MutationKind::Constant, file, code);
         let c = campaign(
             &subject.module,
             &pick,
@@ -197,8 +233,11 @@ fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
 fn lightning_tops_check_passes_the_top_and_kills_a_wrong_tlast() {
     let subject = TopSubject::new().expect("subject");
     check_top(&subject, &subject.module).expect("the top as generated passes");
-    let pick =
-        Pick::Matching("== and != exchanged at hdl/src/lightning/top/results.rs:200 ".into());
+    let pick = site(
+        MutationKind::Equality,
+        "hdl/src/lightning/top/results.rs",
+        "let is_last = m.eq_const(beat.index, last_index);",
+    );
     let c = campaign(&subject.module, &pick, |m| check_top(&subject, m), |_| {});
     assert_eq!(c.trials.len(), 1);
     match &c.trials[0].outcome {
@@ -240,8 +279,11 @@ fn fp_checks_pass_the_blocks_and_kill_a_valid_set_by_reset() {
         }
     }
     let (adder, tree) = fp_subjects(FpFormat::Fp32, false);
-    let valid_reset =
-        Pick::Matching("reset value's bit 0 flipped at hdl/src/blocks/fp/add.rs:90 ".into());
+    let valid_reset = site(
+        MutationKind::ResetValue,
+        "hdl/src/blocks/fp/add.rs",
+        "let v = m.register(d, &format!(\"valid_s{at}\"), valid);",
+    );
     let on_adder = campaign(
         &fp_add(&adder).expect("adder"),
         &valid_reset,
