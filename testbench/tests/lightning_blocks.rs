@@ -51,36 +51,50 @@ fn random_values(rng: &mut impl Rng) -> Word {
 // Reference models, from the module docs.
 // ---------------------------------------------------------------------------
 
-/// `lightning_align`: out(t) from X[t-3-d] and X[t-4-d], d and s of cycle t-2.
+/// `lightning_align`: out(t) from X[t-3-d] and X[t-4-d], d and s of cycle t-2,
+/// each idle if `flush` was 1 in its cycle or a later one before t.
 #[derive(Default)]
 struct AlignModel {
     history: Vec<(bool, Word)>,
     controls: Vec<(usize, usize)>,
+    /// The cycles with `flush` = 1.
+    flushes: Vec<usize>,
 }
 
 impl AlignModel {
-    /// Records the input word and the controls of the next cycle.
-    fn push(&mut self, valid: bool, word: Word, delay: usize, shift: usize) {
+    /// Records the input word and `flush` of this cycle and the controls of the
+    /// next.
+    fn push(&mut self, valid: bool, word: Word, delay: usize, shift: usize, flush: bool) {
+        if flush {
+            self.flushes.push(self.history.len());
+        }
         self.history.push((valid, word));
         self.controls.push((delay, shift));
     }
 
-    fn word(&self, n: isize) -> (bool, Word) {
-        if n < 0 {
-            (false, IDLE)
-        } else {
-            self.history[n as usize]
+    /// Word `n` as it leaves in cycle `t` (as if no flush came, without
+    /// `flushes`).
+    fn word(&self, n: isize, t: usize, flushes: bool) -> (bool, Word) {
+        let flushed = |n: usize| flushes && self.flushes.iter().any(|&f| (n..t).contains(&f));
+        match usize::try_from(n) {
+            Ok(n) if !flushed(n) => self.history[n],
+            _ => (false, IDLE),
         }
     }
 
     /// The registered output in cycle `t` (every cycle before `t` pushed).
     fn output(&self, t: usize) -> (bool, Word) {
+        self.output_as(t, true)
+    }
+
+    /// The output in cycle `t`, as if no flush came without `flushes`.
+    fn output_as(&self, t: usize, flushes: bool) -> (bool, Word) {
         if t < 2 {
             return (false, IDLE);
         }
         let (d, s) = self.controls[t - 2];
-        let (va, a) = self.word(t as isize - 3 - d as isize);
-        let (vb, b) = self.word(t as isize - 4 - d as isize);
+        let (va, a) = self.word(t as isize - 3 - d as isize, t, flushes);
+        let (vb, b) = self.word(t as isize - 4 - d as isize, t, flushes);
         let data = std::array::from_fn(|i| if i >= s { a[i - s] } else { b[16 + i - s] });
         (va || (s != 0 && vb), data)
     }
@@ -90,6 +104,7 @@ impl AlignModel {
 struct StreamerCycle {
     start: bool,
     length: u32,
+    flush: bool,
     valid: Vec<bool>,
     data: Vec<Word>,
     delay: Vec<usize>,
@@ -135,7 +150,8 @@ impl StreamerModel {
             } else {
                 IDLE
             };
-            aligner.push(self.preamble || fire, word, c.delay[i], c.shift[i]);
+            let valid = self.preamble || fire;
+            aligner.push(valid, word, c.delay[i], c.shift[i], c.flush);
         }
         for (arrived, &valid) in self.arrived.iter_mut().zip(&c.valid) {
             *arrived = valid && !fire && !clear;
@@ -439,9 +455,9 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
     let mut shift = vec![0usize; dacs];
     let mut rate = vec![0.8f64; dacs];
     let mut length = 10u32;
-    let (mut fired, mut preambles, mut valid_out) = (0u64, 0u64, 0u64);
-    let [start, preamble_length, preamble_active] =
-        pins(&m, ["start", "preamble_length", "preamble_active"]);
+    let (mut fired, mut preambles, mut valid_out, mut dropped) = (0u64, 0u64, 0u64, 0u64);
+    let [start, preamble_length, flush, preamble_active] =
+        pins(&m, ["start", "preamble_length", "flush", "preamble_active"]);
     let dac_pins: Vec<DacPins> = (0..dacs).map(|i| DacPins::of(&m, i)).collect();
     let mut dac_data = [0u64; 4];
     Differential::new(&m)
@@ -454,6 +470,7 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
                 s.get_into(tdata, &mut dac_data)?;
                 assert_eq!(unpack(&dac_data), data, "dac{i}_tdata at cycle {t}");
                 valid_out += u64::from(valid);
+                dropped += u64::from(!valid && aligner.output_as(t, false).0);
             }
             assert_eq!(
                 s.is_high(preamble_active)?,
@@ -487,6 +504,7 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
             let c = StreamerCycle {
                 start: rng.gen_bool(0.005),
                 length,
+                flush: rng.gen_bool(0.002),
                 valid: sources.iter().map(|x| x.offered.is_some()).collect(),
                 data: sources.iter().map(|x| x.offered.unwrap_or(IDLE)).collect(),
                 delay: delay.clone(),
@@ -494,6 +512,7 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
             };
             s.set_u64(start, u64::from(c.start))?;
             s.set_u64(preamble_length, u64::from(length))?;
+            s.set_u64(flush, u64::from(c.flush))?;
             for (i, p) in dac_pins.iter().enumerate() {
                 let [tvalid, tdata, dac_delay, dac_shift] = p.inputs;
                 s.set_u64(tvalid, u64::from(c.valid[i]))?;
@@ -516,6 +535,10 @@ fn streamer_random(dacs: usize, cycles: u64, seed: u64) {
     assert!(
         valid_out > cycles / 5,
         "too few valid DAC words: {valid_out}"
+    );
+    assert!(
+        dropped > cycles / 200,
+        "too few valid DAC words dropped by a flush: {dropped}"
     );
 }
 
@@ -978,6 +1001,8 @@ fn streamer_probe() -> Module {
     let length = m.input("preamble_length", 8);
     m.connect(u, "start", start);
     m.connect(u, "preamble_length", length);
+    let no_flush = m.lit(0, 1);
+    m.connect(u, "flush", no_flush);
     let no_delay = m.lit(0, 6);
     let no_shift = m.lit(0, 4);
     for i in 0..2 {

@@ -3,9 +3,11 @@
 //! 1–3 photonic cores with their own latencies and sample shifts; native ==
 //! Verilator cycle by cycle (one and two cores); no hang and a `failed` status
 //! with its reason without light, with a wrong preamble or with cores too far
-//! apart; the shipped MLP on its test images; a LeNet-300-100-shaped network's
+//! apart, and every DAC dark from the failure's `done` on; the shipped MLP on its test images; a LeNet-300-100-shaped network's
 //! cycle count per number of cores.
 
+use hdl::lightning::align::ALIGN_LATENCY;
+use hdl::lightning::bus::DELAY_WIDTH;
 use hdl::lightning::config::{Arith, DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::datapath;
 use hdl::lightning::datapath::{
@@ -498,6 +500,30 @@ impl PhotonicCore for TestCore {
     }
 }
 
+/// Every DAC of `dut` (a datapath of `cores` cores whose run has just ended
+/// with `done`, not yet stepped past it) idle, `tvalid` 0 and every sample 0,
+/// in the `done` cycle and for as long after it as any beat can stay in an
+/// aligner (its latency at the largest `dac{j}_delay`): an inference that
+/// fails mid-layer leaves no beat behind to light a modulator.
+fn assert_dacs_dark_from_done(dut: &mut NativeDut, cores: u32, what: &str) {
+    let dacs: Vec<[usize; 2]> = (0..2 * cores)
+        .map(|j| [format!("dac{j}_tvalid"), format!("dac{j}_tdata")].map(|n| dut.port(&n).unwrap()))
+        .collect();
+    let mut data = [0u64; 4];
+    let watch = ALIGN_LATENCY + (1 << DELAY_WIDTH);
+    for k in 0..=watch {
+        for (j, &[tvalid, tdata]) in dacs.iter().enumerate() {
+            dut.get_into(tdata, &mut data).unwrap();
+            let valid = dut.get(tvalid).unwrap()[0];
+            assert!(
+                valid == 0 && data == [0; 4],
+                "{what}: dac{j} tvalid {valid}, data {data:x?}, {k} cycles after done"
+            );
+        }
+        dut.step();
+    }
+}
+
 #[test]
 fn no_light_or_a_wrong_preamble_fails_without_hanging() {
     let mut rng = seeded("lightning datapath failure", 9401);
@@ -552,6 +578,7 @@ fn no_light_or_a_wrong_preamble_fails_without_hanging() {
                 "{what}: {} cycles",
                 run.cycles
             );
+            assert_dacs_dark_from_done(&mut dut, cores, &what);
         }
         // After a failure the same datapath runs the next image correctly.
         let all_ideal = (0..cores).map(|_| TestCore::Ideal).collect();
@@ -561,6 +588,88 @@ fn no_light_or_a_wrong_preamble_fails_without_hanging() {
             &golden_logits(&net, &image, acc),
             &format!("{cores} cores, after a failure"),
         );
+    }
+}
+
+/// Failures in the middle of a layer's stream, with beats in every aligner
+/// (none delayed, and every DAC at the largest delay and shifted by 5
+/// samples): no light on one core ([`FAIL_NO_LOCK`]) and one core's ADC lost
+/// after the lock ([`FAIL_LOST_LIGHT`]). Each ends before the layer's last
+/// beat, every DAC is dark from `done` on, and the next image is exact; and
+/// so is an image started at once after the same failure, within the delay
+/// (the failed run's beats still in the aligners' history).
+#[test]
+fn a_failure_mid_stream_leaves_every_dac_dark_from_done() {
+    let mut rng = seeded("lightning datapath dark after failure", 9402);
+    // Layer 0 streams 20 rounds of 16 beats per core: far longer than the
+    // timeout, so the failures come while the streamer fires.
+    let net = random_network(&mut rng, &[256, 40, 4]);
+    let acc = AccWidth::new(20).unwrap();
+    let image = random_image(&mut rng, 256);
+    let expected = golden_logits(&net, &image, acc);
+    let cores = 2u32;
+    let layer0_beats = 20 * 16;
+    let b = build(&net, acc, cores);
+    let mut dut = NativeDut::new(&b.module).unwrap();
+    dut.reset(2);
+    let paths = [(4, 3), (5, 9)];
+    let run_on = |dut: &mut NativeDut, cores: Vec<TestCore>, controls: &LoopControls| {
+        let mut links: Vec<_> = cores
+            .into_iter()
+            .zip(paths)
+            .map(|(core, (latency, shift))| PhotonicLink::new(core, latency, shift))
+            .collect();
+        run_image(dut, &mut links, &image, b.shape.clone(), controls).unwrap()
+    };
+    let max_delay = (1u32 << DELAY_WIDTH) - 1;
+    for (delay, shift) in [(0, 0), (max_delay, 5)] {
+        let controls = LoopControls {
+            timeout: 100,
+            max_cycles: 20_000,
+            dac_delay: vec![delay; 2 * cores as usize],
+            dac_shift: vec![shift; 2 * cores as usize],
+            ..LoopControls::default()
+        };
+        let ideal = || vec![TestCore::Ideal; cores as usize];
+        let reference = run_on(&mut dut, ideal(), &controls);
+        assert_exact(&reference, &expected, &format!("DAC delay {delay}"));
+        let opens = reference
+            .timeline
+            .iter()
+            .find(|e| e.what.ends_with("ADC window open"))
+            .map(|e| e.cycle)
+            .expect("the reference run's window opens");
+        let lost = LoopControls {
+            adc_stop: vec![(1, opens + 5)],
+            ..controls.clone()
+        };
+        for (what, kinds, failing, reason) in [
+            (
+                "core 1 dark",
+                vec![TestCore::Ideal, TestCore::Constant(0)],
+                &controls,
+                FAIL_NO_LOCK,
+            ),
+            ("core 1's ADC lost", ideal(), &lost, FAIL_LOST_LIGHT),
+        ] {
+            let what = format!("DAC delay {delay}, shift {shift}, {what}");
+            for watched in [true, false] {
+                let run = run_on(&mut dut, kinds.clone(), failing);
+                assert!(run.done && run.failed, "{what}: {run:?}");
+                assert_eq!(run.fail_reason, reason, "{what}: reason");
+                assert!(
+                    run.observed_dac_beats < layer0_beats,
+                    "{what}: failed after the layer's last beat ({} beats)",
+                    run.observed_dac_beats
+                );
+                if watched {
+                    assert_dacs_dark_from_done(&mut dut, cores, &what);
+                }
+                let run = run_on(&mut dut, ideal(), &controls);
+                let next = if watched { "later" } else { "at once" };
+                assert_exact(&run, &expected, &format!("{what}, the next image {next}"));
+            }
+        }
     }
 }
 
@@ -604,6 +713,7 @@ fn cores_too_far_apart_fail_with_the_skew_reason() {
     assert!(run.done && run.failed, "skew past the bound: {run:?}");
     assert_eq!(run.fail_reason, FAIL_SKEW);
     assert!(run.logits.is_empty());
+    assert_dacs_dark_from_done(&mut dut, 2, "skew past the bound");
     // The DAC delay registers compensate the skew: core 0's DACs wait.
     let compensated = LoopControls {
         dac_delay: vec![gap as u32, gap as u32, 0, 0],
@@ -680,6 +790,7 @@ fn adc_lost_mid_layer_trips_the_watchdog() {
                     "{what}: failed at {}, cut at {at}",
                     run.cycles
                 );
+                assert_dacs_dark_from_done(&mut dut, cores, &what);
             }
         }
         // And the next image is exact again.
@@ -762,6 +873,7 @@ fn a_stopped_weight_stream_trips_the_weight_watchdog() {
                 "{what}: failed at {}, stopped at {at}",
                 run.cycles
             );
+            assert_dacs_dark_from_done(&mut dut, cores, &what);
         }
         let mut links = ideal_links(&paths);
         let run = run_image(&mut dut, &mut links, &image, b.shape.clone(), &base).unwrap();

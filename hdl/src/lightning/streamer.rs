@@ -49,6 +49,9 @@
 //! on `dac{i}_tvalid`/`dac{i}_tdata` in cycle *n* + 3 + delay, its sample *j* at
 //! position *j* + shift (the top `shift` samples carried into the next cycle).
 //! With equal delays and shifts all DAC outputs are valid in the same cycle.
+//! `flush` = 1 in a cycle flushes every aligner: no word of that cycle or an
+//! earlier one leaves after it (the aligner's contract), so an owner that
+//! aborts a stream leaves no beat behind on any DAC.
 
 use super::align::operand_align;
 use super::bus::{
@@ -80,7 +83,7 @@ impl Default for StreamerConfig {
 
 /// Generates `lightning_streamer_d{dacs}`.
 ///
-/// Ports: `clk`, `rst` (active high); `start`, `preamble_length[8]`; per stream
+/// Ports: `clk`, `rst` (active high); `start`, `preamble_length[8]`, `flush`; per stream
 /// *i*: inputs `s{i}_tvalid`, `s{i}_tdata[256]`, `dac{i}_delay[6]`,
 /// `dac{i}_shift[4]`, outputs `s{i}_tready`, `dac{i}_tvalid`, `dac{i}_tdata[256]`;
 /// outputs `fire` (the sync unit's action, combinational) and `preamble_active`
@@ -133,6 +136,7 @@ fn build(name: &str, dacs: u32, is_activation: impl Fn(u32) -> bool) -> Result<M
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
     let start = m.input("start", 1);
     let preamble_length = m.input("preamble_length", PREAMBLE_LENGTH_WIDTH);
+    let flush = m.input("flush", 1);
     let zero = m.lit(0, 1);
     let one = m.lit(1, 1);
 
@@ -204,6 +208,7 @@ fn build(name: &str, dacs: u32, is_activation: impl Fn(u32) -> bool) -> Result<M
         m.connect(u, "in_data", word);
         m.connect(u, "delay", delay);
         m.connect(u, "shift", shift);
+        m.connect(u, "flush", flush);
         let out_valid = m.instance_output(u, "out_valid");
         let out_data = m.instance_output(u, "out_data");
         m.output(&format!("s{i}_tready"), fire);

@@ -9,7 +9,13 @@
 //! ([`LoopRun::counters_unlike_ports`]). Every exact run: logits and their
 //! indices equal to the golden model's, every DAC sample in the bus format
 //! ([`LoopRun::off_format_dac_samples`]), and the busy counters in their
-//! stages' order ([`LoopRun::busy_counters_out_of_order`]).
+//! stages' order ([`LoopRun::busy_counters_out_of_order`]). Every exact run
+//! with no DAC shifted and each core's two DACs delayed alike (all but check
+//! 3's and the one after the dark core): every core's activation modulator
+//! lit with exactly the golden activations, in order, from the load before
+//! the run to its `done` (each layer's inputs once per round; an activation
+//! the logits round away, or a beat a failed run left behind, still reaches
+//! the light).
 //!
 //! 1. **Exact, saturating.** The image of all 255s, whose accumulators saturate
 //!    both ways (the subject's network has a row of +255 and one of −255
@@ -36,8 +42,10 @@
 //!    lost mid-layer on one core and on all: [`FAIL_LOST_LIGHT`] `timeout` to
 //!    `timeout` + 3 cycles after the cut. A dark core: [`FAIL_NO_LOCK`] within
 //!    `timeout` + 10 cycles (`timeout` 100 here, so that a streamed layer's
-//!    sign FIFO is not full yet), no logits. Paths [`SKEW_DEPTH`] − 2 cycles
-//!    apart: exact; [`SKEW_DEPTH`] − 1 apart (the join accepts the cycle after
+//!    sign FIFO is not full yet), no logits; it and the exact run after it
+//!    with every DAC delayed by 20 cycles and shifted by 5 samples, so that
+//!    the failed run's beats are still in the aligners' history when the next
+//!    starts. Paths [`SKEW_DEPTH`] − 2 cycles apart: exact; [`SKEW_DEPTH`] − 1 apart (the join accepts the cycle after
 //!    every buffer holds a word, so the faster core's buffer reaches the
 //!    difference + 1 words):
 //!    [`FAIL_SKEW`]; the same skew compensated by DAC delays: exact.
@@ -47,13 +55,14 @@
 //!    The round trip at its bound: 7 + `dac_delay` + latency =
 //!    [`SIGN_FIFO_DEPTH`] − 1 cycles exact, one more [`FAIL_ROUND_TRIP`].
 
-use super::arith::{AccWidth, OpticalLoss, ACC_WIDTH_MIN};
+use super::arith::{encode_sample, AccWidth, OpticalLoss, ACC_WIDTH_MIN, SAMPLES_PER_CYCLE};
 use super::closed_loop::{hardware_config, run_image, LoopControls, LoopRun, PortShape};
-use super::golden::{infer, DatapathConfig, Layer, Network};
+use super::golden::{infer, DatapathConfig, Inference, Layer, Network};
 use super::link::PhotonicLink;
 use super::photonic::{IdealCore, PhotonicCore};
 use crate::dut::{Dut, NativeDut};
 use crate::rng::derived;
+use hdl::lightning::bus::activation_preamble;
 use hdl::lightning::config::{DatapathConfig as HwConfig, WeightSource};
 use hdl::lightning::datapath::{
     datapath, FAIL_LOST_LIGHT, FAIL_NONE, FAIL_NO_LOCK, FAIL_ROUND_TRIP, FAIL_SKEW, FAIL_WEIGHTS,
@@ -76,6 +85,16 @@ const TIMEOUT: u32 = 200;
 /// layer fires before the sign FIFO is full, so that the detector, not the
 /// FIFO, gives up first.
 const DARK_TIMEOUT: u32 = 100;
+
+/// The DAC delay of the dark-core run and the exact run after it, which
+/// starts (after the image's 6-cycle load) well within that many cycles of the
+/// failure: an aligner that served words from before its flush would light the
+/// new run's first cycles with the failed run's beats.
+const DARK_DAC_DELAY: u32 = 20;
+
+/// The DAC shift of the same runs: a shifted word carries samples of the word
+/// before it, so the aligners' second tap reads into the history too.
+const DARK_DAC_SHIFT: u32 = 5;
 
 /// Photonic cores of the subject: three, so that a layer's rounds do not
 /// divide the 16 lanes of an activation word.
@@ -184,19 +203,36 @@ impl Subject {
         self.shape.weight_stream.is_some()
     }
 
-    /// The golden logits of image `i` with every core's loss register at `loss`.
-    fn golden(&self, i: usize, loss: OpticalLoss) -> Result<Vec<i64>, String> {
+    /// The golden inference of image `i` with every core's loss register at
+    /// `loss`.
+    fn golden(&self, i: usize, loss: OpticalLoss) -> Result<Inference, String> {
         let cfg = DatapathConfig {
             acc_width: self.acc,
             optical_loss: loss,
         };
-        let logits = infer(&self.network, &self.images[i], &cfg)
-            .map_err(|e| e.to_string())?
-            .logits;
-        if logits.iter().all(|&v| v == 0) {
+        let golden = infer(&self.network, &self.images[i], &cfg).map_err(|e| e.to_string())?;
+        if golden.logits.iter().all(|&v| v == 0) {
             return Err(format!("degenerate subject: image {i}'s logits are all 0"));
         }
-        Ok(logits)
+        Ok(golden)
+    }
+
+    /// The activation samples every core's modulator is lit with in a run of
+    /// image `i` whose `golden` inference this is, the preamble's aside: in
+    /// each layer, once per round of [`CORES`] neurons, the layer's inputs (the
+    /// image, then the previous layer's outputs) zero-padded to whole 16-sample
+    /// words, each sample `v << 7`.
+    fn activation_stream(&self, i: usize, golden: &Inference) -> Vec<u16> {
+        let inputs = std::iter::once(&self.images[i]).chain(&golden.activations);
+        let mut stream = Vec::new();
+        for (layer, x) in self.network.layers().iter().zip(inputs) {
+            let padded = x.len().next_multiple_of(SAMPLES_PER_CYCLE);
+            for _ in 0..layer.outputs().div_ceil(CORES) {
+                let samples = x.iter().copied().chain(std::iter::repeat(0));
+                stream.extend(samples.take(padded).map(encode_sample));
+            }
+        }
+        stream
     }
 
     /// The DAC data beats per core the network's shape asks for: ⌈outputs /
@@ -217,6 +253,7 @@ pub fn check(subject: &Subject, mutant: &Module) -> Result<(), String> {
     let mut bench = Bench {
         subject,
         dut: &mut dut,
+        lit: Vec::new(),
     };
     bench.exact_saturating()?;
     bench.timing()?;
@@ -231,28 +268,51 @@ pub fn check(subject: &Subject, mutant: &Module) -> Result<(), String> {
     Ok(())
 }
 
-/// A photonic core that works, returns no light, or whose weight modulator
-/// sees its samples late (by the samples its delay line holds).
+/// What a photonic core of the check does with its light.
 #[derive(Clone)]
-enum Core {
+enum Behaviour {
+    /// Works.
     Ideal,
+    /// Returns no light.
     Dark,
+    /// Its weight modulator sees its samples late (by the samples its delay
+    /// line holds).
     Skewed(VecDeque<u16>),
 }
 
+/// A photonic core of the check, which records the activation samples its
+/// modulator was lit with, in order.
+#[derive(Clone)]
+struct Core {
+    behaviour: Behaviour,
+    activations: Vec<u16>,
+}
+
 impl Core {
+    /// A core that works.
+    const IDEAL: Core = Core::new(Behaviour::Ideal);
+
+    /// A core that behaves so, with nothing recorded yet.
+    const fn new(behaviour: Behaviour) -> Core {
+        Core {
+            behaviour,
+            activations: Vec::new(),
+        }
+    }
+
     /// A core whose weights lag its activations by `skew` samples.
     fn skewed(skew: usize) -> Core {
-        Core::Skewed(std::iter::repeat_n(0, skew).collect())
+        Core::new(Behaviour::Skewed(std::iter::repeat_n(0, skew).collect()))
     }
 }
 
 impl PhotonicCore for Core {
     fn transmit(&mut self, activation: u16, weight: u16) -> u16 {
-        match self {
-            Core::Ideal => IdealCore.transmit(activation, weight),
-            Core::Dark => 0,
-            Core::Skewed(line) => {
+        self.activations.push(activation);
+        match &mut self.behaviour {
+            Behaviour::Ideal => IdealCore.transmit(activation, weight),
+            Behaviour::Dark => 0,
+            Behaviour::Skewed(line) => {
                 line.push_back(weight);
                 let late = line.pop_front().unwrap_or(0);
                 IdealCore.transmit(activation, late)
@@ -265,6 +325,9 @@ impl PhotonicCore for Core {
 struct Bench<'a> {
     subject: &'a Subject,
     dut: &'a mut NativeDut,
+    /// The activation samples each core's modulator was lit with in the last
+    /// run, the preamble's aside.
+    lit: Vec<Vec<u16>>,
 }
 
 impl Bench<'_> {
@@ -291,10 +354,55 @@ impl Bench<'_> {
             controls,
         )
         .map_err(|e| e.to_string())?;
+        let preamble = activation_preamble()[0];
+        self.lit = links
+            .iter()
+            .map(|l| {
+                let samples = l.core().activations.iter().copied();
+                samples.filter(|&a| a != preamble).collect()
+            })
+            .collect();
         if let Some(wrong) = run.counters_unlike_ports().first() {
             return Err(format!("image {i} at {paths:?}: {wrong}"));
         }
         Ok(run)
+    }
+
+    /// `run`, the last run, of image `i` under `controls`: exact under
+    /// `loss` ([`exact`]), and, if no DAC is shifted and each core's two DACs
+    /// are delayed alike (so that every lit activation sample is one of the
+    /// stream's, in place), every core's modulator lit with the golden
+    /// activations in order ([`Subject::activation_stream`]): a wrong
+    /// activation that the logits round away still reaches the light.
+    fn exact_run(
+        &self,
+        run: &LoopRun,
+        i: usize,
+        loss: OpticalLoss,
+        controls: &LoopControls,
+        what: &str,
+    ) -> Result<(), String> {
+        let golden = self.subject.golden(i, loss)?;
+        exact(run, &golden.logits, what)?;
+        let delay = |j: usize| controls.dac_delay.get(j).copied().unwrap_or(0);
+        let unshifted = controls.dac_shift.iter().all(|&s| s == 0);
+        if !unshifted || (0..CORES).any(|c| delay(2 * c) != delay(2 * c + 1)) {
+            return Ok(());
+        }
+        let expected = self.subject.activation_stream(i, &golden);
+        for (c, lit) in self.lit.iter().enumerate() {
+            if let Some(k) =
+                (0..expected.len().max(lit.len())).find(|&k| lit.get(k) != expected.get(k))
+            {
+                return Err(format!(
+                    "{what}: core {c}'s activation sample {k} (of {}) is {:?}, golden {:?}",
+                    expected.len(),
+                    lit.get(k).map(|&a| a >> 7),
+                    expected.get(k).map(|&a| a >> 7),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Image `i` on ideal cores.
@@ -304,7 +412,7 @@ impl Bench<'_> {
         paths: &[(usize, usize)],
         controls: &LoopControls,
     ) -> Result<LoopRun, String> {
-        self.run(i, paths, vec![Core::Ideal; CORES], controls)
+        self.run(i, paths, vec![Core::IDEAL; CORES], controls)
     }
 
     /// Image `i` on ideal cores at `paths`, which must be exact and open its
@@ -317,7 +425,7 @@ impl Bench<'_> {
         what: &str,
     ) -> Result<LoopRun, String> {
         let run = self.ideal(i, paths, controls)?;
-        exact(&run, &self.subject.golden(i, OpticalLoss::UNITY)?, what)?;
+        self.exact_run(&run, i, OpticalLoss::UNITY, controls, what)?;
         let slowest = paths.iter().map(|&(latency, _)| latency).max().unwrap_or(0);
         let lock = u64::from(controls.preamble_length.saturating_sub(1).max(1));
         let opens = run.dac_start_cycle + slowest as u64 + lock + 3;
@@ -344,7 +452,7 @@ impl Bench<'_> {
             ..LoopControls::default()
         };
         let run = self.ideal(0, &[(8, 3), (13, 11), (11, 6)], &controls)?;
-        exact(&run, &self.subject.golden(0, loss)?, "saturating, loss 1.5")?;
+        self.exact_run(&run, 0, loss, &controls, "saturating, loss 1.5")?;
         let beats = self.subject.beats();
         if (run.busy_dac_cycles, run.observed_dac_beats) != (beats, beats) {
             return Err(format!(
@@ -416,18 +524,15 @@ impl Bench<'_> {
         }
         let cores = skews.iter().map(|&s| Core::skewed(s)).collect();
         let run = self.run(1, &[(4, 1), (6, 14), (5, 7)], cores, &controls)?;
-        let expected = self.subject.golden(1, OpticalLoss::UNITY)?;
-        exact(
-            &run,
-            &expected,
-            &format!("operand skews {skews:?} evened out"),
-        )
+        let what = format!("operand skews {skews:?} evened out");
+        self.exact_run(&run, 1, OpticalLoss::UNITY, &controls, &what)
     }
 
-    /// An exact run after a failure: the datapath recovers by itself.
-    fn recovers(&mut self, after: &str) -> Result<(), String> {
+    /// An exact run under `controls` after a failure: the datapath recovers
+    /// by itself.
+    fn recovers(&mut self, after: &str, controls: &LoopControls) -> Result<(), String> {
         let what = format!("after {after}");
-        self.timed(1, &[(8, 3), (9, 3), (8, 12)], &bounded(TIMEOUT), &what)
+        self.timed(1, &[(8, 3), (9, 3), (8, 12)], controls, &what)
             .map(|_| ())
     }
 
@@ -465,7 +570,7 @@ impl Bench<'_> {
             let run = self.ideal(1, &paths, &controls)?;
             let t = u64::from(TIMEOUT);
             fails(&run, FAIL_LOST_LIGHT, at + t..=at + t + 3, what)?;
-            self.recovers(what)?;
+            self.recovers(what, &bounded(TIMEOUT))?;
         }
         Ok(())
     }
@@ -473,11 +578,16 @@ impl Bench<'_> {
     /// Check 4, a dark core (see the module docs).
     fn dark_core(&mut self) -> Result<(), String> {
         let what = "core 1 dark";
-        let cores = vec![Core::Ideal, Core::Dark, Core::Ideal];
+        let cores = vec![Core::IDEAL, Core::new(Behaviour::Dark), Core::IDEAL];
         let paths = [(3, 5), (4, 5), (3, 0)];
-        let run = self.run(1, &paths, cores, &bounded(DARK_TIMEOUT))?;
+        let delayed = |timeout| LoopControls {
+            dac_delay: vec![DARK_DAC_DELAY; 2 * CORES],
+            dac_shift: vec![DARK_DAC_SHIFT; 2 * CORES],
+            ..bounded(timeout)
+        };
+        let run = self.run(1, &paths, cores, &delayed(DARK_TIMEOUT))?;
         fails(&run, FAIL_NO_LOCK, 0..=u64::from(DARK_TIMEOUT) + 10, what)?;
-        self.recovers(what)
+        self.recovers(what, &delayed(TIMEOUT))
     }
 
     /// Check 4, cores too far apart (see the module docs).
@@ -496,8 +606,8 @@ impl Bench<'_> {
             ..bounded(TIMEOUT)
         };
         let run = self.ideal(1, &paths, &compensated)?;
-        let expected = self.subject.golden(1, OpticalLoss::UNITY)?;
-        exact(&run, &expected, "skew compensated by DAC delays")
+        let what = "skew compensated by DAC delays";
+        self.exact_run(&run, 1, OpticalLoss::UNITY, &compensated, what)
     }
 
     /// Check 5, a stopped and a trickling weight DMA (see the module docs).
@@ -516,14 +626,13 @@ impl Bench<'_> {
         let t = u64::from(TIMEOUT);
         let what = "core 1's weights stopped in layer 0";
         fails(&run, FAIL_WEIGHTS, at + t..=at + t + 2, what)?;
-        self.recovers(what)?;
+        self.recovers(what, &bounded(TIMEOUT))?;
         let words = self
             .subject
             .shape
             .weight_stream
             .as_ref()
             .map_or(0, |s| s.iter().map(Vec::len).max().unwrap_or(0)) as u64;
-        let expected = self.subject.golden(1, OpticalLoss::UNITY)?;
         for gap in [t - 5, t + 5] {
             let controls = LoopControls {
                 weight_gap: gap,
@@ -533,7 +642,7 @@ impl Bench<'_> {
             let run = self.ideal(1, &paths, &controls)?;
             let what = format!("a weight word every {gap} cycles");
             match gap < t {
-                true => exact(&run, &expected, &what)?,
+                true => self.exact_run(&run, 1, OpticalLoss::UNITY, &controls, &what)?,
                 false => fails(&run, FAIL_WEIGHTS, 0..=controls.max_cycles, &what)?,
             }
         }

@@ -40,6 +40,10 @@ pub(super) struct DacSide {
     /// Streamed weights: the weight watchdog fired (a beat owed and the streams
     /// short of a word for `timeout` cycles); 0 with memory weights.
     pub weights_stalled: Signal,
+    /// The streamer's `flush` (a wire the datapath assigns): while idle and in
+    /// the cycle a failure ends the inference, so that no beat still in the
+    /// aligners lights a DAC once `done` is up.
+    pub flush: Signal,
 }
 
 /// Issues one beat per cycle while the layer owes beats and every source has a
@@ -123,6 +127,8 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
     m.bind_domain(st, "clk", clk);
     m.connect(st, "start", seq.go);
     m.connect(st, "preamble_length", input.preamble_length);
+    let flush = m.wire("dac_flush", 1);
+    m.connect(st, "flush", flush);
     for j in 0..2 * cfg.cores {
         let data = if j % 2 == 0 {
             act_bus
@@ -153,6 +159,7 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
         weights,
         norm_shift,
         weights_stalled,
+        flush,
     }
 }
 

@@ -109,7 +109,11 @@
 //! - [`FAIL_SKEW`] — a core's join buffer overflowed, reported once every core
 //!   has taken all its words (a core that never locks or stops is reason 1 or 2).
 //!
-//! After a failure the next `start` runs normally.
+//! A failure ends the layer mid-stream, with beats still in the DAC aligners
+//! (up to 3 + `dac{j}_delay` cycles of them): the streamer is flushed in the
+//! cycle of the failure and in every idle cycle, so no beat of the failed
+//! inference lights a modulator once `done` is up (every `dac{j}_tvalid` 0,
+//! every sample 0). After a failure the next `start` runs normally.
 //!
 //! **Status.** `locked` = every core's detector is locked (and this is not a `go`
 //! cycle); `core_locked[c]` = core *c*'s detector is locked.
@@ -431,7 +435,11 @@ pub fn datapath(cfg: &DatapathConfig) -> Result<Module, HdlError> {
         accepted,
         weights_stalled,
     };
-    end_layer_or_fail(m, &can_fail, rounds, written.hidden);
+    let abort = end_layer_or_fail(m, &can_fail, rounds, written.hidden);
+    // Idle, and in the cycle a failure ends the inference, the DACs drop the
+    // beats still in their aligners: none lights a modulator once `done` is up.
+    let flush = m.or(seq.not_busy, abort);
+    m.assign(dac.flush, flush);
     let (dac0_valid, locked) = (dac.dac0_valid, adc.locked);
     let counted = &counters(
         m,
@@ -482,13 +490,13 @@ fn watchdog_target(m: &mut ModuleBuilder, timeout: Signal) -> Signal {
 /// The end of a layer or of the run: the sequencer moves to the next layer
 /// after a hidden layer's last round (`hidden`: the current layer is a hidden
 /// one), to `done` after the last layer's or on a failure, whose reason is
-/// recorded.
+/// recorded. Returns the failure's `abort` (the inference ends this cycle).
 fn end_layer_or_fail(
     m: &mut ModuleBuilder,
     can_fail: &FailuresIn,
     rounds: &Rounds,
     hidden: Signal,
-) {
+) -> Signal {
     let seq = can_fail.seq;
     let finish = m.and(rounds.layer_end, seq.constants.is_last);
     let failed = failures(m, can_fail);
@@ -504,6 +512,7 @@ fn end_layer_or_fail(
         },
     );
     record_reason(m, seq, &failed);
+    abort
 }
 
 /// What every stage shares.
