@@ -3,8 +3,9 @@
 //! 1–3 photonic cores with their own latencies and sample shifts; native ==
 //! Verilator cycle by cycle (one and two cores); no hang and a `failed` status
 //! with its reason without light, with a wrong preamble or with cores too far
-//! apart, and every DAC dark from the failure's `done` on; the shipped MLP on its test images; a LeNet-300-100-shaped network's
-//! cycle count per number of cores.
+//! apart, and every DAC dark from the failure's `done` on; the shipped MLP on
+//! its test images; a LeNet-300-100-shaped network's cycle count per number of
+//! cores.
 
 use hdl::lightning::align::ALIGN_LATENCY;
 use hdl::lightning::bus::DELAY_WIDTH;
