@@ -187,8 +187,11 @@ fn panamas_check_passes_the_core_and_kills_the_buffers_full_flag_inverted() {
 /// datapath as generated, with memory weights and with streamed ones, and
 /// kills two mutants that the datapath's logits never show: DAC samples with
 /// bit 15 set (the photonic model reads bits 14–7 only; the check's bus-format
-/// rule sees them), and the `cycles` counter restarting at 0 instead of 1 (the
-/// check compares the counters with the cycles the bench saw on the ports).
+/// rule sees them), the `cycles` counter restarting at 0 instead of 1 (the
+/// check compares the counters with the cycles the bench saw on the ports), and
+/// two that light the modulators with a wrong activation (the activation-stream
+/// rule sees them): a partial round's padding lanes written back as 1 instead
+/// of 0, and the write-back collector starting each word at 1 instead of 0.
 #[test]
 fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
     for weights in [WeightSource::Memory, WeightSource::Stream] {
@@ -197,6 +200,7 @@ fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
             .unwrap_or_else(|e| panic!("{weights:?} weights: {e}"));
     }
     let subject = Subject::new(WeightSource::Memory).expect("subject");
+    let writeback = "hdl/src/lightning/datapath/writeback.rs";
     for (file, code, why) in [
         (
             "hdl/src/lightning/datapath/mod.rs",
@@ -207,6 +211,16 @@ fn lightnings_check_passes_the_datapath_and_kills_what_the_logits_hide() {
             "hdl/src/lightning/datapath/counters.rs",
             "let c_one = m.lit(1, COUNTER_WIDTH);",
             "the ports showed",
+        ),
+        (
+            writeback,
+            "let zero_byte = m.zeros(vw);",
+            "activation sample",
+        ),
+        (
+            writeback,
+            "let empty = m.zeros(word_w);",
+            "activation sample",
         ),
     ] {
         let line = format!("{file}: `{code}`");
