@@ -14,8 +14,17 @@ use crate::GenError;
 use hdl::ir::{ArithOp, BitOp, CmpOp, Driver, NetId, Op, ReduceOp, ShiftAmount, ShiftOp};
 use hdl::{Bits, Module};
 
-/// A Verilog literal of exactly `b`'s width: `W'h...`.
+/// Literals up to this many bits spell every hex digit (`7'h01`); a wider zero
+/// is written `W'h0`, so that a reviewer reads a cleared bus, not a count of
+/// dozens of zeros.
+const SPELLED_ZERO_MAX_WIDTH: u32 = 64;
+
+/// A Verilog literal of exactly `b`'s width: `W'h...`, every digit spelled, but
+/// a zero wider than [`SPELLED_ZERO_MAX_WIDTH`] bits as `W'h0`.
 pub(crate) fn literal(b: &Bits) -> String {
+    if b.width() > SPELLED_ZERO_MAX_WIDTH && b.is_zero() {
+        return zeros(b.width());
+    }
     format!("{}'h{}", b.width(), b.to_hex())
 }
 

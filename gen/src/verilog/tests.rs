@@ -339,6 +339,37 @@ fn registers_use_the_domain_reset_polarity_and_enable() {
 }
 
 #[test]
+fn a_zero_wider_than_64_bits_is_written_short_and_every_other_literal_in_full() {
+    let mut m = ModuleBuilder::new("lits");
+    let clk = m.domain("d", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+    let sel = m.input("sel", 1);
+    let wide = m.input("wide", 65);
+    let narrow = m.input("narrow", 64);
+    let wide_zero = m.zeros(65);
+    let narrow_zero = m.zeros(64);
+    let wide_one = m.lit(1, 65);
+    let w = m.mux(sel, wide_zero, wide);
+    let n = m.mux(sel, narrow_zero, narrow);
+    let o = m.mux(sel, wide_one, wide);
+    let q = m.register(clk, "q", w);
+    m.output("w", q);
+    m.output("n", n);
+    m.output("o", o);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let t = text_of(&d, "lits");
+    assert!(t.contains("sel ? 65'h0 : wide"), "{t}");
+    assert!(t.contains("if (rst) q <= 65'h0;"), "{t}");
+    assert!(
+        t.contains(&format!("sel ? 64'h{} : narrow", "0".repeat(16))),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!("sel ? 65'h{}1 : wide", "0".repeat(16))),
+        "{t}"
+    );
+}
+
+#[test]
 fn memories_guard_reads_past_a_non_power_of_two_depth() {
     let mut m = ModuleBuilder::new("mems");
     let clk = m.domain("d", "clk", None, ResetPolarity::ActiveHigh);
