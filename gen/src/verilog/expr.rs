@@ -204,6 +204,17 @@ impl Refs<'_> {
         self.m.net(net).width
     }
 
+    /// `net` as an instance's input: a literal when the plan inlines it, else its
+    /// name.
+    pub(crate) fn connection(&mut self, net: NetId) -> Result<String, GenError> {
+        self.record(net, Slot::Connection);
+        self.usage.read_all(net);
+        if !self.is_inlined(net) {
+            return Ok(self.names.net(net).to_string());
+        }
+        Ok(self.inline_expr(net)?.text)
+    }
+
     /// The whole of `net` by name, read.
     pub(crate) fn all(&mut self, net: NetId) -> String {
         self.record(net, Slot::Name);

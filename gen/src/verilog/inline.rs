@@ -10,8 +10,9 @@
 //! - it is read exactly once (a literal, a select of a name, `x[7:0]`, or small wiring
 //!   of those, `{4'h0, x[3:0]}`, may be read any number of times), by another operation
 //!   or by a plain assign, in a position that takes an expression: not sliced or indexed
-//!   (a select of an expression is not Verilog), not a register, memory or instance
-//!   input;
+//!   (a select of an expression is not Verilog), not a register or memory input, and
+//!   not an instance input unless it is a literal (`.enable(1'h1)`: a shared constant
+//!   is never named after one of the ports it feeds);
 //! - its expression is unsigned (`$signed(x) >>> n` stays a wire: inside an unsigned
 //!   expression Verilog would shift it logically);
 //! - under `$signed(…)`, it is a self-determined atom (a concatenation or literal);
@@ -37,9 +38,12 @@ pub(crate) const MAX_SIZE: u32 = 10;
 /// How a net is referenced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slot {
-    /// By name only: sliced, indexed, or read by a register, memory, instance,
-    /// leading-zero tree or clock.
+    /// By name only: sliced, indexed, or read by a register, memory, leading-zero
+    /// tree or clock.
     Name,
+    /// An instance's input: a literal is written there (`.enable(1'h1)`), anything
+    /// else by name (a wire named after its role, `u_fifo_din`).
+    Connection,
     /// As an operand that may be an expression (`atom_only`: only a self-determined
     /// atom, as under `$signed(…)`).
     Operand {
@@ -288,9 +292,11 @@ fn candidate(m: &Module, rec: &Recorder, net: NetId) -> bool {
     // would: inline everywhere.
     let leaf = matches!(op, Op::Const(_) | Op::Slice { .. }) || small_wiring(m, op);
     let count_ok = refs.len() == 1 || (leaf && !refs.is_empty());
+    let literal = matches!(op, Op::Const(_));
     count_ok
         && refs.iter().all(|r| match r.slot {
             Slot::Name => false,
+            Slot::Connection => literal,
             Slot::Operand { atom_only } => !atom_only || shape.atom,
         })
 }

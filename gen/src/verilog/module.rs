@@ -383,7 +383,7 @@ fn instance(
             )));
         }
         let text = match port.direction {
-            Direction::Input => refs.all(net),
+            Direction::Input => refs.connection(net)?,
             Direction::Output => refs.names.net(net).to_string(),
         };
         conns.push(format!(".{}({text})", port.name));

@@ -60,6 +60,40 @@ fn emits_one_file_per_unique_module_top_last() {
 }
 
 #[test]
+fn a_literal_feeding_instances_is_written_in_their_connections_not_named_after_one() {
+    let child = adder("add8", 8);
+    let mut m = ModuleBuilder::new("top");
+    let x = m.input("x", 8);
+    let k = m.lit(0x2a, 8);
+    let sum = m.add_wrap(x, x);
+    let u0 = m.instance("u0", &child);
+    let u1 = m.instance("u1", &child);
+    m.connect(u0, "a", x);
+    m.connect(u0, "b", k);
+    m.connect(u1, "a", k);
+    m.connect(u1, "b", sum);
+    let y0 = m.instance_output(u0, "y");
+    let y1 = m.instance_output(u1, "y");
+    let y = m.xor(y0, y1);
+    let z = m.xor(x, k);
+    m.output("y", y);
+    m.output("z", z);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let top = text_of(&d, "top");
+    assert!(
+        top.contains("    add8 u0 (\n        .a(x),\n        .b(8'h2a),"),
+        "{top}"
+    );
+    assert!(
+        top.contains("    add8 u1 (\n        .a(8'h2a),\n        .b(u1_b),"),
+        "{top}"
+    );
+    assert!(top.contains("wire [7:0] u1_b = x + x;"), "{top}");
+    assert!(top.contains("assign z = x ^ 8'h2a;"), "{top}");
+    assert!(!top.contains("u0_b") && !top.contains("u1_a"), "{top}");
+}
+
+#[test]
 fn different_modules_with_one_name_are_uniquified_in_first_seen_order() {
     let first = adder("stage", 4);
     let second = inverter("stage");

@@ -75,9 +75,12 @@ pub(super) fn sequencer(m: &mut ModuleBuilder, input: &SequencerIn) -> Sequencer
     let (cfg, sh, clk) = (x.cfg, x.sh, x.clk);
     let n = cfg.weight_layers();
     let layer = m.reg(clk, "layer_q", sh.layer);
-    let per_layer = |m: &mut ModuleBuilder, width: u32, f: &dyn Fn(usize) -> u64| {
+    // Each constant is a wire named for what it is (`layer_beats`), not after
+    // the first instance port it feeds.
+    let per_layer = |m: &mut ModuleBuilder, name: &str, width: u32, f: &dyn Fn(usize) -> u64| {
         let values: Vec<Signal> = (0..n).map(|l| m.lit(f(l), width)).collect();
-        m.index(layer, &values)
+        let value = m.index(layer, &values);
+        m.named(name, value)
     };
     let (read_bank, write_bank) = if sh.banks == 2 {
         // At most two layers: bank_read_by(l) = l, so the bank is the index
@@ -87,17 +90,25 @@ pub(super) fn sequencer(m: &mut ModuleBuilder, input: &SequencerIn) -> Sequencer
     } else {
         // The last layer writes no activations: its entry is any valid bank.
         (
-            per_layer(m, sh.bank_select, &bank_read_by),
-            per_layer(m, sh.bank_select, &|l| bank_read_by((l + 1).min(n - 1))),
+            per_layer(m, "read_bank", sh.bank_select, &bank_read_by),
+            per_layer(m, "write_bank", sh.bank_select, &|l| {
+                bank_read_by((l + 1).min(n - 1))
+            }),
         )
     };
     let constants = LayerConstants {
-        cpo: per_layer(m, sh.count, &|l| u64::from(cfg.cycles_per_output(l))),
-        beats: per_layer(m, sh.count, &|l| u64::from(cfg.beats(l))),
-        rounds: per_layer(m, sh.count, &|l| u64::from(cfg.rounds(l))),
-        outputs: per_layer(m, sh.count, &|l| u64::from(cfg.layers[l + 1])),
-        shift: per_layer(m, NORM_SHIFT_WIDTH, &|l| u64::from(cfg.shifts[l])),
-        is_last: per_layer(m, 1, &|l| u64::from(l + 1 == n)),
+        cpo: per_layer(m, "layer_cpo", sh.count, &|l| {
+            u64::from(cfg.cycles_per_output(l))
+        }),
+        beats: per_layer(m, "layer_beats", sh.count, &|l| u64::from(cfg.beats(l))),
+        rounds: per_layer(m, "layer_rounds", sh.count, &|l| u64::from(cfg.rounds(l))),
+        outputs: per_layer(m, "layer_outputs", sh.count, &|l| {
+            u64::from(cfg.layers[l + 1])
+        }),
+        shift: per_layer(m, "layer_shift", NORM_SHIFT_WIDTH, &|l| {
+            u64::from(cfg.shifts[l])
+        }),
+        is_last: per_layer(m, "last_layer", 1, &|l| u64::from(l + 1 == n)),
         read_bank,
         write_bank,
     };
@@ -108,8 +119,10 @@ pub(super) fn sequencer(m: &mut ModuleBuilder, input: &SequencerIn) -> Sequencer
     let fail_reason = m.reg(clk, "fail_reason_q", FAIL_REASON_WIDTH);
     let not_busy = m.not(busy);
     let start_ok = m.and(input.start, not_busy);
+    let start_ok = m.named("start_ok", start_ok);
     let not_go = m.not(go);
     let running = m.and(busy, not_go);
+    let running = m.named("running", running);
     Sequencer {
         layer,
         constants,
