@@ -183,7 +183,14 @@ impl Refs<'_> {
     /// `net` as the argument of `$signed(…)`: its name, or its expression when that is
     /// a self-determined atom (the plan inlines nothing else here).
     fn atom_operand(&mut self, net: NetId) -> Result<String, GenError> {
-        self.record(net, Slot::Operand { atom_only: true });
+        self.name_or_text(net, Slot::Operand { atom_only: true })
+    }
+
+    /// `net`, read whole in `slot`: its name, or its expression's text when the
+    /// plan inlines it, which it does in these slots only for atoms and literals,
+    /// which need no parentheses.
+    fn name_or_text(&mut self, net: NetId, slot: Slot) -> Result<String, GenError> {
+        self.record(net, slot);
         self.usage.read_all(net);
         if !self.is_inlined(net) {
             return Ok(self.names.net(net).to_string());
@@ -207,12 +214,7 @@ impl Refs<'_> {
     /// `net` as an instance's input: a literal when the plan inlines it, else its
     /// name.
     pub(crate) fn connection(&mut self, net: NetId) -> Result<String, GenError> {
-        self.record(net, Slot::Connection);
-        self.usage.read_all(net);
-        if !self.is_inlined(net) {
-            return Ok(self.names.net(net).to_string());
-        }
-        Ok(self.inline_expr(net)?.text)
+        self.name_or_text(net, Slot::Connection)
     }
 
     /// The whole of `net` by name, read.
