@@ -237,14 +237,11 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
     let state = m.reg(clk, "e_state", 2);
     let slot = m.reg(clk, "e_slot", sw);
     let last_served = m.reg(clk, "e_last_served", sw);
-    let in_state = |m: &mut ModuleBuilder, name: &str, s: u64| {
-        let here = m.eq_const(state, s);
-        m.named(name, here)
-    };
-    let scan = in_state(m, "e_scan", SCAN);
-    let meta = in_state(m, "e_meta", META);
-    let check = in_state(m, "e_check", CHECK);
-    let sum = in_state(m, "e_sum", SUM);
+    let in_state = |m: &mut ModuleBuilder, s: u64| m.eq_const(state, s);
+    let scan = in_state(m, SCAN);
+    let meta = in_state(m, META);
+    let check = in_state(m, CHECK);
+    let sum = in_state(m, SUM);
 
     // SCAN: readiness and round-robin choice, after any stale-slot flush.
     let heads = heads_ready(m, ports, slots, queues);

@@ -274,7 +274,6 @@ pub fn parser(cfg: &ParserConfig) -> Result<Module, HdlError> {
     let stored = m.slice(out_user, USER_WIDTH, record_width);
     let no_record = m.zeros(record_width);
     let shown = m.mux(valid_last, stored, no_record);
-    let shown = m.named("out_record", shown);
     let mut lo = 0;
     for (port, (_, width)) in meta_ports.iter().zip(meta::FIELDS) {
         let field = m.slice(shown, lo, width);
