@@ -185,7 +185,7 @@ fn panamas_check_passes_the_core_and_kills_the_buffers_full_flag_inverted() {
 
 /// Lightning's mutant check (`testbench::lightning::mutants`) passes the
 /// datapath as generated, with memory weights and with streamed ones, and
-/// kills two mutants that the datapath's logits never show: DAC samples with
+/// kills four mutants by rules beyond the logits: DAC samples with
 /// bit 15 set (the photonic model reads bits 14–7 only; the check's bus-format
 /// rule sees them), the `cycles` counter restarting at 0 instead of 1 (the
 /// check compares the counters with the cycles the bench saw on the ports), and
