@@ -38,8 +38,8 @@ pub(super) struct DacSide {
     /// Released RTL: the shift that normalizes the words as they are read.
     pub norm_shift: Option<NormShift>,
     /// Streamed weights: the weight watchdog fired (a beat owed and the streams
-    /// short of a word for `timeout` cycles); 0 with memory weights.
-    pub weights_stalled: Signal,
+    /// short of a word for `timeout` cycles); none with memory weights.
+    pub weights_stalled: Option<Signal>,
     /// The streamer's `flush` (a wire the datapath assigns): while idle and in
     /// the cycle a failure ends the inference, so that no beat still in the
     /// aligners lights a DAC once `done` is up.
@@ -98,7 +98,7 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
     let weights_stalled = match cfg.weight_source {
         WeightSource::Stream => {
             let blocked = [seq.running, not_issue_done, room];
-            weight_watchdog(
+            Some(weight_watchdog(
                 m,
                 x,
                 &blocked,
@@ -106,9 +106,9 @@ pub(super) fn dac_side(m: &mut ModuleBuilder, input: &DacSideIn) -> DacSide {
                 issue,
                 seq.go,
                 input.watchdog_target,
-            )
+            ))
         }
-        WeightSource::Memory => x.zero,
+        WeightSource::Memory => None,
     };
 
     let act_mem = m.memory("activations", x.word_width(), sh.banks << sh.bank, None);

@@ -17,21 +17,19 @@ pub(super) struct FailuresIn<'a> {
     pub adc: &'a AdcWindows,
     /// The join (skew buffer overflow).
     pub accepted: &'a Accepted,
-    /// The weight watchdog fired (streamed weights).
-    pub weights_stalled: Signal,
+    /// The weight watchdog fired (streamed weights only).
+    pub weights_stalled: Option<Signal>,
 }
 
 /// The failures of this cycle (`go` cycles excluded: the detectors still show
 /// the previous search).
 pub(super) struct Failures {
-    /// [`FAIL_NO_LOCK`].
-    pub no_lock: Signal,
-    /// [`FAIL_LOST_LIGHT`].
-    pub no_light: Signal,
-    /// [`FAIL_ROUND_TRIP`].
-    pub too_long: Signal,
-    /// [`FAIL_WEIGHTS`].
-    pub starved: Signal,
+    /// The failures this datapath can have, each with its reason code, highest
+    /// priority first: [`FAIL_NO_LOCK`], [`FAIL_LOST_LIGHT`], then, where the
+    /// configuration has them, [`FAIL_ROUND_TRIP`] and [`FAIL_WEIGHTS`]
+    /// (streamed weights) and [`FAIL_SKEW`] (two or more cores). One that
+    /// cannot happen is left out, not built as a constant 0.
+    pub causes: Vec<(Signal, u64)>,
     /// Any failure: the inference ends.
     pub abort: Signal,
 }
@@ -39,38 +37,38 @@ pub(super) struct Failures {
 /// The failure conditions.
 pub(super) fn failures(m: &mut ModuleBuilder, input: &FailuresIn) -> Failures {
     let (running, adc) = (input.seq.running, input.adc);
-    let no_lock = m.and(running, adc.det_failed);
-    let no_light = m.and(running, adc.light_lost);
-    let skewed = m.and(running, input.accepted.skew_overflow);
-    let trip_any = if adc.round_trip_overflows.is_empty() {
-        m.zeros(1)
-    } else {
-        m.or_all(&adc.round_trip_overflows)
-    };
-    let too_long = m.and(running, trip_any);
-    let starved = m.and(running, input.weights_stalled);
-    let abort = m.or_all(&[no_lock, no_light, too_long, starved, skewed]);
-    Failures {
-        no_lock,
-        no_light,
-        too_long,
-        starved,
-        abort,
-    }
+    let trip_any =
+        (!adc.round_trip_overflows.is_empty()).then(|| m.or_all(&adc.round_trip_overflows));
+    let sources = [
+        (Some(adc.det_failed), FAIL_NO_LOCK),
+        (Some(adc.light_lost), FAIL_LOST_LIGHT),
+        (trip_any, FAIL_ROUND_TRIP),
+        (input.weights_stalled, FAIL_WEIGHTS),
+        (input.accepted.skew_overflow, FAIL_SKEW),
+    ];
+    let causes: Vec<(Signal, u64)> = sources
+        .into_iter()
+        .filter_map(|(source, code)| source.map(|s| (m.and(running, s), code)))
+        .collect();
+    let conditions: Vec<Signal> = causes.iter().map(|&(c, _)| c).collect();
+    let abort = m.or_all(&conditions);
+    Failures { causes, abort }
 }
 
 /// `fail_reason`: the first failure's code, by priority, until the next `start`.
 pub(super) fn record_reason(m: &mut ModuleBuilder, seq: &Sequencer, f: &Failures) {
-    let reason_no_lock = m.lit(FAIL_NO_LOCK, FAIL_REASON_WIDTH);
-    let reason_skew = m.lit(FAIL_SKEW, FAIL_REASON_WIDTH);
     let reason_none = m.zeros(FAIL_REASON_WIDTH);
-    let reason_lost = m.lit(FAIL_LOST_LIGHT, FAIL_REASON_WIDTH);
-    let reason_trip = m.lit(FAIL_ROUND_TRIP, FAIL_REASON_WIDTH);
-    let reason_weights = m.lit(FAIL_WEIGHTS, FAIL_REASON_WIDTH);
-    let new_reason = m.mux(f.starved, reason_weights, reason_skew);
-    let new_reason = m.mux(f.too_long, reason_trip, new_reason);
-    let new_reason = m.mux(f.no_light, reason_lost, new_reason);
-    let new_reason = m.mux(f.no_lock, reason_no_lock, new_reason);
+    let codes: Vec<(Signal, Signal)> = f
+        .causes
+        .iter()
+        .map(|&(c, code)| (c, m.lit(code, FAIL_REASON_WIDTH)))
+        .collect();
+    // With `abort` up some cause holds: when no higher one does, the lowest
+    // does, so it needs no test.
+    let (&(_, lowest), higher) = codes
+        .split_last()
+        .expect("no lock and lost light are always causes");
+    let new_reason = m.select(higher, lowest);
     let not_failed = m.not(seq.failed);
     let first_abort = m.and(f.abort, not_failed);
     let reason_kept = m.mux(first_abort, new_reason, seq.fail_reason);

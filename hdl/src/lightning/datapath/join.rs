@@ -32,8 +32,8 @@ pub(super) struct Accepted {
     /// Per core, the accepted word's 16 sign bits.
     pub signs: Vec<Signal>,
     /// A core's words ran `SKEW_DEPTH` words ahead (reported once every core
-    /// has taken all its words).
-    pub skew_overflow: Signal,
+    /// has taken all its words); none with one core.
+    pub skew_overflow: Option<Signal>,
 }
 
 /// Joins the windows, counts the accepted words and fetches their signs.
@@ -120,8 +120,9 @@ struct Joined {
     /// Per core, the accepted word, in the cycle after `accept`.
     data: Vec<Signal>,
     /// A core's words ran `SKEW_DEPTH` words ahead of another's (sticky per
-    /// layer; reported once every core has taken all its words).
-    overflow: Signal,
+    /// layer; reported once every core has taken all its words); none with one
+    /// core.
+    overflow: Option<Signal>,
 }
 
 /// Joins the cores' windows: with one core a word is accepted as it is taken;
@@ -136,7 +137,7 @@ fn join_windows(m: &mut ModuleBuilder, input: &JoinWindowsIn) -> Joined {
         return Joined {
             accept: w.take,
             data: vec![data],
-            overflow: m.zeros(1),
+            overflow: None,
         };
     }
     let aw = SKEW_DEPTH.trailing_zeros();
@@ -187,6 +188,6 @@ fn join_windows(m: &mut ModuleBuilder, input: &JoinWindowsIn) -> Joined {
     Joined {
         accept,
         data,
-        overflow,
+        overflow: Some(overflow),
     }
 }
