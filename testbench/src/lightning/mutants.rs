@@ -191,8 +191,12 @@ impl Subject {
             acc_width: self.acc,
             optical_loss: OpticalLoss::UNITY,
         };
-        let golden = |image: &[u8]| infer(&self.network, image, &cfg).map_err(|e| e.to_string());
-        let g = golden(&self.images[0])?;
+        let goldens = self
+            .images
+            .iter()
+            .map(|image| infer(&self.network, image, &cfg).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let g = &goldens[0];
         let hidden = &g.activations[0];
         let top = (1i64 << (ACC_BITS - 1)) - 1;
         let reached = [
@@ -207,11 +211,10 @@ impl Subject {
                 "degenerate subject: image 0 reaches [saturation, 255, 0, max, min] {reached:?}"
             ));
         }
-        let mut even_neuron_0 = false;
-        for image in &self.images {
-            let g = golden(image)?;
-            even_neuron_0 |= g.activations.iter().any(|layer| layer[0].is_multiple_of(2));
-        }
+        let even_neuron_0 = goldens
+            .iter()
+            .flat_map(|g| &g.activations)
+            .any(|layer| layer[0].is_multiple_of(2));
         match even_neuron_0 {
             true => Ok(()),
             false => Err("degenerate subject: every hidden layer's neuron 0 is odd".into()),
