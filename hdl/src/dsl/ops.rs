@@ -260,6 +260,13 @@ impl ModuleBuilder {
         self.add_wrap(a, c)
     }
 
+    /// `a - value` modulo 2^w: a length less a header, a count less one.
+    #[track_caller]
+    pub fn sub_const_wrap(&mut self, a: Signal, value: u64) -> Signal {
+        let c = self.lit(value, a.width);
+        self.sub_wrap(a, c)
+    }
+
     #[track_caller]
     fn cmp(&mut self, name: &str, op: CmpOp, a: Signal, b: Signal) -> Signal {
         if !self.same_width(name, a, b) {

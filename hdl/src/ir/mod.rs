@@ -2,6 +2,7 @@
 //! instances. Every back end (Verilog, simulator, board files) reads this and only this.
 //! It knows nothing of the designs built with it.
 
+pub mod decided;
 mod error;
 pub mod mutate;
 mod names;

@@ -170,7 +170,7 @@ pub fn preamble_detector(cfg: &PreambleDetectorConfig) -> Result<Module, HdlErro
     // Run of matching words: count continuations up to preamble_length - 1.
     let two = m.lit(2, PREAMBLE_LENGTH_WIDTH);
     let short = m.lt(preamble_length, two);
-    let len_minus_one = m.add_const_wrap(preamble_length, u64::from(u8::MAX));
+    let len_minus_one = m.sub_const_wrap(preamble_length, 1);
     // Target 0 (never fires) outside judged cycles, so the unit fires only on a
     // word that completes the run and the count is never cut by a stray firing.
     let no_target = m.zeros(PREAMBLE_LENGTH_WIDTH);

@@ -117,7 +117,7 @@ fn shared(m: &mut ModuleBuilder, input: &AdcWindowIn) -> Shared {
     let preamble_length = input.preamble_length;
     let two = m.lit(2, PREAMBLE_LENGTH_WIDTH);
     let skip_one = m.ge(preamble_length, two);
-    let shorter = m.add_const_wrap(preamble_length, u64::from(u8::MAX));
+    let shorter = m.sub_const_wrap(preamble_length, 1);
     let lock_length = m.mux(skip_one, shorter, preamble_length);
     let no_skip = m.not(skip_one);
     // Data beats fired in this layer (the watchdog's words in flight).

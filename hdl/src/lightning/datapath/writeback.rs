@@ -42,17 +42,25 @@ pub(super) fn rounds(m: &mut ModuleBuilder, input: &RoundsIn) -> Rounds {
     let round = m.instance_output(round_u, "count");
     let layer_end = m.register(clk, "layer_end_q", last_round);
 
-    // Neuron round * cores + c of core c exists if it is below the outputs.
+    // Neuron round * cores + c of core c exists if it is below the outputs (with
+    // one core, the round itself; core 0's neuron is the base).
     let index_w = sh.count + bits_for(cores);
     let round_x = m.zext(round, index_w);
-    let cores_lit = m.lit(u64::from(cores), index_w);
-    let base = m.mul(round_x, cores_lit);
-    let base = m.truncate(base, index_w);
+    let base = if cores == 1 {
+        round_x
+    } else {
+        let cores_lit = m.lit(u64::from(cores), index_w);
+        let base = m.mul(round_x, cores_lit);
+        m.truncate(base, index_w)
+    };
     let outputs_x = m.zext(k.outputs, index_w);
     let mut indices = Vec::new();
     let mut exists = Vec::new();
     for c in 0..cores {
-        let idx = m.add_const_wrap(base, u64::from(c));
+        let idx = match c {
+            0 => base,
+            _ => m.add_const_wrap(base, u64::from(c)),
+        };
         exists.push(m.lt(idx, outputs_x));
         indices.push(m.truncate(idx, sh.count));
     }

@@ -113,13 +113,12 @@ pub(super) fn command_queue(
     let room = m.not(full);
     let drop = m.and(push, full);
     let dropped = saturating_counter(m, d.axil, "cmd_dropped_q", drop, clear_axil);
-    let never = m.lit(0, 1);
     let start_ok = m.and(start_w, room);
     let cal_ok = m.and(cal_w, room);
     let commit_ok = m.and(commit_w, room);
-    let starts_queued = wrapping_counter(m, d.axil, "starts_queued_q", start_ok, never);
-    let cals_queued = wrapping_counter(m, d.axil, "cals_queued_q", cal_ok, never);
-    let words_queued = wrapping_counter(m, d.axil, "words_queued_q", commit_ok, never);
+    let starts_queued = wrapping_counter(m, d.axil, "starts_queued_q", start_ok);
+    let cals_queued = wrapping_counter(m, d.axil, "cals_queued_q", cal_ok);
+    let words_queued = wrapping_counter(m, d.axil, "words_queued_q", commit_ok);
 
     // DAC side: take one command per idle cycle; a start or calibration waits
     // one cycle in a register, during which nothing else is taken.

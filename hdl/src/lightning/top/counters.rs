@@ -21,27 +21,28 @@ pub(super) fn saturating_counter(
     inc: Signal,
     clear: Signal,
 ) -> Signal {
-    counter(m, dom, name, inc, clear, AtMax::Saturate)
+    counter(m, dom, name, inc, Some(clear), AtMax::Saturate)
 }
 
-/// A 32-bit counter of `inc`, wrapping, cleared by `clear`.
+/// A 32-bit counter of `inc`, wrapping, never cleared: a running count the host
+/// takes differences of.
 pub(super) fn wrapping_counter(
     m: &mut ModuleBuilder,
     dom: Domain,
     name: &str,
     inc: Signal,
-    clear: Signal,
 ) -> Signal {
-    counter(m, dom, name, inc, clear, AtMax::Wrap)
+    counter(m, dom, name, inc, None, AtMax::Wrap)
 }
 
-/// A 32-bit counter of `inc`, cleared by `clear`, doing `at_max` at all ones.
+/// A 32-bit counter of `inc`, cleared by `clear` if it has one, doing `at_max` at
+/// all ones.
 fn counter(
     m: &mut ModuleBuilder,
     dom: Domain,
     name: &str,
     inc: Signal,
-    clear: Signal,
+    clear: Option<Signal>,
     at_max: AtMax,
 ) -> Signal {
     let q = m.reg(dom, name, COUNTER_WIDTH);
@@ -56,8 +57,13 @@ fn counter(
     let next = m.add_const_wrap(q, 1);
     let kept = m.mux(step, next, q);
     let kept = m.named(&format!("{name}_counted"), kept);
-    let zero = m.zeros(COUNTER_WIDTH);
-    let next = m.mux(clear, zero, kept);
+    let next = match clear {
+        Some(clear) => {
+            let zero = m.zeros(COUNTER_WIDTH);
+            m.mux(clear, zero, kept)
+        }
+        None => kept,
+    };
     m.set_next(q, next);
     q
 }

@@ -140,7 +140,6 @@ fn inference_fields(
     let finished_fail = m.and(finished, failed);
     let not_failed = m.not(failed);
     let finished_ok = m.and(finished, not_failed);
-    let never = m.lit(0, 1);
     let mut measured: HashMap<&str, Signal> = HashMap::new();
     measured.insert("cycles", cycles);
     measured.insert("dac_start_cycle", dac_start);
@@ -163,7 +162,7 @@ fn inference_fields(
         let v = m.instance_output(dp, name);
         measured.insert(name, v);
     }
-    let starts_seen = wrapping_counter(m, dac, "starts_seen_q", s.cmds.start, never);
+    let starts_seen = wrapping_counter(m, dac, "starts_seen_q", s.cmds.start);
     let locked = m.and(locked_raw, busy);
     let layer8 = m.zext(layer, 8);
     let mut snap: Vec<(String, Signal)> = vec![
@@ -199,7 +198,6 @@ fn inference_fields(
 /// count of successful calibrations that triggers the loads.
 fn calibration_fields(m: &mut ModuleBuilder, dac: Domain, s: &Sources) -> Vec<(String, Signal)> {
     let cal = s.cal;
-    let never = m.lit(0, 1);
     let busy_prev = m.register(dac, "cal_busy_prev_q", cal.busy);
     let not_busy = m.not(cal.busy);
     let finished = m.and(busy_prev, not_busy);
@@ -219,8 +217,8 @@ fn calibration_fields(m: &mut ModuleBuilder, dac: Domain, s: &Sources) -> Vec<(S
     m.set_next(failed, failed_next);
     let not_any_failed = m.not(any_failed);
     let success = m.and(finished, not_any_failed);
-    let successes = wrapping_counter(m, dac, "cal_successes_q", success, never);
-    let cals_seen = wrapping_counter(m, dac, "cals_seen_q", begin, never);
+    let successes = wrapping_counter(m, dac, "cal_successes_q", success);
+    let cals_seen = wrapping_counter(m, dac, "cals_seen_q", begin);
     let cycles = m.reg(dac, "cal_cycles_q", COUNTER_WIDTH);
     let c_inc = m.add_const_wrap(cycles, 1);
     let c_kept = m.mux(cal.busy, c_inc, cycles);

@@ -74,7 +74,7 @@ pub(super) fn egress(
     let full_banks = m.reg(clk, "x_full_banks", bits_for(cfg.result_banks));
 
     let len = m.index(bank, io.bank_len);
-    let len_minus_1 = m.add_const_wrap(len, 0xFFFF);
+    let len_minus_1 = m.sub_const_wrap(len, 1);
     let last_index = m.shr(len_minus_1, bytes.trailing_zeros());
     let last_index = m.truncate(last_index, beat_w);
     let frame_last = m.eq(beat, last_index);

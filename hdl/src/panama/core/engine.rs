@@ -470,7 +470,7 @@ fn summing(
     let beat_w = bits_for(cfg.cell_beats());
     let beat = m.reg(clk, "e_beat", beat_w);
     let last_beat = m.reg(clk, "e_last_beat", beat_w);
-    let len_minus_1 = m.add_const_wrap(ref_len, 0xFFFF);
+    let len_minus_1 = m.sub_const_wrap(ref_len, 1);
     let shift = cfg.beat_bytes().trailing_zeros();
     let frame_last = m.shr(len_minus_1, shift);
     let frame_last = m.truncate(frame_last, beat_w);

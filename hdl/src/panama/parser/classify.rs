@@ -81,10 +81,10 @@ fn checks(
     let frag = cap.byte(m, at::IPV4_FRAG)?;
     let more_fragments = m.bit(frag, 5);
     let total_len = cap.be(m, at::IPV4_TOTAL_LEN, 2)?;
-    let after_eth = m.add_const_wrap(len, (1u64 << LEN_WIDTH) - 14);
+    let after_eth = m.sub_const_wrap(len, at::IPV4 as u64);
     let ip_len_bad = m.ne(total_len, after_eth);
     let udp_len = cap.be(m, at::UDP_LEN, 2)?;
-    let after_ip = m.add_const_wrap(len, (1u64 << LEN_WIDTH) - at::UDP as u64);
+    let after_ip = m.sub_const_wrap(len, at::UDP as u64);
     let udp_len_bad = m.ne(udp_len, after_ip);
     let version = cap.byte(m, at::VERSION)?;
     let version1 = m.eq_const(version, 1);
@@ -94,7 +94,7 @@ fn checks(
     let format = cap.byte(m, at::FORMAT)?;
     let last_code = m.lit(2, 8);
     let format_bad = m.gt(format, last_code);
-    let payload = m.add_const_wrap(len, (1u64 << LEN_WIDTH) - at::HEADERS as u64);
+    let payload = m.sub_const_wrap(len, at::HEADERS as u64);
     let empty = m.eq_const(payload, 0);
     let granule = m.slice(payload, 0, 6);
     let ragged = m.reduce_or(granule);

@@ -3,8 +3,10 @@
 
 /// EtherType, 2 bytes (0x0800 for IPv4).
 pub const ETHERTYPE: usize = 12;
+/// The IPv4 header's first byte: the Ethernet header's length.
+pub const IPV4: usize = 14;
 /// IPv4 version (high nibble) and IHL (low nibble, in 32-bit words).
-pub const IPV4_VIHL: usize = 14;
+pub const IPV4_VIHL: usize = IPV4;
 /// IPv4 DSCP (high 6 bits) and ECN (low 2 bits).
 pub const IPV4_TOS: usize = 15;
 /// IPv4 total length, 2 bytes.

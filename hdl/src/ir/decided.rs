@@ -1,0 +1,196 @@
+//! Operations a literal decides: a mux whose select is a literal, an `and` with
+//! zero, an `add` of zero, a product by one, an operation whose operands are all
+//! literals. The builder folds no constants (every operation it is asked for is
+//! one the Verilog shows and a mutant can change), so such an operation is a
+//! generator building logic for a case its configuration cannot have, and it
+//! reaches the Verilog as `1'h0 ? a : b` or `x + 9'h000`. A generator that knows
+//! the value computes the result in Rust instead; this finds where one did not.
+
+use super::{ArithOp, BitOp, Driver, Module, ModuleData, NetId, Op, ShiftAmount, SourceLoc};
+use crate::bits::Bits;
+use std::collections::BTreeSet;
+
+/// Why a literal decides an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DecidedBy {
+    /// Every operand is a literal: the result is a constant. A concatenation,
+    /// replication or extension of literals is not one: it writes a constant by its
+    /// parts (`{16{16'h7fff}}`), which reads better than the constant would.
+    AllLiterals,
+    /// A mux's select is a literal: it always takes one arm.
+    LiteralSelect,
+    /// A mux's arms are the same value: the select changes nothing.
+    EqualArms,
+    /// A literal makes the result a constant whatever the other operand is
+    /// (`x & 0`, `x | ~0`, `x * 0`).
+    Absorbing,
+    /// A literal leaves the other operand unchanged (`x & ~0`, `x | 0`, `x ^ 0`,
+    /// `x + 0`, `x - 0`, `x * 1`, a shift by 0).
+    Identity,
+}
+
+impl DecidedBy {
+    /// A short description for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DecidedBy::AllLiterals => "every operand is a literal",
+            DecidedBy::LiteralSelect => "the mux's select is a literal",
+            DecidedBy::EqualArms => "the mux's arms are the same value",
+            DecidedBy::Absorbing => "a literal makes the result constant",
+            DecidedBy::Identity => "a literal leaves the other operand unchanged",
+        }
+    }
+}
+
+/// One operation a literal decides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decided {
+    /// The module that holds it.
+    pub module: String,
+    /// The net the operation drives.
+    pub net: NetId,
+    /// The generator line that built it.
+    pub location: SourceLoc,
+    /// Why it is decided.
+    pub by: DecidedBy,
+}
+
+impl Decided {
+    /// `file:line: op in module: reason` for reports.
+    pub fn describe(&self, top: &Module) -> String {
+        let at = self.location.relative().unwrap_or_else(|| "?".into());
+        let op = find(top, &self.module)
+            .map(|m| m.net(self.net).driver.kind_name())
+            .unwrap_or("?");
+        format!("{at}: {op} in {}: {}", self.module, self.by.describe())
+    }
+}
+
+/// Every operation a literal decides in `top` and the distinct modules below it
+/// (each module once, by name), modules depth first, nets in order.
+pub fn decided_operations(top: &Module) -> Vec<Decided> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![top.clone()];
+    let mut out = vec![];
+    while let Some(m) = todo.pop() {
+        if !seen.insert(m.name.clone()) {
+            continue;
+        }
+        todo.extend(m.instances.iter().rev().map(|i| i.module.clone()));
+        for (i, net) in m.nets.iter().enumerate() {
+            let Driver::Op(op) = &net.driver else {
+                continue;
+            };
+            if let Some(by) = decided_by(&m, op) {
+                out.push(Decided {
+                    module: m.name.clone(),
+                    net: NetId(i as u32),
+                    location: net.location,
+                    by,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Why a literal decides `op` in `m`, if one does.
+fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
+    let operands = op.operands();
+    let builds_a_constant = matches!(
+        op,
+        Op::Const(_) | Op::Concat(_) | Op::Replicate { .. } | Op::Extend { .. }
+    );
+    if !builds_a_constant && operands.iter().all(|&n| literal(m, n).is_some()) {
+        return Some(DecidedBy::AllLiterals);
+    }
+    match op {
+        Op::Mux {
+            sel,
+            if_true,
+            if_false,
+        } => {
+            if literal(m, *sel).is_some() {
+                return Some(DecidedBy::LiteralSelect);
+            }
+            let same_literal = matches!(
+                (literal(m, *if_true), literal(m, *if_false)),
+                (Some(a), Some(b)) if a == b
+            );
+            (source(m, *if_true) == source(m, *if_false) || same_literal)
+                .then_some(DecidedBy::EqualArms)
+        }
+        Op::Bit(bit, a, b) => [*a, *b].iter().find_map(|&n| {
+            let k = literal(m, n)?;
+            match (bit, k.is_zero(), is_ones(k)) {
+                (BitOp::And, true, _) | (BitOp::Or, _, true) => Some(DecidedBy::Absorbing),
+                (BitOp::And, _, true) | (BitOp::Or | BitOp::Xor, true, _) => {
+                    Some(DecidedBy::Identity)
+                }
+                _ => None,
+            }
+        }),
+        Op::Arith(arith, a, b) => {
+            let (ka, kb) = (literal(m, *a), literal(m, *b));
+            match arith {
+                ArithOp::Add if ka.is_some_and(Bits::is_zero) => Some(DecidedBy::Identity),
+                ArithOp::Add | ArithOp::Sub if kb.is_some_and(Bits::is_zero) => {
+                    Some(DecidedBy::Identity)
+                }
+                ArithOp::Mul => [ka, kb].into_iter().flatten().find_map(|k| {
+                    if k.is_zero() {
+                        Some(DecidedBy::Absorbing)
+                    } else {
+                        is_one(k).then_some(DecidedBy::Identity)
+                    }
+                }),
+                _ => None,
+            }
+        }
+        Op::Shift {
+            amount: ShiftAmount::Const(0),
+            ..
+        } => Some(DecidedBy::Identity),
+        Op::Shift {
+            amount: ShiftAmount::Net(n),
+            ..
+        } => literal(m, *n)
+            .is_some_and(Bits::is_zero)
+            .then_some(DecidedBy::Identity),
+        _ => None,
+    }
+}
+
+/// The net whose value `net` carries, through wires.
+fn source(m: &ModuleData, mut net: NetId) -> NetId {
+    while let Driver::Alias(src) = m.net(net).driver {
+        net = src;
+    }
+    net
+}
+
+/// The literal `net` carries (through wires), if it carries one.
+fn literal(m: &ModuleData, net: NetId) -> Option<&Bits> {
+    match &m.net(source(m, net)).driver {
+        Driver::Op(Op::Const(k)) => Some(k),
+        _ => None,
+    }
+}
+
+/// True if every bit of `k` is set.
+fn is_ones(k: &Bits) -> bool {
+    *k == Bits::ones(k.width())
+}
+
+/// True if `k` is one.
+fn is_one(k: &Bits) -> bool {
+    k.bit(0) && (1..k.width()).all(|i| !k.bit(i))
+}
+
+/// The module called `name` at or below `m`.
+fn find<'a>(m: &'a Module, name: &str) -> Option<&'a Module> {
+    if m.name == name {
+        return Some(m);
+    }
+    m.instances.iter().find_map(|i| find(&i.module, name))
+}
