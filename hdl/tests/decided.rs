@@ -21,6 +21,15 @@ fn verdict(build: Build) -> Vec<DecidedBy> {
     decided_operations(&module).iter().map(|d| d.by).collect()
 }
 
+/// A module whose output is `compare(a, k)` for the 8-bit literal `k`, widened.
+fn order(compare: fn(&mut ModuleBuilder, Signal, Signal) -> Signal, k: u64) -> Build {
+    Box::new(move |m, a, _, _| {
+        let k = m.lit(k, 8);
+        let c = compare(m, a, k);
+        m.zext(c, 8)
+    })
+}
+
 #[test]
 fn each_kind_of_decided_operation_is_found() {
     use DecidedBy::*;
@@ -139,6 +148,34 @@ fn each_kind_of_decided_operation_is_found() {
             }),
         ),
         ("a << 0", Identity, Box::new(|m, a, _, _| m.shl(a, 0))),
+        ("a < 0", Absorbing, order(|m, a, k| m.lt(a, k), 0)),
+        ("a >= 0 (0 <= a)", Absorbing, order(|m, a, k| m.ge(a, k), 0)),
+        (
+            "~0 < a (a > ~0)",
+            Absorbing,
+            order(|m, a, k| m.gt(a, k), 0xff),
+        ),
+        ("a <= ~0", Absorbing, order(|m, a, k| m.le(a, k), 0xff)),
+        (
+            "signed a < -128",
+            Absorbing,
+            order(|m, a, k| m.lt_signed(a, k), 0x80),
+        ),
+        (
+            "signed a <= 127",
+            Absorbing,
+            order(|m, a, k| m.le_signed(a, k), 0x7f),
+        ),
+        (
+            "signed 127 < a",
+            Absorbing,
+            order(|m, a, k| m.gt_signed(a, k), 0x7f),
+        ),
+        (
+            "signed -128 <= a",
+            Absorbing,
+            order(|m, a, k| m.ge_signed(a, k), 0x80),
+        ),
         (
             "a >> a literal zero",
             Identity,
@@ -201,6 +238,15 @@ fn logic_no_literal_decides_is_left_alone() {
             }),
         ),
         ("a << 1", Box::new(|m, a, _, _| m.shl(a, 1))),
+        ("a < 1", order(|m, a, k| m.lt(a, k), 1)),
+        ("0 < a", order(|m, a, k| m.gt(a, k), 0)),
+        ("a < ~0", order(|m, a, k| m.lt(a, k), 0xff)),
+        ("signed a < 0", order(|m, a, k| m.lt_signed(a, k), 0)),
+        (
+            "signed a <= ~0 (-1)",
+            order(|m, a, k| m.le_signed(a, k), 0xff),
+        ),
+        ("signed -128 < a", order(|m, a, k| m.gt_signed(a, k), 0x80)),
         (
             "a == b",
             Box::new(|m, a, b, _| {

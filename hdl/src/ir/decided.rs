@@ -6,7 +6,7 @@
 //! reaches the Verilog as `1'h0 ? a : b` or `x + 9'h000`. A generator that knows
 //! the value computes the result in Rust instead; this finds where one did not.
 
-use super::{ArithOp, BitOp, Driver, Module, ModuleData, NetId, Op, ShiftAmount, SourceLoc};
+use super::{ArithOp, BitOp, CmpOp, Driver, Module, ModuleData, NetId, Op, ShiftAmount, SourceLoc};
 use crate::bits::Bits;
 use std::collections::BTreeSet;
 
@@ -22,7 +22,9 @@ pub enum DecidedBy {
     /// A mux's arms are the same value: the select changes nothing.
     EqualArms,
     /// A literal makes the result a constant whatever the other operand is
-    /// (`x & 0`, `x | ~0`, `x * 0`).
+    /// (`x & 0`, `x | ~0`, `x * 0`, or an order with the bound of its range:
+    /// unsigned `x < 0`, `x <= ~0`, `~0 < x`, `0 <= x`, and the signed ones with
+    /// the most negative and most positive values).
     Absorbing,
     /// A literal leaves the other operand unchanged (`x & ~0`, `x | 0`, `x ^ 0`,
     /// `x + 0`, `x - 0`, `x * 1`, a shift by 0).
@@ -147,6 +149,16 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
                 _ => None,
             }
         }
+        Op::Cmp(cmp, a, b) => {
+            let (ka, kb) = (literal(m, *a), literal(m, *b));
+            let at = |k: Option<&Bits>, end: End| k.is_some_and(|k| end.is(k, signed(*cmp)));
+            let decided = match cmp {
+                CmpOp::LtU | CmpOp::LtS => at(kb, End::Low) || at(ka, End::High),
+                CmpOp::LeU | CmpOp::LeS => at(kb, End::High) || at(ka, End::Low),
+                CmpOp::Eq | CmpOp::Ne => false,
+            };
+            decided.then_some(DecidedBy::Absorbing)
+        }
         Op::Shift {
             amount: ShiftAmount::Const(0),
             ..
@@ -159,6 +171,36 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
             .then_some(DecidedBy::Identity),
         _ => None,
     }
+}
+
+/// An end of a comparison's range.
+#[derive(Clone, Copy)]
+enum End {
+    /// 0 unsigned, the most negative value signed.
+    Low,
+    /// All ones unsigned, the most positive value signed.
+    High,
+}
+
+impl End {
+    /// True if `k` is this end of its width's range, signed or not.
+    fn is(self, k: &Bits, signed: bool) -> bool {
+        let w = k.width();
+        let top = k.bit(w - 1);
+        let rest_set = (0..w - 1).all(|i| k.bit(i));
+        let rest_clear = (0..w - 1).all(|i| !k.bit(i));
+        match (self, signed) {
+            (End::Low, false) => !top && rest_clear,
+            (End::High, false) => top && rest_set,
+            (End::Low, true) => top && rest_clear,
+            (End::High, true) => !top && rest_set,
+        }
+    }
+}
+
+/// True if `cmp` orders two's complement values.
+fn signed(cmp: CmpOp) -> bool {
+    matches!(cmp, CmpOp::LtS | CmpOp::LeS)
 }
 
 /// The net whose value `net` carries, through wires.

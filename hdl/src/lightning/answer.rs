@@ -282,11 +282,15 @@ fn control(
     let start = m.and_all(&[last, not_busy, not_clear]);
     let start = m.named("start", start);
 
+    // Busy with a step in lo..hi (every step is at least 0).
     let range = |m: &mut ModuleBuilder, lo: u64, hi: u64| {
-        let lo_c = m.lit(lo, sw);
         let hi_c = m.lit(hi, sw);
-        let above = m.ge(step, lo_c);
         let below = m.lt(step, hi_c);
+        if lo == 0 {
+            return m.and(busy, below);
+        }
+        let lo_c = m.lit(lo, sw);
+        let above = m.ge(step, lo_c);
         m.and_all(&[busy, above, below])
     };
     let in_max = range(m, 0, n);

@@ -26,7 +26,7 @@
 //! joined by the `seq` check.
 
 use super::ingress::{PacketMeta, SlotRegs};
-use super::logic::{bits, index_width, lowest_set, max_of, step_mod};
+use super::logic::{bits, index_width, lowest_set, lowest_set_from, max_of, step_mod};
 use super::queues::Queues;
 use crate::dsl::{bits_for, Domain, Memory, ModuleBuilder, Signal};
 use crate::panama::config::PanamaConfig;
@@ -176,9 +176,8 @@ fn round_robin(
             m.named(&format!("slot{s}_ready"), ready)
         })
         .collect();
-    let after: Vec<Signal> = ready
-        .iter()
-        .enumerate()
+    // Slot 0 is never after the last served slot; slot s > 0 is when s is greater.
+    let after: Vec<Signal> = (ready.iter().enumerate().skip(1))
         .map(|(s, &r)| {
             let k = m.lit(s as u64, sw);
             let later = m.gt(k, last_served);
@@ -186,8 +185,11 @@ fn round_robin(
             m.named(&format!("slot{s}_ready_next"), after)
         })
         .collect();
-    let (any_after, first_after) = lowest_set(m, &after, sw);
     let (any_ready, first_ready) = lowest_set(m, &ready, sw);
+    if after.is_empty() {
+        return (any_ready, first_ready);
+    }
+    let (any_after, first_after) = lowest_set_from(m, &after, 1, sw);
     let chosen = m.mux(any_after, first_after, first_ready);
     (any_ready, chosen)
 }

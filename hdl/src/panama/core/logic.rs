@@ -9,10 +9,19 @@ pub(super) fn lowest_set(
     flags: &[Signal],
     index_width: u32,
 ) -> (Signal, Signal) {
-    let cases: Vec<(Signal, Signal)> = flags
-        .iter()
-        .enumerate()
-        .map(|(i, &f)| (f, m.lit(i as u64, index_width)))
+    lowest_set_from(m, flags, 0, index_width)
+}
+
+/// The lowest set bit of `flags`, whose bit `i` stands for index `first + i`:
+/// (any set, that index in `index_width` bits; 0 if none is).
+pub(super) fn lowest_set_from(
+    m: &mut ModuleBuilder,
+    flags: &[Signal],
+    first: u32,
+    index_width: u32,
+) -> (Signal, Signal) {
+    let cases: Vec<(Signal, Signal)> = (flags.iter().zip(first..))
+        .map(|(&f, i)| (f, m.lit(u64::from(i), index_width)))
         .collect();
     let zero = m.zeros(index_width);
     let index = m.select(&cases, zero);
