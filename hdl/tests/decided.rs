@@ -148,6 +148,28 @@ fn each_kind_of_decided_operation_is_found() {
             }),
         ),
         ("a << 0", Identity, Box::new(|m, a, _, _| m.shl(a, 0))),
+        ("a | a", SameOperands, Box::new(|m, a, _, _| m.or(a, a))),
+        (
+            "a ^ a through a named wire",
+            SameOperands,
+            Box::new(|m, a, _, _| {
+                let same = m.named("same", a);
+                m.xor(a, same)
+            }),
+        ),
+        (
+            "a - a",
+            SameOperands,
+            Box::new(|m, a, _, _| m.sub_wrap(a, a)),
+        ),
+        (
+            "a < a",
+            SameOperands,
+            Box::new(|m, a, _, _| {
+                let lt = m.lt(a, a);
+                m.zext(lt, 8)
+            }),
+        ),
         ("a < 0", Absorbing, order(|m, a, k| m.lt(a, k), 0)),
         ("a >= 0 (0 <= a)", Absorbing, order(|m, a, k| m.ge(a, k), 0)),
         (
@@ -238,6 +260,14 @@ fn logic_no_literal_decides_is_left_alone() {
             }),
         ),
         ("a << 1", Box::new(|m, a, _, _| m.shl(a, 1))),
+        ("a + a (twice a)", Box::new(|m, a, _, _| m.add_wrap(a, a))),
+        (
+            "a * a",
+            Box::new(|m, a, _, _| {
+                let p = m.mul(a, a);
+                m.truncate(p, 8)
+            }),
+        ),
         ("a < 1", order(|m, a, k| m.lt(a, k), 1)),
         ("0 < a", order(|m, a, k| m.gt(a, k), 0)),
         ("a < ~0", order(|m, a, k| m.lt(a, k), 0xff)),

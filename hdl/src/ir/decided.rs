@@ -1,6 +1,6 @@
 //! Operations a literal decides: a mux whose select is a literal, an `and` with
 //! zero, an `add` of zero, a product by one, an operation whose operands are all
-//! literals. The builder folds no constants (every operation it is asked for is
+//! literals; and operations whose two operands are one value (`x | x`). The builder folds no constants (every operation it is asked for is
 //! one the Verilog shows and a mutant can change), so such an operation is a
 //! generator building logic for a case its configuration cannot have, and it
 //! reaches the Verilog as `1'h0 ? a : b` or `x + 9'h000`. A generator that knows
@@ -21,6 +21,9 @@ pub enum DecidedBy {
     LiteralSelect,
     /// A mux's arms are the same value: the select changes nothing.
     EqualArms,
+    /// Both operands are the same value: `x & x` and `x | x` are `x`; `x ^ x`,
+    /// `x - x`, `x == x` and `x < x` are constants.
+    SameOperands,
     /// A literal makes the result a constant whatever the other operand is
     /// (`x & 0`, `x | ~0`, `x * 0`, or an order with the bound of its range:
     /// unsigned `x < 0`, `x <= ~0`, `~0 < x`, `0 <= x`, and the signed ones with
@@ -38,6 +41,7 @@ impl DecidedBy {
             DecidedBy::AllLiterals => "every operand is a literal",
             DecidedBy::LiteralSelect => "the mux's select is a literal",
             DecidedBy::EqualArms => "the mux's arms are the same value",
+            DecidedBy::SameOperands => "both operands are the same value",
             DecidedBy::Absorbing => "a literal makes the result constant",
             DecidedBy::Identity => "a literal leaves the other operand unchanged",
         }
@@ -105,6 +109,15 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
     );
     if !builds_a_constant && operands.iter().all(|&n| literal(m, n).is_some()) {
         return Some(DecidedBy::AllLiterals);
+    }
+    let same_operands = match op {
+        Op::Bit(_, a, b) | Op::Cmp(_, a, b) | Op::Arith(ArithOp::Sub, a, b) => {
+            source(m, *a) == source(m, *b)
+        }
+        _ => false,
+    };
+    if same_operands {
+        return Some(DecidedBy::SameOperands);
     }
     match op {
         Op::Mux {

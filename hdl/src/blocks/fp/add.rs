@@ -520,8 +520,7 @@ fn pack(
     let zero_e = m.zeros(e);
     let exp_out = m.mux(normal, exp_field, zero_e);
     let is_sub = m.not(normal);
-    let flushed = if cfg.ftz { is_sub } else { zero };
-    let result_zero = m.or(zero, flushed);
+    let result_zero = if cfg.ftz { m.or(zero, is_sub) } else { zero };
     // An exact cancellation is +0; otherwise a zero keeps the sign (−0 + −0 = −0).
     let cancel = m.and(zero, c.eff_sub);
     let keep_sign = m.not(cancel);
