@@ -1,10 +1,11 @@
-//! No generated design builds logic a literal decides (`hdl::ir::decided`): no
-//! `1'h0 ? a : b`, no `x + 9'h000`, no product by one. The builder folds no
-//! constants, so a generator that builds such an operation writes it into the
-//! Verilog a reviewer reads; this checks every catalog block at its defaults and
-//! the configurations that change what the flagships' generators build (each
-//! board, one and several Lightning cores, weights from memory and streamed,
-//! both arithmetic contracts, the adders' formats, stage counts and flushing).
+//! No generated design builds logic a literal or a repeated operand decides
+//! (`hdl::ir::decided`): no `1'h0 ? a : b`, no `x + 9'h000`, no product by one,
+//! no `x < 0`, no `x | x`. The builder folds no constants, so a generator that
+//! builds such an operation writes it into the Verilog a reviewer reads; this
+//! checks every catalog block at its defaults and the configurations that change
+//! what the flagships' generators build (each board, one and several Lightning
+//! cores, weights from memory and streamed, both arithmetic contracts, the
+//! adders' formats, stage counts and flushing).
 //!
 //! `cargo test --test generated_logic`
 

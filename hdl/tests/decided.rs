@@ -1,7 +1,7 @@
-//! The analysis of operations a literal decides (`hdl::ir::decided`): each kind
-//! it names is found, in a module below the top too, and logic a literal does
-//! not decide (a constant written by its parts, an operation on inputs, a literal
-//! that is neither the identity nor absorbing) is left alone.
+//! The analysis of decided operations (`hdl::ir::decided`): each kind it names
+//! is found, in a module below the top too, and logic nothing decides (a constant
+//! written by its parts, an operation on inputs, a literal that is neither the
+//! identity, absorbing nor an end of an order's range) is left alone.
 
 use hdl::ir::decided::{decided_operations, DecidedBy};
 use hdl::{ModuleBuilder, Signal};

@@ -1,16 +1,18 @@
-//! Operations a literal decides: a mux whose select is a literal, an `and` with
-//! zero, an `add` of zero, a product by one, an operation whose operands are all
-//! literals; and operations whose two operands are one value (`x | x`). The builder folds no constants (every operation it is asked for is
-//! one the Verilog shows and a mutant can change), so such an operation is a
-//! generator building logic for a case its configuration cannot have, and it
-//! reaches the Verilog as `1'h0 ? a : b` or `x + 9'h000`. A generator that knows
-//! the value computes the result in Rust instead; this finds where one did not.
+//! Operations whose result their inputs do not decide: a mux whose select is a
+//! literal, an `and` with zero, an `add` of zero, a product by one, an order with
+//! an end of its range, an operation of literals only, and an operation whose two
+//! operands are one value (`x | x`). The builder folds no constants (every
+//! operation it is asked for is one the Verilog shows and a mutant can change),
+//! so such an operation is a generator building logic for a case its
+//! configuration cannot have, and it reaches the Verilog as `1'h0 ? a : b` or
+//! `x + 9'h000`. A generator that knows the value computes the result in Rust
+//! instead; this finds where one did not.
 
 use super::{ArithOp, BitOp, CmpOp, Driver, Module, ModuleData, NetId, Op, ShiftAmount, SourceLoc};
 use crate::bits::Bits;
 use std::collections::BTreeSet;
 
-/// Why a literal decides an operation.
+/// What decides an operation, whatever its variable inputs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DecidedBy {
     /// Every operand is a literal: the result is a constant. A concatenation,
@@ -48,7 +50,7 @@ impl DecidedBy {
     }
 }
 
-/// One operation a literal decides.
+/// One decided operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decided {
     /// The module that holds it.
@@ -72,7 +74,7 @@ impl Decided {
     }
 }
 
-/// Every operation a literal decides in `top` and the distinct modules below it
+/// Every decided operation in `top` and the distinct modules below it
 /// (each module once, by name), modules depth first, nets in order.
 pub fn decided_operations(top: &Module) -> Vec<Decided> {
     let mut seen = BTreeSet::new();
@@ -100,7 +102,7 @@ pub fn decided_operations(top: &Module) -> Vec<Decided> {
     out
 }
 
-/// Why a literal decides `op` in `m`, if one does.
+/// What decides `op` in `m`, if anything does.
 fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
     let operands = op.operands();
     let builds_a_constant = matches!(
