@@ -180,6 +180,22 @@ impl Refs<'_> {
         })
     }
 
+    /// `x` zero-extended to `to` bits (`{1'b0, x}`, `{{n{1'b0}}, x}`). An inlined zero
+    /// extension is merged into this one: `{{2{1'b0}}, t}`, not `{1'b0, {1'b0, t}}`.
+    fn zext_operand(&mut self, x: NetId, to: u32) -> Result<String, GenError> {
+        if self.is_inlined(x) {
+            if let Driver::Op(Op::Extend { src, signed: false }) = &self.m.net(x).driver {
+                let src = *src;
+                if self.width(src) <= self.width(x) {
+                    self.usage.read_all(x);
+                    return self.zext_operand(src, to);
+                }
+            }
+        }
+        let wx = self.width(x);
+        Ok(zext(&self.operand(x, prec::NONE)?, wx, to))
+    }
+
     /// `net` as the argument of `$signed(…)`: its name, or its expression when that is
     /// a self-determined atom (the plan inlines nothing else here).
     fn atom_operand(&mut self, net: NetId) -> Result<String, GenError> {
@@ -385,7 +401,7 @@ impl Refs<'_> {
             if wx == w {
                 self.operand(x, prec::OPERAND)
             } else {
-                Ok(zext(&self.operand(x, prec::NONE)?, wx, w))
+                self.zext_operand(x, w)
             }
         };
         let ea = side(a, wa)?;
@@ -424,8 +440,8 @@ impl Refs<'_> {
             // `x <= MAX` as UNSIGNED/CMPCONST; signed compares are never reported, and
             // synthesis removes the extra bit.
             CmpOp::LtU | CmpOp::LeU => {
-                let ea = zext(&self.operand(a, prec::NONE)?, wa, wa + 1);
-                let eb = zext(&self.operand(b, prec::NONE)?, wa, wa + 1);
+                let ea = self.zext_operand(a, wa + 1)?;
+                let eb = self.zext_operand(b, wa + 1)?;
                 format!("$signed({ea}) {sym} $signed({eb})")
             }
             CmpOp::LtS | CmpOp::LeS => {
@@ -511,7 +527,7 @@ impl Refs<'_> {
         }
         Ok(match (w - ws, signed) {
             (0, _) => Expr::atom(self.all(src)),
-            (n, false) => Expr::atom(zext(&self.operand(src, prec::NONE)?, ws, ws + n)),
+            (_, false) => Expr::atom(self.zext_operand(src, w)?),
             (n, true) => {
                 let a = self.all(src);
                 let sign = self.msb(src);

@@ -404,6 +404,34 @@ fn a_zero_wider_than_64_bits_is_written_short_and_every_other_literal_in_full() 
 }
 
 #[test]
+fn nested_zero_extensions_are_written_as_one() {
+    let mut m = ModuleBuilder::new("ext");
+    let t = m.input("t", 8);
+    let u = m.input("u", 10);
+    let s = m.input("s", 4);
+    let t9 = m.zext(t, 9);
+    let t10 = m.zext(t9, 10);
+    let sum = m.add_wrap(t10, u);
+    m.output("sum", sum);
+    let s6 = m.zext(s, 6);
+    let wide = m.zext(s6, 12);
+    m.output("wide", wide);
+    let u11 = m.zext(u, 11);
+    let shared = m.named("shared", u11);
+    let twice = m.zext(shared, 13);
+    m.output("twice", twice);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let text = text_of(&d, "ext");
+    assert!(text.contains("assign sum = {{2{1'b0}}, t} + u;"), "{text}");
+    assert!(text.contains("assign wide = {{8{1'b0}}, s};"), "{text}");
+    assert!(text.contains("wire [10:0] shared = {1'b0, u};"), "{text}");
+    assert!(
+        text.contains("assign twice = {{2{1'b0}}, shared};"),
+        "{text}"
+    );
+}
+
+#[test]
 fn memories_guard_reads_past_a_non_power_of_two_depth() {
     let mut m = ModuleBuilder::new("mems");
     let clk = m.domain("d", "clk", None, ResetPolarity::ActiveHigh);
