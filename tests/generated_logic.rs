@@ -53,7 +53,7 @@ fn no_generated_design_holds_an_operation_a_literal_decides() {
             .unwrap_or_else(|e| panic!("{name} {sets:?}: {e}"))
             .module;
         for d in decided_operations(&top) {
-            found.push(format!("{name} {sets:?} {board:?}: {}", d.describe(&top)));
+            found.push(format!("{name} {sets:?} {board:?}: {}", d.describe()));
         }
         checked += 1;
     }

@@ -21,19 +21,33 @@ fn verdict(build: Build) -> Vec<DecidedBy> {
     decided_operations(&module).iter().map(|d| d.by).collect()
 }
 
-/// A module whose output is `compare(a, k)` for the 8-bit literal `k`, widened.
-fn order(compare: fn(&mut ModuleBuilder, Signal, Signal) -> Signal, k: u64) -> Build {
+/// A module whose output is `op(a, k)` for the 8-bit literal `k`, zero-extended
+/// to 8 bits when narrower (a comparison's one bit).
+fn against(op: fn(&mut ModuleBuilder, Signal, Signal) -> Signal, k: u64) -> Build {
     Box::new(move |m, a, _, _| {
         let k = m.lit(k, 8);
-        let c = compare(m, a, k);
-        m.zext(c, 8)
+        let y = op(m, a, k);
+        m.zext(y, 8)
     })
 }
 
+/// `a * b` kept to 8 bits.
+fn product(m: &mut ModuleBuilder, a: Signal, b: Signal) -> Signal {
+    let p = m.mul(a, b);
+    m.truncate(p, 8)
+}
+
+/// Asserts that the analysis finds exactly `want` in each case's module.
+fn assert_found(cases: Vec<(&str, DecidedBy, Build)>) {
+    for (what, want, build) in cases {
+        assert_eq!(verdict(build), vec![want], "{what}");
+    }
+}
+
 #[test]
-fn each_kind_of_decided_operation_is_found() {
+fn operations_of_literals_and_muxes_that_cannot_choose_are_found() {
     use DecidedBy::*;
-    let cases: Vec<(&str, DecidedBy, Build)> = vec![
+    assert_found(vec![
         (
             "literal + literal",
             AllLiterals,
@@ -63,9 +77,9 @@ fn each_kind_of_decided_operation_is_found() {
             "a literal select through a named wire",
             LiteralSelect,
             Box::new(|m, a, b, _| {
-                let never = m.lit(1, 1);
-                let never = m.named("never", never);
-                m.mux(never, a, b)
+                let always = m.lit(1, 1);
+                let always = m.named("always", always);
+                m.mux(always, a, b)
             }),
         ),
         (
@@ -81,73 +95,76 @@ fn each_kind_of_decided_operation_is_found() {
                 m.mux(s, x, y)
             }),
         ),
-        (
-            "a & 0",
-            Absorbing,
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(8);
-                m.and(a, z)
-            }),
-        ),
-        (
-            "~0 | a",
-            Absorbing,
-            Box::new(|m, a, _, _| {
-                let o = m.ones(8);
-                m.or(o, a)
-            }),
-        ),
-        (
-            "a * 0",
-            Absorbing,
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(8);
-                let p = m.mul(a, z);
-                m.truncate(p, 8)
-            }),
-        ),
-        (
-            "a & ~0",
-            Identity,
-            Box::new(|m, a, _, _| {
-                let o = m.ones(8);
-                m.and(a, o)
-            }),
-        ),
-        (
-            "a ^ 0",
-            Identity,
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(8);
-                m.xor(a, z)
-            }),
-        ),
-        (
-            "0 + a",
-            Identity,
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(8);
-                m.add_wrap(z, a)
-            }),
-        ),
-        (
-            "a - 0",
-            Identity,
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(8);
-                m.sub_wrap(a, z)
-            }),
-        ),
-        (
-            "1 * a",
-            Identity,
-            Box::new(|m, a, _, _| {
-                let one = m.lit(1, 8);
-                let p = m.mul(one, a);
-                m.truncate(p, 8)
-            }),
-        ),
+    ]);
+}
+
+#[test]
+fn absorbing_and_identity_literals_are_found() {
+    use DecidedBy::*;
+    assert_found(vec![
+        ("a & 0", Absorbing, against(|m, a, k| m.and(a, k), 0)),
+        ("~0 | a", Absorbing, against(|m, a, k| m.or(k, a), 0xff)),
+        ("a * 0", Absorbing, against(product, 0)),
+        ("a & ~0", Identity, against(|m, a, k| m.and(a, k), 0xff)),
+        ("a ^ 0", Identity, against(|m, a, k| m.xor(a, k), 0)),
+        ("0 + a", Identity, against(|m, a, k| m.add_wrap(k, a), 0)),
+        ("a - 0", Identity, against(|m, a, k| m.sub_wrap(a, k), 0)),
+        ("1 * a", Identity, against(|m, a, k| product(m, k, a), 1)),
         ("a << 0", Identity, Box::new(|m, a, _, _| m.shl(a, 0))),
+        (
+            "a >> a literal zero",
+            Identity,
+            Box::new(|m, a, _, _| {
+                let z = m.zeros(3);
+                m.shr_by(a, z)
+            }),
+        ),
+    ]);
+}
+
+#[test]
+fn orders_with_an_end_of_their_range_are_found() {
+    use DecidedBy::Absorbing;
+    assert_found(vec![
+        ("a < 0", Absorbing, against(|m, a, k| m.lt(a, k), 0)),
+        (
+            "a >= 0 (0 <= a)",
+            Absorbing,
+            against(|m, a, k| m.ge(a, k), 0),
+        ),
+        (
+            "~0 < a (a > ~0)",
+            Absorbing,
+            against(|m, a, k| m.gt(a, k), 0xff),
+        ),
+        ("a <= ~0", Absorbing, against(|m, a, k| m.le(a, k), 0xff)),
+        (
+            "signed a < -128",
+            Absorbing,
+            against(|m, a, k| m.lt_signed(a, k), 0x80),
+        ),
+        (
+            "signed a <= 127",
+            Absorbing,
+            against(|m, a, k| m.le_signed(a, k), 0x7f),
+        ),
+        (
+            "signed 127 < a",
+            Absorbing,
+            against(|m, a, k| m.gt_signed(a, k), 0x7f),
+        ),
+        (
+            "signed -128 <= a",
+            Absorbing,
+            against(|m, a, k| m.ge_signed(a, k), 0x80),
+        ),
+    ]);
+}
+
+#[test]
+fn repeated_operands_are_found() {
+    use DecidedBy::SameOperands;
+    assert_found(vec![
         ("a | a", SameOperands, Box::new(|m, a, _, _| m.or(a, a))),
         (
             "a ^ a through a named wire",
@@ -170,46 +187,7 @@ fn each_kind_of_decided_operation_is_found() {
                 m.zext(lt, 8)
             }),
         ),
-        ("a < 0", Absorbing, order(|m, a, k| m.lt(a, k), 0)),
-        ("a >= 0 (0 <= a)", Absorbing, order(|m, a, k| m.ge(a, k), 0)),
-        (
-            "~0 < a (a > ~0)",
-            Absorbing,
-            order(|m, a, k| m.gt(a, k), 0xff),
-        ),
-        ("a <= ~0", Absorbing, order(|m, a, k| m.le(a, k), 0xff)),
-        (
-            "signed a < -128",
-            Absorbing,
-            order(|m, a, k| m.lt_signed(a, k), 0x80),
-        ),
-        (
-            "signed a <= 127",
-            Absorbing,
-            order(|m, a, k| m.le_signed(a, k), 0x7f),
-        ),
-        (
-            "signed 127 < a",
-            Absorbing,
-            order(|m, a, k| m.gt_signed(a, k), 0x7f),
-        ),
-        (
-            "signed -128 <= a",
-            Absorbing,
-            order(|m, a, k| m.ge_signed(a, k), 0x80),
-        ),
-        (
-            "a >> a literal zero",
-            Identity,
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(3);
-                m.shr_by(a, z)
-            }),
-        ),
-    ];
-    for (what, want, build) in cases {
-        assert_eq!(verdict(build), vec![want], "{what}");
-    }
+    ]);
 }
 
 #[test]
@@ -225,58 +203,30 @@ fn logic_no_literal_decides_is_left_alone() {
                 m.concat(&[z, k])
             }),
         ),
-        (
-            "a literal select between inputs' logic",
-            Box::new(|m, a, b, s| m.mux(s, a, b)),
-        ),
-        (
-            "a - 0 the other way round",
-            Box::new(|m, a, _, _| {
-                let z = m.zeros(8);
-                m.sub_wrap(z, a)
-            }),
-        ),
-        ("a + 1", Box::new(|m, a, _, _| m.add_const_wrap(a, 1))),
-        (
-            "a & a mask",
-            Box::new(|m, a, _, _| {
-                let k = m.lit(0x0f, 8);
-                m.and(a, k)
-            }),
-        ),
+        ("a mux on an input", Box::new(|m, a, b, s| m.mux(s, a, b))),
+        ("0 - a", against(|m, a, k| m.sub_wrap(k, a), 0)),
+        ("a + 1", against(|m, a, k| m.add_wrap(a, k), 1)),
+        ("a & a mask", against(|m, a, k| m.and(a, k), 0x0f)),
         (
             "a ^ ~0 (a complement)",
-            Box::new(|m, a, _, _| {
-                let o = m.ones(8);
-                m.xor(a, o)
-            }),
+            against(|m, a, k| m.xor(a, k), 0xff),
         ),
-        (
-            "a * 2",
-            Box::new(|m, a, _, _| {
-                let two = m.lit(2, 8);
-                let p = m.mul(a, two);
-                m.truncate(p, 8)
-            }),
-        ),
+        ("a * 2", against(product, 2)),
         ("a << 1", Box::new(|m, a, _, _| m.shl(a, 1))),
         ("a + a (twice a)", Box::new(|m, a, _, _| m.add_wrap(a, a))),
-        (
-            "a * a",
-            Box::new(|m, a, _, _| {
-                let p = m.mul(a, a);
-                m.truncate(p, 8)
-            }),
-        ),
-        ("a < 1", order(|m, a, k| m.lt(a, k), 1)),
-        ("0 < a", order(|m, a, k| m.gt(a, k), 0)),
-        ("a < ~0", order(|m, a, k| m.lt(a, k), 0xff)),
-        ("signed a < 0", order(|m, a, k| m.lt_signed(a, k), 0)),
+        ("a * a", Box::new(|m, a, _, _| product(m, a, a))),
+        ("a < 1", against(|m, a, k| m.lt(a, k), 1)),
+        ("0 < a", against(|m, a, k| m.gt(a, k), 0)),
+        ("a < ~0", against(|m, a, k| m.lt(a, k), 0xff)),
+        ("signed a < 0", against(|m, a, k| m.lt_signed(a, k), 0)),
         (
             "signed a <= ~0 (-1)",
-            order(|m, a, k| m.le_signed(a, k), 0xff),
+            against(|m, a, k| m.le_signed(a, k), 0xff),
         ),
-        ("signed -128 < a", order(|m, a, k| m.gt_signed(a, k), 0x80)),
+        (
+            "signed -128 < a",
+            against(|m, a, k| m.gt_signed(a, k), 0x80),
+        ),
         (
             "a == b",
             Box::new(|m, a, b, _| {
@@ -311,7 +261,7 @@ fn modules_below_the_top_are_searched_once_each() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].module, "leaf");
     assert_eq!(found[0].by, DecidedBy::Identity);
-    let text = found[0].describe(&top);
+    let text = found[0].describe();
     assert!(
         text.starts_with("hdl/tests/decided.rs:")
             && text.ends_with("or in leaf: a literal leaves the other operand unchanged"),

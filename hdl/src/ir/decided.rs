@@ -10,7 +10,6 @@
 
 use super::{ArithOp, BitOp, CmpOp, Driver, Module, ModuleData, NetId, Op, ShiftAmount, SourceLoc};
 use crate::bits::Bits;
-use std::collections::BTreeSet;
 
 /// What decides an operation, whatever its variable inputs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -57,6 +56,8 @@ pub struct Decided {
     pub module: String,
     /// The net the operation drives.
     pub net: NetId,
+    /// The operation's short name (`mux`, `or`, `compare`).
+    pub op: &'static str,
     /// The generator line that built it.
     pub location: SourceLoc,
     /// Why it is decided.
@@ -65,26 +66,22 @@ pub struct Decided {
 
 impl Decided {
     /// `file:line: op in module: reason` for reports.
-    pub fn describe(&self, top: &Module) -> String {
+    pub fn describe(&self) -> String {
         let at = self.location.relative().unwrap_or_else(|| "?".into());
-        let op = find(top, &self.module)
-            .map(|m| m.net(self.net).driver.kind_name())
-            .unwrap_or("?");
-        format!("{at}: {op} in {}: {}", self.module, self.by.describe())
+        format!(
+            "{at}: {} in {}: {}",
+            self.op,
+            self.module,
+            self.by.describe()
+        )
     }
 }
 
 /// Every decided operation in `top` and the distinct modules below it
 /// (each module once, by name), modules depth first, nets in order.
 pub fn decided_operations(top: &Module) -> Vec<Decided> {
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![top.clone()];
     let mut out = vec![];
-    while let Some(m) = todo.pop() {
-        if !seen.insert(m.name.clone()) {
-            continue;
-        }
-        todo.extend(m.instances.iter().rev().map(|i| i.module.clone()));
+    for m in top.distinct_modules() {
         for (i, net) in m.nets.iter().enumerate() {
             let Driver::Op(op) = &net.driver else {
                 continue;
@@ -93,6 +90,7 @@ pub fn decided_operations(top: &Module) -> Vec<Decided> {
                 out.push(Decided {
                     module: m.name.clone(),
                     net: NetId(i as u32),
+                    op: op.name(),
                     location: net.location,
                     by,
                 });
@@ -242,12 +240,4 @@ fn is_ones(k: &Bits) -> bool {
 /// True if `k` is one.
 fn is_one(k: &Bits) -> bool {
     k.bit(0) && (1..k.width()).all(|i| !k.bit(i))
-}
-
-/// The module called `name` at or below `m`.
-fn find<'a>(m: &'a Module, name: &str) -> Option<&'a Module> {
-    if m.name == name {
-        return Some(m);
-    }
-    m.instances.iter().find_map(|i| find(&i.module, name))
 }

@@ -88,22 +88,11 @@ impl Site {
 /// nets, then registers). Operations and registers whose line is unknown are
 /// sites of their own.
 pub fn sites(top: &Module) -> Vec<Site> {
-    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
-    let mut order = vec![];
-    let mut todo = vec![top.clone()];
-    while let Some(m) = todo.pop() {
-        if modules.contains_key(&m.name) {
-            continue;
-        }
-        order.push(m.name.clone());
-        todo.extend(m.instances.iter().rev().map(|i| i.module.clone()));
-        modules.insert(m.name.clone(), m);
-    }
     let mut out: Vec<Site> = vec![];
     let mut index: BTreeMap<(MutationKind, String), usize> = BTreeMap::new();
-    for name in &order {
-        for (target, kind, location) in module_sites(&modules[name]) {
-            let place = (name.clone(), target);
+    for m in top.distinct_modules() {
+        for (target, kind, location) in module_sites(&m) {
+            let place = (m.name.clone(), target);
             let key = location.relative().map(|at| (kind, at));
             match key.as_ref().and_then(|k| index.get(k)) {
                 Some(&i) => out[i].targets.push(place),

@@ -154,6 +154,24 @@ pub struct ModuleData {
     pub location: SourceLoc,
 }
 
+impl Module {
+    /// This module and every distinct module below it (each name once), depth
+    /// first in instance order, this one first.
+    pub fn distinct_modules(&self) -> Vec<Module> {
+        let mut seen = BTreeSet::new();
+        let mut order = vec![];
+        let mut todo = vec![self.clone()];
+        while let Some(m) = todo.pop() {
+            if !seen.insert(m.name.clone()) {
+                continue;
+            }
+            todo.extend(m.instances.iter().rev().map(|i| i.module.clone()));
+            order.push(m);
+        }
+        order
+    }
+}
+
 impl ModuleData {
     /// The names of every module instantiated below this one, at any depth.
     pub fn descendant_names(&self) -> BTreeSet<String> {
