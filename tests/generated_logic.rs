@@ -1,11 +1,12 @@
-//! No generated design builds logic a literal or a repeated operand decides
-//! (`hdl::ir::decided`): no `1'h0 ? a : b`, no `x + 9'h000`, no product by one,
-//! no `x < 0`, no `x | x`. The builder folds no constants, so a generator that
-//! builds such an operation writes it into the Verilog a reviewer reads; this
+//! No generated design builds logic a literal, a repeated operand or its
+//! operands' ranges decide (`hdl::ir::decided`): no `1'h0 ? a : b`, no
+//! `x + 9'h000`, no product by one, no `x < 0`, no `x | x`, no
+//! `{1'b0, x[3:0]} + 5'h01 > 5'h10`. The builder folds no constants, so a generator
+//! that builds such an operation writes it into the Verilog a reviewer reads; this
 //! checks every catalog block at its defaults and the configurations that change
-//! what the flagships' generators build (each board, one and several Lightning
-//! cores, weights from memory and streamed, both arithmetic contracts, the
-//! adders' formats, stage counts and flushing).
+//! what the flagships' generators build (each board, one job slot, one-word buffer
+//! cells, one and several Lightning cores, weights from memory and streamed, both arithmetic
+//! contracts, the adders' formats, stage counts and flushing).
 //!
 //! `cargo test --test generated_logic`
 
@@ -21,6 +22,12 @@ const CONFIGS: &[Config] = &[
     ("panama", &[], Some("netfpga-plus-au280")),
     ("panama", &["ports=2"], None),
     ("panama", &["ports=8", "data_width=512"], None),
+    (
+        "panama",
+        &["max_payload_bytes=64"],
+        Some("netfpga-plus-au250"),
+    ),
+    ("panama", &["slots=1"], None),
     ("lightning", &["cores=4"], None),
     ("lightning", &["weight_source=stream"], None),
     ("lightning", &["cores=3", "weight_source=stream"], None),
@@ -40,7 +47,7 @@ const CONFIGS: &[Config] = &[
 ];
 
 #[test]
-fn no_generated_design_holds_an_operation_a_literal_decides() {
+fn no_generated_design_holds_a_decided_operation() {
     let defaults = catalog::blocks().iter().map(|b| (b.name, &[][..], None));
     let mut checked = 0;
     let mut found = vec![];

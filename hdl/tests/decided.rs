@@ -1,7 +1,8 @@
 //! The analysis of decided operations (`hdl::ir::decided`): each kind it names
 //! is found, in a module below the top too, and logic nothing decides (a constant
 //! written by its parts, an operation on inputs, a literal that is neither the
-//! identity, absorbing nor an end of an order's range) is left alone.
+//! identity, absorbing nor an end of an order's range, a comparison whose sides'
+//! values overlap, a sum that can wrap) is left alone.
 
 use hdl::ir::decided::{decided_operations, DecidedBy};
 use hdl::{ModuleBuilder, Signal};
@@ -190,6 +191,121 @@ fn repeated_operands_are_found() {
     ]);
 }
 
+/// A module whose output is `cmp(x, k)` for `x` made from the input `a` and the
+/// literal `k` of `x`'s width, zero-extended to 8 bits.
+fn ranged(
+    x: fn(&mut ModuleBuilder, Signal) -> Signal,
+    cmp: fn(&mut ModuleBuilder, Signal, Signal) -> Signal,
+    k: u64,
+) -> Build {
+    Box::new(move |m, a, _, _| {
+        let x = x(m, a);
+        let k = m.lit(k, x.width());
+        let y = cmp(m, x, k);
+        m.zext(y, 8)
+    })
+}
+
+/// `{1'b0, a[3:0]} + 5'h01`: 1 to 16 (the Lightning collector's last lane, plus
+/// one core).
+fn nibble_plus_one(m: &mut ModuleBuilder, a: Signal) -> Signal {
+    let low = m.truncate(a, 4);
+    let low = m.zext(low, 5);
+    m.add_const_wrap(low, 1)
+}
+
+/// `a[3:0]` zero-extended to 8 bits: 0 to 15.
+fn low_nibble(m: &mut ModuleBuilder, a: Signal) -> Signal {
+    let low = m.truncate(a, 4);
+    m.zext(low, 8)
+}
+
+/// `a[3:0] | 8'h10`: 16 to 31.
+fn nibble_or_16(m: &mut ModuleBuilder, a: Signal) -> Signal {
+    let low = low_nibble(m, a);
+    let bit4 = m.lit(0x10, 8);
+    m.or(low, bit4)
+}
+
+#[test]
+fn comparisons_their_operands_ranges_decide_are_found() {
+    use DecidedBy::Ranges;
+    assert_found(vec![
+        (
+            "{0, a[3:0]} + 1 > 16",
+            Ranges,
+            ranged(nibble_plus_one, |m, x, k| m.gt(x, k), 16),
+        ),
+        (
+            "{0, a[3:0]} + 1 >= 1",
+            Ranges,
+            ranged(nibble_plus_one, |m, x, k| m.ge(x, k), 1),
+        ),
+        (
+            "a[3:0] == 16",
+            Ranges,
+            ranged(low_nibble, |m, x, k| m.eq(x, k), 16),
+        ),
+        (
+            "a >> 4 < 16",
+            Ranges,
+            ranged(|m, a| m.shr(a, 4), |m, x, k| m.lt(x, k), 16),
+        ),
+        (
+            "(a & 8'h0f) <= 15",
+            Ranges,
+            ranged(
+                |m, a| {
+                    let mask = m.lit(0x0f, 8);
+                    m.and(a, mask)
+                },
+                |m, x, k| m.le(x, k),
+                15,
+            ),
+        ),
+        (
+            "{a[1:0], 2'b11} != 2",
+            Ranges,
+            ranged(
+                |m, a| {
+                    let low = m.truncate(a, 2);
+                    let ones = m.lit(3, 2);
+                    m.concat(&[low, ones])
+                },
+                |m, x, k| m.ne(x, k),
+                2,
+            ),
+        ),
+        (
+            "(a[3:0] | 8'h10) < 16",
+            Ranges,
+            ranged(nibble_or_16, |m, x, k| m.lt(x, k), 16),
+        ),
+        (
+            "(s ? 3 : 5) < 6",
+            Ranges,
+            Box::new(|m, _, _, s| {
+                let (three, five, six) = (m.lit(3, 8), m.lit(5, 8), m.lit(6, 8));
+                let x = m.mux(s, three, five);
+                let y = m.lt(x, six);
+                m.zext(y, 8)
+            }),
+        ),
+        (
+            "~a[3:0] (8 bits) >= 240",
+            Ranges,
+            ranged(
+                |m, a| {
+                    let low = low_nibble(m, a);
+                    m.not(low)
+                },
+                |m, x, k| m.ge(x, k),
+                0xf0,
+            ),
+        ),
+    ]);
+}
+
 #[test]
 fn logic_no_literal_decides_is_left_alone() {
     let cases: Vec<(&str, Build)> = vec![
@@ -233,6 +349,37 @@ fn logic_no_literal_decides_is_left_alone() {
                 let e = m.eq(a, b);
                 m.zext(e, 8)
             }),
+        ),
+        (
+            "{0, a[3:0]} + 1 > 15 (16 is above)",
+            ranged(nibble_plus_one, |m, x, k| m.gt(x, k), 15),
+        ),
+        (
+            "a + 1 > 0 (255 + 1 wraps to 0)",
+            ranged(|m, a| m.add_const_wrap(a, 1), |m, x, k| m.gt(x, k), 0),
+        ),
+        (
+            "a - 1 < 255 (0 - 1 wraps to 255)",
+            ranged(|m, a| m.sub_const_wrap(a, 1), |m, x, k| m.lt(x, k), 0xff),
+        ),
+        (
+            "a[3:0] << 4 == 240 (a 4-bit field's top value, shifted)",
+            ranged(
+                |m, a| {
+                    let low = low_nibble(m, a);
+                    m.shl(low, 4)
+                },
+                |m, x, k| m.eq(x, k),
+                0xf0,
+            ),
+        ),
+        (
+            "(a[3:0] | 8'h10) == 31 (both ends reached)",
+            ranged(nibble_or_16, |m, x, k| m.eq(x, k), 31),
+        ),
+        (
+            "a >> 4 == 15",
+            ranged(|m, a| m.shr(a, 4), |m, x, k| m.eq(x, k), 15),
         ),
     ];
     for (what, build) in cases {

@@ -1,13 +1,16 @@
 //! Operations whose result their inputs do not decide: a mux whose select is a
 //! literal, an `and` with zero, an `add` of zero, a product by one, an order with
-//! an end of its range, an operation of literals only, and an operation whose two
-//! operands are one value (`x | x`). The builder folds no constants (every
+//! an end of its range, an operation of literals only, an operation whose two
+//! operands are one value (`x | x`), and an unsigned comparison the values its
+//! operands can carry decide (`{1'b0, x[3:0]} + 5'h01 > 5'h10`, from the bounds
+//! worked out by the IR's range analysis). The builder folds no constants (every
 //! operation it is asked for is one the Verilog shows and a mutant can change),
 //! so such an operation is a generator building logic for a case its
 //! configuration cannot have, and it reaches the Verilog as `1'h0 ? a : b` or
 //! `x + 9'h000`. A generator that knows the value computes the result in Rust
 //! instead; this finds where one did not.
 
+use super::ranges::Ranges;
 use super::{ArithOp, BitOp, CmpOp, Driver, Module, ModuleData, NetId, Op, ShiftAmount, SourceLoc};
 use crate::bits::Bits;
 
@@ -33,6 +36,10 @@ pub enum DecidedBy {
     /// A literal leaves the other operand unchanged (`x & ~0`, `x | 0`, `x ^ 0`,
     /// `x + 0`, `x - 0`, `x * 1`, a shift by 0).
     Identity,
+    /// The values the operands can carry decide an unsigned order or an equality:
+    /// every value of one side lies below every value of the other, or no value
+    /// is on both sides (`{1'b0, x[3:0]} + 5'h01 > 5'h10` is never true).
+    Ranges,
 }
 
 impl DecidedBy {
@@ -45,6 +52,7 @@ impl DecidedBy {
             DecidedBy::SameOperands => "both operands are the same value",
             DecidedBy::Absorbing => "a literal makes the result constant",
             DecidedBy::Identity => "a literal leaves the other operand unchanged",
+            DecidedBy::Ranges => "the values its operands can carry decide it",
         }
     }
 }
@@ -82,11 +90,13 @@ impl Decided {
 pub fn decided_operations(top: &Module) -> Vec<Decided> {
     let mut out = vec![];
     for m in top.distinct_modules() {
+        let mut ranges = Ranges::new(&m);
         for (i, net) in m.nets.iter().enumerate() {
             let Driver::Op(op) = &net.driver else {
                 continue;
             };
-            if let Some(by) = decided_by(&m, op) {
+            let by = decided_by(&m, op).or_else(|| decided_by_ranges(&mut ranges, op));
+            if let Some(by) = by {
                 out.push(Decided {
                     module: m.name.clone(),
                     net: NetId(i as u32),
@@ -184,6 +194,22 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
             .then_some(DecidedBy::Identity),
         _ => None,
     }
+}
+
+/// `Ranges` if the ranges of `op`'s operands decide it: an unsigned order, an
+/// equality or an inequality.
+fn decided_by_ranges(ranges: &mut Ranges, op: &Op) -> Option<DecidedBy> {
+    let Op::Cmp(cmp, a, b) = op else {
+        return None;
+    };
+    let (a, b) = (ranges.of(*a)?, ranges.of(*b)?);
+    let decided = match cmp {
+        CmpOp::LtU => a.hi < b.lo || a.lo >= b.hi,
+        CmpOp::LeU => a.hi <= b.lo || a.lo > b.hi,
+        CmpOp::Eq | CmpOp::Ne => a.hi < b.lo || b.hi < a.lo,
+        CmpOp::LtS | CmpOp::LeS => false,
+    };
+    decided.then_some(DecidedBy::Ranges)
 }
 
 /// An end of a comparison's range.

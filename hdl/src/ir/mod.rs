@@ -7,6 +7,7 @@ mod error;
 pub mod mutate;
 mod names;
 mod netlist;
+mod ranges;
 mod validate;
 
 pub use error::{HdlError, HdlErrorKind};

@@ -98,7 +98,8 @@ pub(super) struct WriteBack {
 
 /// Hidden neurons: C bytes per round into a 16-byte collector; a lane unit
 /// (count-action, C events per round, target 16) tracks the byte position and
-/// fires when a word is full, the excess carrying over into the next word. The
+/// fires when a word is full, the excess carrying over into the next word (only
+/// with a core count that does not divide 16 does a round straddle two words). The
 /// activation buffer's write port takes these words while busy and the image
 /// load (`load_valid`, `load_addr`, `load_data`) while idle.
 pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack {
@@ -134,28 +135,39 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
         .map(|(&act, &e)| m.mux(e, act, zero_byte))
         .collect();
     let round_bytes = m.join_lanes(&bytes);
-    let wide = 2 * word_w;
-    let round_wide = m.zext(round_bytes, wide);
     let three = m.zeros(vw.trailing_zeros());
     let bit_pos = m.concat(&[lane, three]);
-    let placed = m.shl_by(round_wide, bit_pos);
-    let placed_low = m.truncate(placed, word_w);
-    let placed_high = m.slice(placed, word_w, word_w);
     let collector = m.reg(clk, "collector_q", word_w);
-    let merged = m.or(collector, placed_low);
     let flush = m.or(full, input.rounds.last_round);
     let write_round = m.and(wr_ev, flush);
-    // A last round that spills past a word boundary writes its tail next cycle.
-    let lane5 = m.zext(lane, 5);
-    let end_lane = m.add_const_wrap(lane5, u64::from(cores));
-    let word_end = m.lit(u64::from(SAMPLES), 5);
-    let spills = m.gt(end_lane, word_end);
-    let tail = m.reg(clk, "tail_q", 1);
-    let tail_next = m.and_all(&[wr_ev, input.rounds.last_round, spills]);
-    m.set_next(tail, tail_next);
-    let write = m.or(write_round, tail);
     let empty = m.zeros(word_w);
-    let after_write = m.mux(full, placed_high, empty);
+    // With a core count that divides a word's 16 bytes, the lane is always a
+    // multiple of it and a round's bytes end at or before the word's end; with
+    // any other count a round can straddle two words.
+    let (merged, after_write, tail) = if SAMPLES.is_multiple_of(cores) {
+        let placed = m.zext(round_bytes, word_w);
+        let placed = m.shl_by(placed, bit_pos);
+        (m.or(collector, placed), empty, None)
+    } else {
+        let round_wide = m.zext(round_bytes, 2 * word_w);
+        let placed = m.shl_by(round_wide, bit_pos);
+        let placed_low = m.truncate(placed, word_w);
+        let placed_high = m.slice(placed, word_w, word_w);
+        // A last round that spills past a word boundary writes its tail next cycle.
+        let lane5 = m.zext(lane, 5);
+        let end_lane = m.add_const_wrap(lane5, u64::from(cores));
+        let word_end = m.lit(u64::from(SAMPLES), 5);
+        let spills = m.gt(end_lane, word_end);
+        let tail = m.reg(clk, "tail_q", 1);
+        let tail_next = m.and_all(&[wr_ev, input.rounds.last_round, spills]);
+        m.set_next(tail, tail_next);
+        let after_write = m.mux(full, placed_high, empty);
+        (m.or(collector, placed_low), after_write, Some(tail))
+    };
+    let write = match tail {
+        Some(tail) => m.or(write_round, tail),
+        None => write_round,
+    };
     let kept = m.mux(wr_ev, merged, collector);
     let kept = m.mux(write_round, after_write, kept);
     let coll_next = m.mux(seq.go, empty, kept);
@@ -167,7 +179,10 @@ pub(super) fn collector(m: &mut ModuleBuilder, input: &CollectorIn) -> WriteBack
     let wi_next = m.mux(seq.go, wi_zero, wi_kept);
     m.set_next(word_index, wi_next);
     let hidden_addr = m.concat(&[k.write_bank, word_index]);
-    let hidden_data = m.mux(tail, collector, merged);
+    let hidden_data = match tail {
+        Some(tail) => m.mux(tail, collector, merged),
+        None => merged,
+    };
 
     let load_valid = m.input("load_valid", 1);
     let load_addr = m.input("load_addr", sh.bank);

@@ -9,7 +9,7 @@
 //! keeps the output until its last beat.
 
 use super::ingress::USER_BITS;
-use super::logic::{bits, index_width, lowest_set, step_mod};
+use super::logic::{bits, cell_base, index_width, lowest_set, step_mod};
 use super::sum::HEADER_BITS;
 use crate::blocks::skid::axis_skid;
 use crate::dsl::{
@@ -138,10 +138,7 @@ pub(super) fn egress(
 
     // Read stage: result beat and headers, held while the skid is full.
     let raw = io.result_mem.addr_width();
-    let bank_wide = m.zext(bank, raw);
-    let stride = m.lit(u64::from(cfg.cell_beats()), raw);
-    let base = m.mul(bank_wide, stride);
-    let base = m.truncate(base, raw);
+    let base = cell_base(m, bank, cfg.cell_beats(), raw);
     let beat_wide = m.zext(beat, raw);
     let addr = m.add_wrap(base, beat_wide);
     let sum_beat = m.mem_read(io.result_mem, clk, "e2_sum", addr, Some(advance));

@@ -26,7 +26,7 @@
 //! joined by the `seq` check.
 
 use super::ingress::{PacketMeta, SlotRegs};
-use super::logic::{bits, index_width, lowest_set, lowest_set_from, max_of, step_mod};
+use super::logic::{bits, cell_base, index_width, lowest_set, lowest_set_from, max_of, step_mod};
 use super::queues::Queues;
 use crate::dsl::{bits_for, Domain, Memory, ModuleBuilder, Signal};
 use crate::panama::config::PanamaConfig;
@@ -206,7 +206,6 @@ fn head_reads(
 ) -> (Vec<Signal>, Vec<Signal>) {
     let (clk, packet_mems, meta_mems) = (io.clk, io.packet_mems, io.meta_mems);
     let aw = packet_mems[0].addr_width();
-    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
     let mut records = vec![];
     let mut read_addr = vec![];
     for p in 0..cfg.ports() as usize {
@@ -216,9 +215,7 @@ fn head_reads(
         let cell = m.concat(&[slot, head]);
         let cell_addr = m.zext(cell, meta_mems[p].addr_width());
         records.push(m.mem_read(meta_mems[p], clk, &format!("e_record{p}"), cell_addr, None));
-        let cell_wide = m.zext(cell, aw);
-        let base = m.mul(cell_wide, stride);
-        let base = m.truncate(base, aw);
+        let base = cell_base(m, cell, cfg.cell_beats(), aw);
         let addr = m.reg(clk, &format!("e_addr{p}"), aw);
         let advance = m.add_const_wrap(addr, 1);
         let next = m.mux(meta, base, advance);

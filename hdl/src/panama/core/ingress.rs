@@ -29,7 +29,7 @@
 //! - **Host ports.** Frames from a host (DMA) source code go to its `host_dst`
 //!   route; frames from a code that is neither keep their `tuser` destination.
 
-use super::logic::{index_width, lowest_set, pack_fields};
+use super::logic::{cell_base, index_width, lowest_set, pack_fields};
 use super::queues::{pointer_width, Queues};
 use crate::blocks::fifo::sync_fifo;
 use crate::dsl::{
@@ -536,10 +536,7 @@ fn buffer_packets(
     let cell = m.named("d_cell", cell);
     debug_assert_eq!(cell.width(), index_width(cfg.slots) + ptr_w);
     let aw = io.packet_mems[0].addr_width();
-    let cell_wide = m.zext(cell, aw);
-    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
-    let base = m.mul(cell_wide, stride);
-    let base = m.truncate(base, aw);
+    let base = cell_base(m, cell, cfg.cell_beats(), aw);
     let next_addr = m.reg(clk, "d_addr", aw);
     let addr = m.mux(busy, next_addr, base);
     let addr_after = m.add_const_wrap(addr, 1);

@@ -1,5 +1,6 @@
 //! Small pieces of control logic the accelerator's stages share: priority
-//! encoders, a one-hot decoder, a set-bit counter and a modulo counter step.
+//! encoders, a one-hot decoder, a set-bit counter, a modulo counter step and a
+//! memory cell's first address.
 
 use crate::dsl::{bits_for, ModuleBuilder, Signal};
 
@@ -20,13 +21,37 @@ pub(super) fn lowest_set_from(
     first: u32,
     index_width: u32,
 ) -> (Signal, Signal) {
+    // The chain ends at index 0, so a lone flag of index 0 (one job slot) needs
+    // no case: it would choose 0 either way.
+    let lone_zero = first == 0 && flags.len() == 1;
     let cases: Vec<(Signal, Signal)> = (flags.iter().zip(first..))
+        .filter(|_| !lone_zero)
         .map(|(&f, i)| (f, m.lit(u64::from(i), index_width)))
         .collect();
     let zero = m.zeros(index_width);
     let index = m.select(&cases, zero);
     let any = m.or_all(flags);
     (any, index)
+}
+
+/// The first address of cell `index` in a memory of `addr_width` bits whose cells
+/// are `cell_beats` words each: `index * cell_beats`, or the index itself when a
+/// cell is one word (a 64-byte payload on a 1024-bit bus). The operations carry
+/// the caller's line.
+#[track_caller]
+pub(super) fn cell_base(
+    m: &mut ModuleBuilder,
+    index: Signal,
+    cell_beats: u32,
+    addr_width: u32,
+) -> Signal {
+    let wide = m.zext(index, addr_width);
+    if cell_beats == 1 {
+        return wide;
+    }
+    let stride = m.lit(u64::from(cell_beats), addr_width);
+    let base = m.mul(wide, stride);
+    m.truncate(base, addr_width)
 }
 
 /// `index` decoded to `count` one-hot flags, named `{name}_is{i}`.

@@ -53,9 +53,9 @@ pub(super) fn queues(
     fifo_depth: u32,
     upd: &QueueUpdates,
 ) -> Queues {
-    let commit_slot = decode(m, "commit_slot", upd.commit_slot, slots);
+    let commit_slot = slot_flags(m, "commit_slot", upd.commit_slot, slots);
     let commit_port = decode(m, "commit_port", upd.commit_port, ports);
-    let pop_slot = decode(m, "pop_slot", upd.pop_slot, slots);
+    let pop_slot = slot_flags(m, "pop_slot", upd.pop_slot, slots);
     let mut q = Queues {
         head: vec![],
         tail: vec![],
@@ -67,7 +67,8 @@ pub(super) fn queues(
         let (mut head, mut tail, mut nonempty, mut full) = (vec![], vec![], vec![], vec![]);
         let mut wedged = vec![];
         for p in 0..ports {
-            let here = m.and(commit_slot[s as usize], commit_port[p as usize]);
+            let slot_flag = |flags: &Option<Vec<Signal>>| flags.as_ref().map(|f| f[s as usize]);
+            let here = and_flag(m, slot_flag(&commit_slot), commit_port[p as usize]);
             let pop_here = m.bit(upd.pop_ports, p);
             let queue = m.scope(&format!("q{s}_{p}"), |m| {
                 queue(
@@ -76,7 +77,7 @@ pub(super) fn queues(
                     fifo_depth,
                     upd,
                     here,
-                    pop_slot[s as usize],
+                    slot_flag(&pop_slot),
                     pop_here,
                 )
             });
@@ -95,6 +96,22 @@ pub(super) fn queues(
     q
 }
 
+/// `index` decoded to one flag per slot, or `None` with one slot, whose index
+/// is always 0.
+fn slot_flags(m: &mut ModuleBuilder, name: &str, index: Signal, slots: u32) -> Option<Vec<Signal>> {
+    (slots > 1).then(|| decode(m, name, index, slots))
+}
+
+/// `flag & other`, or `other` alone where the flag always holds (`None`: one
+/// slot). The `and` carries the caller's line.
+#[track_caller]
+fn and_flag(m: &mut ModuleBuilder, flag: Option<Signal>, other: Signal) -> Signal {
+    match flag {
+        Some(flag) => m.and(flag, other),
+        None => other,
+    }
+}
+
 /// The state of one queue.
 struct Queue {
     head: Signal,
@@ -105,14 +122,15 @@ struct Queue {
 }
 
 /// One queue's registers (`head`, `tail`, `count`, `wedged`): `here` the dispatcher's
-/// commit or wedge targets it; `pop_slot` and `pop_here` the engine pops its slot and port.
+/// commit or wedge targets it; `pop_slot` (`None` with one slot: always) and
+/// `pop_here` the engine pops its slot and port.
 fn queue(
     m: &mut ModuleBuilder,
     clk: Domain,
     fifo_depth: u32,
     upd: &QueueUpdates,
     here: Signal,
-    pop_slot: Signal,
+    pop_slot: Option<Signal>,
     pop_here: Signal,
 ) -> Queue {
     let cw = bits_for(fifo_depth);
@@ -123,7 +141,7 @@ fn queue(
     let here = m.named("targeted", here);
     let inc = m.and(upd.commit, here);
     let inc = m.named("push", inc);
-    let dec = m.and(pop_slot, pop_here);
+    let dec = and_flag(m, pop_slot, pop_here);
     let dec = m.named("pop", dec);
     let t_next = step_mod(m, tail, fifo_depth);
     m.set_next(tail, t_next);

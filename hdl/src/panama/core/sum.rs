@@ -8,6 +8,7 @@
 //! header, kept here per (bank, port).
 
 use super::engine::Engine;
+use super::logic::cell_base;
 use super::result_header::result_header;
 use crate::blocks::fp::fp_add_tree;
 use crate::dsl::{Domain, Memory, ModuleBuilder, Signal};
@@ -50,10 +51,7 @@ pub(super) fn sum_stage(
     let w_last = m.delay(clk, "t_last", e.s1_last, latency);
 
     let aw = result_mem.addr_width();
-    let bank = m.zext(w_bank, aw);
-    let stride = m.lit(u64::from(cfg.cell_beats()), aw);
-    let base = m.mul(bank, stride);
-    let base = m.truncate(base, aw);
+    let base = cell_base(m, w_bank, cfg.cell_beats(), aw);
     let beat = m.zext(w_beat, aw);
     let addr = m.add_wrap(base, beat);
     m.mem_write(result_mem, clk, addr, out_data, out_valid);
