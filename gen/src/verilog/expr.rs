@@ -181,15 +181,25 @@ impl Refs<'_> {
     }
 
     /// `x` zero-extended to `to` bits (`{1'b0, x}`, `{{n{1'b0}}, x}`). An inlined zero
-    /// extension is merged into this one: `{{2{1'b0}}, t}`, not `{1'b0, {1'b0, t}}`.
+    /// extension is merged into this one: `{{2{1'b0}}, t}`, not `{1'b0, {1'b0, t}}`;
+    /// an inlined literal is written at the wider width: `6'h10`, not `{1'b0, 5'h10}`.
     fn zext_operand(&mut self, x: NetId, to: u32) -> Result<String, GenError> {
         if self.is_inlined(x) {
-            if let Driver::Op(Op::Extend { src, signed: false }) = &self.m.net(x).driver {
-                let src = *src;
-                if self.width(src) <= self.width(x) {
+            match &self.m.net(x).driver {
+                Driver::Op(Op::Extend { src, signed: false })
+                    if self.width(*src) <= self.width(x) =>
+                {
+                    let src = *src;
                     self.usage.read_all(x);
                     return self.zext_operand(src, to);
                 }
+                Driver::Op(Op::Const(k)) if k.width() <= to => {
+                    let wide = Bits::from_words(&k.to_words(), to);
+                    self.record(x, Slot::Operand { atom_only: false });
+                    self.usage.read_all(x);
+                    return Ok(literal(&wide));
+                }
+                _ => {}
             }
         }
         let wx = self.width(x);

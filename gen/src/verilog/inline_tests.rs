@@ -508,15 +508,15 @@ fn unsigned_order_is_plain_unless_a_side_may_fold_to_a_deciding_constant() {
             let k = m.lit(0, 8);
             m.lt(k, a)
         }),
-        ("$signed({1'b0, 8'h00}) <= $signed({1'b0, a})", |m, a, _| {
+        ("$signed(9'h000) <= $signed({1'b0, a})", |m, a, _| {
             let k = m.lit(0, 8);
             m.le(k, a)
         }),
-        ("$signed({1'b0, a}) < $signed({1'b0, 8'h00})", |m, a, _| {
+        ("$signed({1'b0, a}) < $signed(9'h000)", |m, a, _| {
             let k = m.lit(0, 8);
             m.lt(a, k)
         }),
-        ("$signed({1'b0, a}) <= $signed({1'b0, 8'hff})", |m, a, _| {
+        ("$signed({1'b0, a}) <= $signed(9'h0ff)", |m, a, _| {
             let k = m.lit(0xff, 8);
             m.le(a, k)
         }),

@@ -118,7 +118,7 @@ pub(crate) fn emit_module(
     options: &EmitOptions,
     note: Option<&str>,
 ) -> Result<String, GenError> {
-    let (names, space) = ModuleNames::new(m)?;
+    let (names, space) = ModuleNames::new(m, options.inline)?;
     // First pass (with inlining on): every net by name, recording how each is read.
     let plan = if options.inline {
         let mut refs = Refs {
@@ -253,10 +253,16 @@ fn write_body(
         if refs.is_inlined(id) {
             continue;
         }
+        if let Some(x) = written_as_port(refs, id) {
+            // Its value's own assign writes this port.
+            refs.usage.read_all(x);
+            continue;
+        }
         if let Some(r) = &mut refs.recorder {
             r.consumer(Some(id));
         }
-        logic(refs, body, id, port_nets[id.0 as usize])?;
+        let as_port = port_nets[id.0 as usize] || names.is_port_valued(id);
+        logic(refs, body, id, as_port)?;
         if let Some(r) = &mut refs.recorder {
             r.consumer(None);
         }
@@ -272,6 +278,21 @@ fn write_body(
         instance(refs, body, &names.instances[i], inst, child_name)?;
     }
     Ok(())
+}
+
+/// The value an output port's net copies, if that value's own assign writes the port
+/// (`assign full = …;`, the value named after the port and not inlined). The first
+/// pass, which records how nets are read, writes every port as usual, so that the
+/// copy counts as a reader when the plan decides what to inline.
+fn written_as_port(refs: &Refs<'_>, id: NetId) -> Option<NetId> {
+    if refs.recorder.is_some() {
+        return None;
+    }
+    let Driver::Alias(x) = refs.m.net(id).driver else {
+        return None;
+    };
+    let mine = refs.names.is_port_valued(x) && refs.names.net(x) == refs.names.net(id);
+    (mine && !refs.is_inlined(x)).then_some(x)
 }
 
 /// True if `net` is declared together with its value (`wire x = …;`): a net that is

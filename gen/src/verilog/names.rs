@@ -1,10 +1,11 @@
 //! Verilog identifiers of one module: builder names are kept, an unnamed net that
 //! feeds a register, memory or instance is named after that role (`count_next`,
-//! `ram_waddr`, `u_fifo_din`), other unnamed nets become `_n<id>`, and every helper
-//! name the emitter invents is made unique.
+//! `ram_waddr`, `u_fifo_din`), an unnamed value an output port carries may take the
+//! port's name (`assign full = …;`, read inside as `full`), other unnamed nets become
+//! `_n<id>`, and every helper name the emitter invents is made unique.
 
 use crate::GenError;
-use hdl::ir::{is_legal_identifier, NetId};
+use hdl::ir::{is_legal_identifier, Direction, Driver, NetId, Op};
 use hdl::Module;
 use std::collections::HashSet;
 
@@ -71,13 +72,18 @@ pub(crate) struct ModuleNames {
     pub(crate) mems: Vec<String>,
     /// Name of instance `i`.
     pub(crate) instances: Vec<String>,
+    /// Net `i` is an unnamed value written under the name of the output port that
+    /// carries it.
+    port_valued: Vec<bool>,
 }
 
 impl ModuleNames {
     /// Names for everything in `m`, and the namespace holding them (helpers draw fresh
     /// names from it). Port names are the interface and must be legal and unique; other
-    /// builder names are kept when legal and unique, otherwise made unique.
-    pub(crate) fn new(m: &Module) -> Result<(Self, Namespace), GenError> {
+    /// builder names are kept when legal and unique, otherwise made unique. With
+    /// `by_port`, an unnamed value an output port carries takes the port's name (the
+    /// first such port's).
+    pub(crate) fn new(m: &Module, by_port: bool) -> Result<(Self, Namespace), GenError> {
         let mut space = Namespace::default();
         let mut nets: Vec<Option<String>> = vec![None; m.nets.len()];
         let bad = |what: &'static str, name: &str, reason: &str| GenError::BadName {
@@ -107,6 +113,16 @@ impl ModuleNames {
             }
         }
         let roles = role_names(m);
+        let mut port_valued = vec![false; m.nets.len()];
+        if by_port {
+            for (x, port) in m.ports.iter().filter_map(|p| carried_value(m, p)) {
+                let i = x.0 as usize;
+                if nets[i].is_none() && roles[i].is_none() {
+                    nets[i] = Some(port.clone());
+                    port_valued[i] = true;
+                }
+            }
+        }
         // Unnamed nets first: `_n<id>` can never clash with a legal builder name.
         for (i, net) in m.nets.iter().enumerate() {
             if nets[i].is_none() && net.name.is_none() && roles[i].is_none() {
@@ -140,6 +156,7 @@ impl ModuleNames {
             nets: named,
             mems,
             instances,
+            port_valued,
         };
         Ok((names, space))
     }
@@ -148,6 +165,25 @@ impl ModuleNames {
     pub(crate) fn net(&self, net: NetId) -> &str {
         &self.nets[net.0 as usize]
     }
+
+    /// True if `net` is written under the name of an output port that carries it.
+    pub(crate) fn is_port_valued(&self, net: NetId) -> bool {
+        self.port_valued[net.0 as usize]
+    }
+}
+
+/// The unnamed operation an output port carries (its net a plain copy of it), with
+/// the port's name.
+fn carried_value<'m>(m: &'m Module, port: &'m hdl::ir::Port) -> Option<(NetId, &'m String)> {
+    if port.direction != Direction::Output {
+        return None;
+    }
+    let Driver::Alias(x) = m.net(port.net).driver else {
+        return None;
+    };
+    let value = m.net(x);
+    let op = matches!(&value.driver, Driver::Op(op) if !matches!(op, Op::LeadingZeros(_)));
+    (op && value.name.is_none()).then_some((x, &port.name))
 }
 
 /// For every unnamed net that feeds a register, a memory port or an instance input, a

@@ -432,6 +432,55 @@ fn nested_zero_extensions_are_written_as_one() {
 }
 
 #[test]
+fn zero_extended_literals_are_written_at_the_wider_width() {
+    let mut m = ModuleBuilder::new("ext");
+    let a = m.input("a", 8);
+    let four = m.lit(4, 8);
+    let product = m.mul(a, four);
+    m.output("product", product);
+    let k = m.lit(0x10, 5);
+    let k = m.zext(k, 7);
+    let s = m.input("s", 7);
+    let lt = m.lt(k, s);
+    m.output("lt", lt);
+    let named = m.lit(3, 4);
+    let named = m.named("three", named);
+    let wide = m.zext(named, 6);
+    m.output("wide", wide);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let text = text_of(&d, "ext");
+    assert!(
+        text.contains("assign product = {{8{1'b0}}, a} * 16'h0004;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("assign lt = $signed(8'h10) < $signed({1'b0, s});"),
+        "{text}"
+    );
+    assert!(text.contains("assign wide = {{2{1'b0}}, three};"), "{text}");
+}
+
+#[test]
+fn an_unnamed_value_an_output_carries_is_written_as_the_port() {
+    let mut m = ModuleBuilder::new("ports");
+    let a = m.input("a", 4);
+    let b = m.input("b", 4);
+    let full = m.eq(a, b);
+    m.output("full", full);
+    m.output("busy", full);
+    let push = m.not(full);
+    let push = m.named("push", push);
+    m.output("push_out", push);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let text = text_of(&d, "ports");
+    assert!(text.contains("assign full = a == b;"), "{text}");
+    assert!(text.contains("wire push = ~full;"), "{text}");
+    assert!(text.contains("assign busy = full;"), "{text}");
+    assert!(text.contains("assign push_out = push;"), "{text}");
+    assert!(!text.contains("wire _n"), "{text}");
+}
+
+#[test]
 fn memories_guard_reads_past_a_non_power_of_two_depth() {
     let mut m = ModuleBuilder::new("mems");
     let clk = m.domain("d", "clk", None, ResetPolarity::ActiveHigh);
@@ -526,10 +575,7 @@ fn unsigned_compares_are_written_so_lint_never_sees_a_constant_compare() {
     m.output("slt", slt);
     let d = emit(&m.finish().unwrap()).unwrap();
     let t = text_of(&d, "cmp");
-    assert!(
-        t.contains("= $signed({1'b0, a}) < $signed({1'b0, 4'h0})"),
-        "{t}"
-    );
+    assert!(t.contains("= $signed({1'b0, a}) < $signed(5'h00)"), "{t}");
     assert!(t.contains("= $signed(a) < $signed(4'h0)"), "{t}");
 }
 
