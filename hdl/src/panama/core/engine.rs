@@ -324,8 +324,8 @@ pub(super) fn engine(m: &mut ModuleBuilder, cfg: &PanamaConfig, io: &EngineInput
         .map(|(p, (&mem, &addr))| m.mem_read(mem, clk, &format!("s1_data{p}"), addr, Some(sum)))
         .collect();
     Engine {
-        pop_slot: popped_slot,
-        pop_ports,
+        pop_slot,
+        pop_ports: pop_ports_w,
         seq_drops,
         other_drops,
         timeout_drops,

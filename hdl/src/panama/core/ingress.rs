@@ -544,6 +544,7 @@ fn buffer_packets(
     m.set_enable(next_addr, go);
     let write = m.and(go, to_buffer);
     let commit = m.and(write, last);
+    let commit = m.named("d_commit", commit);
     let meta = [
         field(m, rec, SEQ),
         field(m, rec, ELEMS),
