@@ -25,11 +25,7 @@ fn verdict(build: Build) -> Vec<DecidedBy> {
 /// A module whose output is `op(a, k)` for the 8-bit literal `k`, zero-extended
 /// to 8 bits when narrower (a comparison's one bit).
 fn against(op: fn(&mut ModuleBuilder, Signal, Signal) -> Signal, k: u64) -> Build {
-    Box::new(move |m, a, _, _| {
-        let k = m.lit(k, 8);
-        let y = op(m, a, k);
-        m.zext(y, 8)
-    })
+    ranged(|_, a| a, op, k)
 }
 
 /// `a * b` kept to 8 bits.
@@ -192,7 +188,7 @@ fn repeated_operands_are_found() {
 }
 
 /// A module whose output is `cmp(x, k)` for `x` made from the input `a` and the
-/// literal `k` of `x`'s width, zero-extended to 8 bits.
+/// literal `k` of `x`'s width, zero-extended to 8 bits when narrower.
 fn ranged(
     x: fn(&mut ModuleBuilder, Signal) -> Signal,
     cmp: fn(&mut ModuleBuilder, Signal, Signal) -> Signal,

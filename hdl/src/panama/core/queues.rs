@@ -66,8 +66,8 @@ pub(super) fn queues(
     for s in 0..slots {
         let (mut head, mut tail, mut nonempty, mut full) = (vec![], vec![], vec![], vec![]);
         let mut wedged = vec![];
+        let slot_flag = |flags: &Option<Vec<Signal>>| flags.as_ref().map(|f| f[s as usize]);
         for p in 0..ports {
-            let slot_flag = |flags: &Option<Vec<Signal>>| flags.as_ref().map(|f| f[s as usize]);
             let here = and_flag(m, slot_flag(&commit_slot), commit_port[p as usize]);
             let pop_here = m.bit(upd.pop_ports, p);
             let queue = m.scope(&format!("q{s}_{p}"), |m| {
