@@ -7,6 +7,7 @@
 //! Every expression's natural (self-determined) width is its net's width, and every
 //! operand sits where the context width is its own, so inlining never changes a width.
 
+use super::fold::Folds;
 use super::inline::{Plan, Recorder, Slot};
 use super::names::{ModuleNames, Namespace};
 use super::unused::Usage;
@@ -144,6 +145,8 @@ pub(crate) struct Refs<'a> {
     pub(crate) recorder: Option<Recorder>,
     /// The second pass writes the nets this plan inlines as expressions.
     pub(crate) plan: Option<&'a Plan>,
+    /// Which nets Verilator may fold to constants (for how orders are written).
+    pub(crate) folds: &'a Folds<'a>,
 }
 
 impl Refs<'_> {
@@ -419,10 +422,11 @@ impl Refs<'_> {
         Ok(Expr::op(format!("{ea} {sym} {eb}"), p))
     }
 
-    /// A comparison (1 bit). Unsigned order is a signed compare of zero-extended
-    /// operands: Verilator folds constants through any logic and then reports `x < 0`
-    /// or `x <= MAX` as UNSIGNED/CMPCONST; signed compares are never reported, and
-    /// synthesis removes the extra bit.
+    /// A comparison (1 bit). An unsigned order is written plainly when neither side
+    /// can fold to the literal that decides it; otherwise as a signed compare of
+    /// zero-extended operands: Verilator folds constants through wires and logic and
+    /// then reports `x < 0` or `x <= MAX` as UNSIGNED/CMPCONST; signed compares are
+    /// never reported, and synthesis removes the extra bit.
     fn compare(&mut self, net: NetId, op: CmpOp, a: NetId, b: NetId) -> Result<Expr, GenError> {
         let wa = self.width(a);
         self.expect_width(net, b, wa)?;
@@ -445,10 +449,6 @@ impl Refs<'_> {
                 let (ea, eb) = (self.operand(a, prec::REL)?, self.operand(b, prec::REL)?);
                 format!("{ea} {sym} {eb}")
             }
-            // Unsigned order as a signed compare of zero-extended operands otherwise:
-            // Verilator folds constants through logic and then reports `x < 0` or
-            // `x <= MAX` as UNSIGNED/CMPCONST; signed compares are never reported, and
-            // synthesis removes the extra bit.
             CmpOp::LtU | CmpOp::LeU => {
                 let ea = self.zext_operand(a, wa + 1)?;
                 let eb = self.zext_operand(b, wa + 1)?;
@@ -463,9 +463,9 @@ impl Refs<'_> {
     }
 
     /// True if the unsigned comparison `a op b` can be neither constant nor folded to a
-    /// constant by Verilator, so it may be written plainly (`a < b`): each side is a
-    /// register, input, memory read or instance output (or a select of one), or a
-    /// literal other than the bound (0, all ones) that would decide the comparison.
+    /// constant by Verilator, so it may be written plainly (`a < b`): each side
+    /// varies (see [`Folds`]), or is a literal other than the bound (0, all ones) that
+    /// would decide the comparison, and the sides are not the same tree.
     fn order_is_variable(&self, op: CmpOp, a: NetId, b: NetId) -> bool {
         let (left_bound_decides, right_bound_decides) = match op {
             // `0 < x` varies; `MAX < x` is false. `x < 0` is false; `x < MAX` varies.
@@ -473,13 +473,15 @@ impl Refs<'_> {
             // `0 <= x` is true; `x <= MAX` is true.
             _ => (Bound::Zero, Bound::Max),
         };
-        self.side_varies(a, b, left_bound_decides) && self.side_varies(b, a, right_bound_decides)
+        !self.folds.may_be_same(a, b)
+            && self.side_varies(a, b, left_bound_decides)
+            && self.side_varies(b, a, right_bound_decides)
     }
 
-    /// True if `side` of a comparison with `other` is variable, or a literal that is not
-    /// `bound` compared with a variable `other`.
+    /// True if `side` of a comparison with `other` varies, or is a literal that is not
+    /// `bound` compared with a varying `other`.
     fn side_varies(&self, side: NetId, other: NetId, bound: Bound) -> bool {
-        if self.variable(side) {
+        if self.folds.value(side).varies() {
             return true;
         }
         let Driver::Op(Op::Const(k)) = &self.m.net(side).driver else {
@@ -489,42 +491,7 @@ impl Refs<'_> {
             Bound::Zero => k.is_zero(),
             Bound::Max => *k == Bits::ones(k.width()),
         };
-        !decides && self.variable(other)
-    }
-
-    /// True if some input, state or instance output reaches `net` through
-    /// operations: Verilator cannot fold it to a constant.
-    pub(crate) fn depends_on_variable(&self, net: NetId) -> bool {
-        let mut seen = std::collections::HashSet::new();
-        let mut stack = vec![net];
-        while let Some(n) = stack.pop() {
-            if !seen.insert(n) {
-                continue;
-            }
-            match &self.m.net(n).driver {
-                Driver::Reg(_)
-                | Driver::Input(_)
-                | Driver::MemRead { .. }
-                | Driver::InstanceOutput { .. } => return true,
-                Driver::Alias(src) => stack.push(*src),
-                Driver::Op(op) => stack.extend(op.operands()),
-                Driver::Undriven => {}
-            }
-        }
-        false
-    }
-
-    /// True if `net` is state or an input (or a select or copy of one): never a
-    /// constant, whatever Verilator folds.
-    fn variable(&self, net: NetId) -> bool {
-        match &self.m.net(net).driver {
-            Driver::Reg(_)
-            | Driver::Input(_)
-            | Driver::MemRead { .. }
-            | Driver::InstanceOutput { .. } => true,
-            Driver::Alias(src) | Driver::Op(Op::Slice { src, .. }) => self.variable(*src),
-            _ => false,
-        }
+        !decides && self.folds.value(other).varies()
     }
 
     /// Zero- or sign-extension of `src` to `net`'s width.
@@ -557,12 +524,12 @@ impl Refs<'_> {
             ShiftOp::Left | ShiftOp::RightLogical => {
                 let sym = if op == ShiftOp::Left { "<<" } else { ">>" };
                 let a = self.operand(src, prec::OPERAND)?;
-                let n = self.operand(amt, prec::OPERAND)?;
+                let n = self.shift_amount(amt)?;
                 Expr::op(format!("{a} {sym} {n}"), prec::SHIFT)
             }
             ShiftOp::RightArithmetic => {
                 let a = self.atom_operand(src)?;
-                let n = self.operand(amt, prec::OPERAND)?;
+                let n = self.shift_amount(amt)?;
                 Expr {
                     text: format!("$signed({a}) >>> {n}"),
                     prec: prec::SHIFT,
@@ -571,6 +538,21 @@ impl Refs<'_> {
                 }
             }
         })
+    }
+
+    /// A shift's amount. One wider than 32 bits that Verilator may fold to a constant
+    /// is clamped to 32 bits (`(|n[63:32]) ? 32'hffffffff : n[31:0]`: any amount of
+    /// 2^32 or more shifts every bit out, as all ones does), because Verilator refuses
+    /// a constant shift amount of 2^32 or more ("Unsupported: Shifting of by over
+    /// 32-bit number").
+    fn shift_amount(&mut self, amt: NetId) -> Result<String, GenError> {
+        let w = self.width(amt);
+        if w <= 32 || self.folds.value(amt).varies() {
+            return self.operand(amt, prec::OPERAND);
+        }
+        let high = self.bits(amt, w - 1, 32);
+        let low = self.bits(amt, 31, 0);
+        Ok(format!("((|{high}) ? 32'hffffffff : {low})"))
     }
 
     /// A shift by a constant as slices and concatenations (only the bits kept are read).

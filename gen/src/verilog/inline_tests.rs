@@ -155,7 +155,7 @@ fn compares_inline_into_and_out_of_concatenations() {
             let lo = m.slice(c, 0, 6);
             m.concat(&[lt, ne, lo])
         }),
-        "{$signed({1'b0, a ^ b}) < $signed({1'b0, c}), a != c, c[5:0]}",
+        "{(a ^ b) < c, a != c, c[5:0]}",
     );
 }
 
@@ -498,7 +498,7 @@ fn values_nothing_reads_are_left_out_and_their_sources_marked_unused() {
 #[test]
 fn unsigned_order_is_plain_unless_a_side_may_fold_to_a_deciding_constant() {
     type Build = fn(&mut ModuleBuilder, Signal, Signal) -> Signal;
-    let cases: [(&str, Build); 7] = [
+    let cases: [(&str, Build); 11] = [
         ("a < b", |m, a, b| m.lt(a, b)),
         ("a < 8'h05", |m, a, _| {
             let k = m.lit(5, 8);
@@ -520,9 +520,36 @@ fn unsigned_order_is_plain_unless_a_side_may_fold_to_a_deciding_constant() {
             let k = m.lit(0xff, 8);
             m.le(a, k)
         }),
-        ("$signed({1'b0, a & b}) < $signed({1'b0, b})", |m, a, b| {
+        ("(a & b) < b", |m, a, b| {
             let x = m.and(a, b);
             m.lt(x, b)
+        }),
+        ("{a[3:0], 4'h0} <= b", |m, a, b| {
+            let lo = m.slice(a, 0, 4);
+            let z = m.lit(0, 4);
+            let x = m.concat(&[lo, z]);
+            m.le(x, b)
+        }),
+        ("{1'b0, a} < {1'b0, b} + 9'h001", |m, a, b| {
+            let one = m.lit(1, 8);
+            let x = m.add(b, one);
+            let wide = m.zext(a, 9);
+            m.lt(wide, x)
+        }),
+        (
+            "$signed({1'b0, {a[3:0], 4'h0} & 8'h0f}) < $signed({1'b0, b})",
+            |m, a, b| {
+                let lo = m.slice(a, 0, 4);
+                let z = m.lit(0, 4);
+                let x = m.concat(&[lo, z]);
+                let mask = m.lit(0x0f, 8);
+                let masked = m.and(x, mask);
+                m.lt(masked, b)
+            },
+        ),
+        ("$signed({1'b0, a}) < $signed({1'b0, a ^ a})", |m, a, _| {
+            let x = m.xor(a, a);
+            m.lt(a, x)
         }),
     ];
     for (want, build) in cases {

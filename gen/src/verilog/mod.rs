@@ -15,10 +15,11 @@
 //!   the generator line that built them, relative to the workspace root, and each file
 //!   opens with what generated it ([`EmitOptions`] turns locators off);
 //! - add/sub/mul zero-extend their operands to the result width explicitly;
-//! - unsigned `<`/`<=` are written as signed compares of zero-extended operands
-//!   (`$signed({1'b0, a}) < $signed({1'b0, b})`): Verilator folds constants through any
-//!   logic and would report a compare with a constant 0 or all-ones operand
-//!   (UNSIGNED/CMPCONST), which generated designs do legitimately;
+//! - unsigned `<`/`<=` are written plainly (`a < b`) when neither side can fold to the
+//!   literal that decides the comparison (see `fold`), and otherwise as signed compares
+//!   of zero-extended operands (`$signed({1'b0, a}) < $signed({1'b0, b})`): Verilator
+//!   folds constants through wires and logic and would report a compare with a
+//!   constant 0 or all-ones operand (UNSIGNED/CMPCONST, fatal for a model's build);
 //! - constant shifts are slices and concatenations, dynamic ones `<<`, `>>` and
 //!   `$signed(x) >>> n`, whose Verilog semantics for amounts ≥ width (zeros, sign bits)
 //!   are the IR's;
@@ -30,6 +31,7 @@
 //!   in tools that read `.v` as SystemVerilog.
 
 mod expr;
+mod fold;
 mod inline;
 mod lzc;
 mod module;
@@ -223,6 +225,8 @@ pub fn emit_with(top: &Module, options: &EmitOptions) -> Result<Design, GenError
     })
 }
 
+#[cfg(test)]
+mod fold_tests;
 #[cfg(test)]
 mod inline_tests;
 #[cfg(test)]

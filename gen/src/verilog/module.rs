@@ -2,6 +2,7 @@
 //! memories, instances and the `_unused_ok` line.
 
 use super::expr::{prec, Refs};
+use super::fold::Folds;
 use super::inline::{Plan, Recorder};
 use super::names::ModuleNames;
 use super::unused::Usage;
@@ -119,6 +120,12 @@ pub(crate) fn emit_module(
     note: Option<&str>,
 ) -> Result<String, GenError> {
     let (names, space) = ModuleNames::new(m, options.inline)?;
+    let order = comb_order(m).map_err(|e| GenError::Malformed {
+        module: m.name.clone(),
+        signal: e.signal.clone().unwrap_or_default(),
+        reason: e.kind.to_string(),
+    })?;
+    let folds = Folds::new(m, &order);
     // First pass (with inlining on): every net by name, recording how each is read.
     let plan = if options.inline {
         let mut refs = Refs {
@@ -128,8 +135,9 @@ pub(crate) fn emit_module(
             space: space.clone(),
             recorder: Some(Recorder::new(m.nets.len())),
             plan: None,
+            folds: &folds,
         };
-        write_body(&mut refs, &mut Body::new(false), child_name)?;
+        write_body(&mut refs, &mut Body::new(false), &order, child_name)?;
         match &refs.recorder {
             Some(rec) => Plan::new(m, rec),
             None => Plan::none(m.nets.len()),
@@ -144,9 +152,10 @@ pub(crate) fn emit_module(
         space,
         recorder: None,
         plan: Some(&plan),
+        folds: &folds,
     };
     let mut body = Body::new(options.locators);
-    write_body(&mut refs, &mut body, child_name)?;
+    write_body(&mut refs, &mut body, &order, child_name)?;
 
     let mut text = banner(m, verilog_name, options.locators, note);
     text.push_str(KEYWORDS_BEGIN);
@@ -204,9 +213,11 @@ fn banner(m: &Module, verilog_name: &str, locators: bool, note: Option<&str>) ->
 }
 
 /// Declarations, assigns, registers, memories and instances of `refs.m` into `body`.
+/// `order` is the module's nets in dataflow order (`comb_order`).
 fn write_body(
     refs: &mut Refs<'_>,
     body: &mut Body,
+    order: &[NetId],
     child_name: &dyn Fn(&Module) -> String,
 ) -> Result<(), GenError> {
     let m = refs.m;
@@ -239,12 +250,7 @@ fn write_body(
 
     // Combinational logic in dataflow order, so that every wire declared with its value
     // comes after the wires its value reads.
-    let order = comb_order(m).map_err(|e| GenError::Malformed {
-        module: m.name.clone(),
-        signal: e.signal.clone().unwrap_or_default(),
-        reason: e.kind.to_string(),
-    })?;
-    for id in order {
+    for &id in order {
         if refs.is_dead(id) {
             // Not declared: nothing of it may be named as unused either.
             refs.usage.read_all(id);

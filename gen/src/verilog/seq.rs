@@ -177,12 +177,12 @@ pub(crate) fn memory(refs: &mut Refs<'_>, body: &mut Body, index: usize) -> Resu
         let data = refs.names.net(rp.data).to_string();
         let addr = refs.all(rp.addr);
         // Addresses past the end read zero; with a power-of-two depth there are none.
-        // An address made of constants only is compared as the unsigned compares of
-        // `expr` are: Verilator folds it, and folded to all ones `addr < depth` would
-        // be reported as CMPCONST (fatal) and the model would not build.
+        // An address Verilator may fold to a constant is compared as the unsigned
+        // compares of `expr` are: folded to all ones, `addr < depth` would be reported
+        // as CMPCONST (fatal) and the model would not build.
         let word = if depth.is_power_of_two() {
             format!("{name}[{addr}]")
-        } else if refs.depends_on_variable(rp.addr) {
+        } else if refs.folds.value(rp.addr).varies() {
             format!("({addr} < {aw}'d{depth}) ? {name}[{addr}] : {}", zeros(w))
         } else {
             format!(

@@ -517,8 +517,9 @@ fn memories_guard_reads_past_a_non_power_of_two_depth() {
 }
 
 /// A read address Verilator can fold to a constant past the end (all ones, here
-/// through a slice of a constant) is not guarded by `addr < depth`, which Verilator
-/// would report as a constant compare (CMPCONST, fatal: the model would not build).
+/// through a slice of a constant, and through a slice of the literal bits of a value
+/// an input is part of) is not guarded by `addr < depth`, which Verilator would
+/// report as a constant compare (CMPCONST, fatal: the model would not build).
 #[test]
 fn memory_reads_at_a_foldable_address_guard_with_a_signed_compare() {
     let mut m = ModuleBuilder::new("memk");
@@ -532,10 +533,20 @@ fn memory_reads_at_a_foldable_address_guard_with_a_signed_compare() {
     let ka = m.slice(k, 2, 2);
     let q = m.mem_read(mem, clk, "q", ka, None);
     let qv = m.mem_read(mem, clk, "qv", wa, None);
+    let three = m.lit(3, 2);
+    let wa_three = m.concat(&[wa, three]);
+    let kb = m.slice(wa_three, 0, 2);
+    let kb = m.named("kb", kb);
+    let qb = m.mem_read(mem, clk, "qb", kb, None);
     m.output("q_k", q);
     m.output("q_v", qv);
+    m.output("q_b", qb);
     let d = emit(&m.finish().unwrap()).unwrap();
     let t = text_of(&d, "memk");
+    assert!(
+        t.contains("qb <= ($signed({1'b0, kb}) < $signed(3'd3)) ? three[kb] : 6'h0;"),
+        "{t}"
+    );
     assert!(
         t.contains(
             "q <= ($signed({1'b0, three_raddr}) < $signed(3'd3)) ? three[three_raddr] : 6'h0;"
@@ -687,4 +698,36 @@ fn a_renamed_top_keeps_everything_but_its_name() {
     let d = emit(&r).unwrap();
     assert_eq!(d.top, "output_port_lookup");
     assert!(m.renamed("wire").is_err());
+}
+
+/// A shift amount wider than 32 bits that Verilator may fold to a constant (here a
+/// literal of 2^32 and the `xor` of a value with itself) is clamped to 32 bits, as
+/// Verilator refuses a constant amount of 2^32 or more; one that cannot fold (an
+/// input) is written as it is.
+#[test]
+fn wide_shift_amounts_that_may_fold_are_clamped_to_32_bits() {
+    let mut m = ModuleBuilder::new("wide_shift");
+    let x = m.input("x", 8);
+    let n = m.input("n", 40);
+    let big = m.constant(&Bits::from_words(&[1 << 32], 40));
+    let big = m.named("big", big);
+    let none = m.xor(n, n);
+    let none = m.named("none", none);
+    let out_big = m.shr_by(x, big);
+    let out_none = m.sra_by(x, none);
+    let out_n = m.shl_by(x, n);
+    m.output("y_big", out_big);
+    m.output("y_none", out_none);
+    m.output("y_n", out_n);
+    let d = emit(&m.finish().unwrap()).unwrap();
+    let t = text_of(&d, "wide_shift");
+    assert!(
+        t.contains("x >> ((|big[39:32]) ? 32'hffffffff : big[31:0])"),
+        "{t}"
+    );
+    assert!(
+        t.contains("$signed(x) >>> ((|none[39:32]) ? 32'hffffffff : none[31:0])"),
+        "{t}"
+    );
+    assert!(t.contains("x << n"), "{t}");
 }
