@@ -288,6 +288,18 @@ fn comparisons_their_operands_ranges_decide_are_found() {
             }),
         ),
         (
+            "{4'h0, 4'h6} == 6 (a constant by its parts, equal to a literal)",
+            Ranges,
+            ranged(
+                |m, _| {
+                    let (zero, six) = (m.lit(0, 4), m.lit(6, 4));
+                    m.concat(&[zero, six])
+                },
+                |m, x, k| m.eq(x, k),
+                6,
+            ),
+        ),
+        (
             "~a[3:0] (8 bits) >= 240",
             Ranges,
             ranged(

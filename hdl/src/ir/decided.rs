@@ -37,8 +37,9 @@ pub enum DecidedBy {
     /// `x + 0`, `x - 0`, `x * 1`, a shift by 0).
     Identity,
     /// The values the operands can carry decide an unsigned order or an equality:
-    /// every value of one side lies below every value of the other, or no value
-    /// is on both sides (`{1'b0, x[3:0]} + 5'h01 > 5'h10` is never true).
+    /// every value of one side lies below every value of the other, no value is on
+    /// both sides (`{1'b0, x[3:0]} + 5'h01 > 5'h10` is never true), or both sides
+    /// hold one and the same value (`{4'h0, 4'h6} == 8'h06`).
     Ranges,
 }
 
@@ -197,7 +198,8 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
 }
 
 /// `Ranges` if the ranges of `op`'s operands decide it: an unsigned order, an
-/// equality or an inequality.
+/// equality or an inequality (sides that never meet, or two sides that each hold one
+/// and the same value).
 fn decided_by_ranges(ranges: &mut Ranges, op: &Op) -> Option<DecidedBy> {
     let Op::Cmp(cmp, a, b) = op else {
         return None;
@@ -206,7 +208,10 @@ fn decided_by_ranges(ranges: &mut Ranges, op: &Op) -> Option<DecidedBy> {
     let decided = match cmp {
         CmpOp::LtU => a.hi < b.lo || a.lo >= b.hi,
         CmpOp::LeU => a.hi <= b.lo || a.lo > b.hi,
-        CmpOp::Eq | CmpOp::Ne => a.hi < b.lo || b.hi < a.lo,
+        CmpOp::Eq | CmpOp::Ne => {
+            let one_value = a.lo == a.hi && b.lo == b.hi && a.lo == b.lo;
+            a.hi < b.lo || b.hi < a.lo || one_value
+        }
         CmpOp::LtS | CmpOp::LeS => false,
     };
     decided.then_some(DecidedBy::Ranges)
