@@ -173,6 +173,11 @@ impl Bits {
         self.0.not_any()
     }
 
+    /// True if every bit is 1.
+    pub fn is_ones(&self) -> bool {
+        self.0.all()
+    }
+
     /// Lowercase hexadecimal, exactly `ceil(width / 4)` digits, no prefix.
     pub fn to_hex(&self) -> String {
         let digits = (self.0.len()).div_ceil(4);

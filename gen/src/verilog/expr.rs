@@ -489,7 +489,7 @@ impl Refs<'_> {
         };
         let decides = match bound {
             Bound::Zero => k.is_zero(),
-            Bound::Max => *k == Bits::ones(k.width()),
+            Bound::Max => k.is_ones(),
         };
         !decides && self.folds.value(other).varies()
     }

@@ -136,8 +136,8 @@ impl<'a> Folds<'a> {
         match op {
             Op::Const(_) => Fold::Foldable,
             Op::Not(x) => bits(*x, lo, w),
-            Op::Bit(BitOp::Xor, a, b) if self.literal(*b).is_some() => bits(*a, lo, w),
-            Op::Bit(BitOp::Xor, a, b) if self.literal(*a).is_some() => bits(*b, lo, w),
+            Op::Bit(BitOp::Xor, a, b) if self.m.literal(*b).is_some() => bits(*a, lo, w),
+            Op::Bit(BitOp::Xor, a, b) if self.m.literal(*a).is_some() => bits(*b, lo, w),
             Op::Slice { src, lo: from } => bits(*src, from + lo, w),
             Op::Concat(parts) => {
                 let mut at = width;
@@ -253,7 +253,7 @@ impl<'a> Folds<'a> {
     /// both are single varying bits (wider operands Verilator may merge part by part,
     /// as `{x, 4'h0} & {4'h0, y}`, whose parts are constants).
     fn bitwise(&self, op: BitOp, a: NetId, b: NetId, lo: u32, w: u32, depth: u32) -> Fold {
-        let (ka, kb) = (self.literal(a), self.literal(b));
+        let (ka, kb) = (self.m.literal(a), self.m.literal(b));
         let (k, x) = match (ka, kb) {
             (Some(_), Some(_)) => return Fold::Foldable,
             (Some(k), None) => (k, b),
@@ -298,7 +298,7 @@ impl<'a> Folds<'a> {
             let t = (0..w.min(k.width())).find(|&i| k.bit(i));
             t.is_some_and(|t| low(x, w - t).varies())
         };
-        varies_if(match (op, self.literal(a), self.literal(b)) {
+        varies_if(match (op, self.m.literal(a), self.m.literal(b)) {
             (_, Some(_), Some(_)) => false,
             (ArithOp::Mul, Some(k), None) => scaled(k, b),
             (ArithOp::Mul, None, Some(k)) => scaled(k, a),
@@ -317,15 +317,14 @@ impl<'a> Folds<'a> {
             return Fold::Foldable;
         }
         let free = |n: NetId| self.value(n) == Fold::Free;
-        let ones = |k: &Bits| (0..k.width()).all(|i| k.bit(i));
-        varies_if(match (op, self.literal(a), self.literal(b)) {
+        varies_if(match (op, self.m.literal(a), self.m.literal(b)) {
             (_, None, None) => free(a) && free(b),
             (CmpOp::Eq | CmpOp::Ne, Some(_), None) => free(b),
             (CmpOp::Eq | CmpOp::Ne, None, Some(_)) => free(a),
-            (CmpOp::LtU, Some(k), None) => !ones(k) && free(b),
+            (CmpOp::LtU, Some(k), None) => !k.is_ones() && free(b),
             (CmpOp::LtU, None, Some(k)) => !k.is_zero() && free(a),
             (CmpOp::LeU, Some(k), None) => !k.is_zero() && free(b),
-            (CmpOp::LeU, None, Some(k)) => !ones(k) && free(a),
+            (CmpOp::LeU, None, Some(k)) => !k.is_ones() && free(a),
             _ => false,
         })
     }
@@ -334,7 +333,7 @@ impl<'a> Folds<'a> {
     /// the select varies and the arms' bits are not the same (and neither arm is the
     /// select or its complement, which Verilator turns into logic with the select).
     fn mux(&self, sel: NetId, t: NetId, f: NetId, lo: u32, w: u32, depth: u32) -> Fold {
-        if self.literal(sel).is_some() {
+        if self.m.literal(sel).is_some() {
             return Fold::Foldable;
         }
         if self.same_tree(t, f, SAME_TREE_DEPTH) {
@@ -353,19 +352,11 @@ impl<'a> Folds<'a> {
         if vt && vf {
             return Fold::Varies;
         }
-        let distinct_literals = match (self.literal(t), self.literal(f)) {
+        let distinct_literals = match (self.m.literal(t), self.m.literal(f)) {
             (Some(a), Some(b)) => (lo..lo + w).any(|i| a.bit(i) != b.bit(i)),
             _ => false,
         };
         varies_if(self.value(sel).varies() && (vt || vf || distinct_literals))
-    }
-
-    /// The literal `net` is (through aliases), if it is one.
-    fn literal(&self, net: NetId) -> Option<&'a Bits> {
-        match &self.m.net(self.source(net)).driver {
-            Driver::Op(Op::Const(k)) => Some(k),
-            _ => None,
-        }
     }
 
     /// True if `net` is a leaf or a select of one: a value whose bits are all free and
@@ -383,19 +374,11 @@ impl<'a> Folds<'a> {
         }
     }
 
-    /// `net` with aliases followed.
-    fn source(&self, mut net: NetId) -> NetId {
-        while let Driver::Alias(src) = &self.m.net(net).driver {
-            net = *src;
-        }
-        net
-    }
-
     /// True if `a` and `b` may be the same tree to Verilator: the same net, equal
     /// literals, or the same operation on the same trees. Past `depth` levels they are
     /// taken to be the same.
     fn same_tree(&self, a: NetId, b: NetId, depth: u32) -> bool {
-        let (a, b) = (self.source(a), self.source(b));
+        let (a, b) = (self.m.source(a), self.m.source(b));
         if a == b {
             return true;
         }
@@ -425,7 +408,7 @@ impl<'a> Folds<'a> {
     /// True if `a` is the complement of `b`: `~b`, or `b` is `~a`, or two literals
     /// whose bits all differ.
     fn complements(&self, a: NetId, b: NetId) -> bool {
-        let not_of = |n: NetId| match &self.m.net(self.source(n)).driver {
+        let not_of = |n: NetId| match &self.m.net(self.m.source(n)).driver {
             Driver::Op(Op::Not(x)) => Some(*x),
             _ => None,
         };
@@ -434,7 +417,7 @@ impl<'a> Folds<'a> {
         {
             return true;
         }
-        match (self.literal(a), self.literal(b)) {
+        match (self.m.literal(a), self.m.literal(b)) {
             (Some(j), Some(k)) => {
                 j.width() == k.width() && (0..j.width()).all(|i| j.bit(i) != k.bit(i))
             }

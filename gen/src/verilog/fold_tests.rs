@@ -29,6 +29,13 @@ fn classes(
         .collect()
 }
 
+/// `{x[3:0], 4'h0}`: a value whose low bits are literal zeros.
+fn padded(m: &mut ModuleBuilder, x: Signal) -> Signal {
+    let lo = m.slice(x, 0, 4);
+    let z = m.zeros(4);
+    m.concat(&[lo, z])
+}
+
 /// Asserts every value has the class it is listed with.
 fn check(want: Fold, got: Vec<(&'static str, Fold)>) {
     for (label, class) in got {
@@ -64,9 +71,7 @@ fn values_no_fold_can_make_constant_vary() {
     check(
         Fold::Varies,
         classes(|m, x, y, s| {
-            let z = m.zeros(4);
-            let lo = m.slice(x, 0, 4);
-            let padded = m.concat(&[lo, z]);
+            let padded = padded(m, x);
             let wide = m.zext(x, 12);
             let mask = m.lit(0x0f, 8);
             let masked = m.and(x, mask);
@@ -123,9 +128,7 @@ fn constants_and_values_not_proven_to_vary_may_fold() {
     check(
         Fold::Foldable,
         classes(|m, x, y, s| {
-            let z = m.zeros(4);
-            let lo = m.slice(x, 0, 4);
-            let padded = m.concat(&[lo, z]);
+            let padded = padded(m, x);
             let low_zeros = m.slice(padded, 0, 4);
             let zero = m.zeros(8);
             let ones = m.ones(8);

@@ -118,12 +118,12 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
         op,
         Op::Const(_) | Op::Concat(_) | Op::Replicate { .. } | Op::Extend { .. }
     );
-    if !builds_a_constant && operands.iter().all(|&n| literal(m, n).is_some()) {
+    if !builds_a_constant && operands.iter().all(|&n| m.literal(n).is_some()) {
         return Some(DecidedBy::AllLiterals);
     }
     let same_operands = match op {
         Op::Bit(_, a, b) | Op::Cmp(_, a, b) | Op::Arith(ArithOp::Sub, a, b) => {
-            source(m, *a) == source(m, *b)
+            m.source(*a) == m.source(*b)
         }
         _ => false,
     };
@@ -136,19 +136,19 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
             if_true,
             if_false,
         } => {
-            if literal(m, *sel).is_some() {
+            if m.literal(*sel).is_some() {
                 return Some(DecidedBy::LiteralSelect);
             }
             let same_literal = matches!(
-                (literal(m, *if_true), literal(m, *if_false)),
+                (m.literal(*if_true), m.literal(*if_false)),
                 (Some(a), Some(b)) if a == b
             );
-            (source(m, *if_true) == source(m, *if_false) || same_literal)
+            (m.source(*if_true) == m.source(*if_false) || same_literal)
                 .then_some(DecidedBy::EqualArms)
         }
         Op::Bit(bit, a, b) => [*a, *b].iter().find_map(|&n| {
-            let k = literal(m, n)?;
-            match (bit, k.is_zero(), is_ones(k)) {
+            let k = m.literal(n)?;
+            match (bit, k.is_zero(), k.is_ones()) {
                 (BitOp::And, true, _) | (BitOp::Or, _, true) => Some(DecidedBy::Absorbing),
                 (BitOp::And, _, true) | (BitOp::Or | BitOp::Xor, true, _) => {
                     Some(DecidedBy::Identity)
@@ -157,7 +157,7 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
             }
         }),
         Op::Arith(arith, a, b) => {
-            let (ka, kb) = (literal(m, *a), literal(m, *b));
+            let (ka, kb) = (m.literal(*a), m.literal(*b));
             match arith {
                 ArithOp::Add if ka.is_some_and(Bits::is_zero) => Some(DecidedBy::Identity),
                 ArithOp::Add | ArithOp::Sub if kb.is_some_and(Bits::is_zero) => {
@@ -174,7 +174,7 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
             }
         }
         Op::Cmp(cmp, a, b) => {
-            let (ka, kb) = (literal(m, *a), literal(m, *b));
+            let (ka, kb) = (m.literal(*a), m.literal(*b));
             let at = |k: Option<&Bits>, end: End| k.is_some_and(|k| end.is(k, signed(*cmp)));
             let decided = match cmp {
                 CmpOp::LtU | CmpOp::LtS => at(kb, End::Low) || at(ka, End::High),
@@ -190,7 +190,8 @@ fn decided_by(m: &ModuleData, op: &Op) -> Option<DecidedBy> {
         Op::Shift {
             amount: ShiftAmount::Net(n),
             ..
-        } => literal(m, *n)
+        } => m
+            .literal(*n)
             .is_some_and(Bits::is_zero)
             .then_some(DecidedBy::Identity),
         _ => None,
@@ -245,27 +246,6 @@ impl End {
 /// True if `cmp` orders two's complement values.
 fn signed(cmp: CmpOp) -> bool {
     matches!(cmp, CmpOp::LtS | CmpOp::LeS)
-}
-
-/// The net whose value `net` carries, through wires.
-fn source(m: &ModuleData, mut net: NetId) -> NetId {
-    while let Driver::Alias(src) = m.net(net).driver {
-        net = src;
-    }
-    net
-}
-
-/// The literal `net` carries (through wires), if it carries one.
-fn literal(m: &ModuleData, net: NetId) -> Option<&Bits> {
-    match &m.net(source(m, net)).driver {
-        Driver::Op(Op::Const(k)) => Some(k),
-        _ => None,
-    }
-}
-
-/// True if every bit of `k` is set.
-fn is_ones(k: &Bits) -> bool {
-    *k == Bits::ones(k.width())
 }
 
 /// True if `k` is one.

@@ -201,6 +201,22 @@ impl ModuleData {
         &self.nets[id.0 as usize]
     }
 
+    /// The net whose value `id` carries, through wires (aliases).
+    pub fn source(&self, mut id: NetId) -> NetId {
+        while let Driver::Alias(src) = self.net(id).driver {
+            id = src;
+        }
+        id
+    }
+
+    /// The literal `id` carries (through wires), if it carries one.
+    pub fn literal(&self, id: NetId) -> Option<&Bits> {
+        match &self.net(self.source(id)).driver {
+            Driver::Op(Op::Const(k)) => Some(k),
+            _ => None,
+        }
+    }
+
     /// The domain called `name`.
     pub fn domain(&self, name: &str) -> Option<(DomainId, &ClockDomain)> {
         self.domains
