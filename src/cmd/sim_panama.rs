@@ -312,13 +312,30 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         );
     }
     super::check_trace_path(args.vcd.as_deref())?;
-    if let Some(dir) = &args.pcap_out {
-        prepare_pcap_folder(dir)?;
+    let created = match &args.pcap_out {
+        Some(dir) => prepare_pcap_folder(dir)?,
+        None => None,
+    };
+    let result = run_traffic(args, &cfg, &board, mhz);
+    if let (Err(_), Some(dir)) = (&result, created) {
+        // Only an empty folder goes: a run that wrote captures before it failed keeps them.
+        let _ = std::fs::remove_dir(dir);
     }
-    let mut golden_cfg = golden_config(&cfg, vec![]);
+    result
+}
+
+/// The run of `sim panama` past its checks: the traffic (from `--pcap-in` or
+/// generated) through the accelerator, reported.
+fn run_traffic(
+    args: &PanamaArgs,
+    cfg: &PanamaConfig,
+    board: &gen::board::Board,
+    mhz: f64,
+) -> Result<()> {
+    let mut golden_cfg = golden_config(cfg, vec![]);
     let (frames, tensor, rng) = if !args.pcap_in.is_empty() {
         let frames = read_pcap_inputs(&args.pcap_in, &cfg.port_codes)?;
-        golden_cfg.slots = slots_from(&frames, &cfg, golden_cfg.agg_udp_port)?;
+        golden_cfg.slots = slots_from(&frames, cfg, golden_cfg.agg_udp_port)?;
         golden_cfg
             .slots
             .resize(cfg.slots as usize, SlotConfig::DISABLED);
@@ -328,7 +345,7 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             workers,
             payload,
             packets,
-        } = traffic_shape(args, &cfg)?;
+        } = traffic_shape(args, cfg)?;
         let mut rng = seeded("wirespeed sim panama", args.seed);
         let mut scenario = Scenario::uniform(args.jobs, workers, packets, payload, cfg.format);
         scenario.background = args.background;
@@ -337,8 +354,8 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
             golden_cfg.slots = scenario.slot_configs(cfg.slots as usize);
             return run_frames(
                 args,
-                &cfg,
-                &board,
+                cfg,
+                board,
                 mhz,
                 golden_cfg,
                 Traffic {
@@ -365,7 +382,7 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
         (scenario.frames(&mut rng, &golden_cfg), Some(tensor), rng)
     };
     let traffic = Traffic { frames, tensor };
-    run_frames(args, &cfg, &board, mhz, golden_cfg, traffic, rng)
+    run_frames(args, cfg, board, mhz, golden_cfg, traffic, rng)
 }
 
 /// The file in `--pcap-out`'s folder that holds the offered traffic (pcapng, one
@@ -373,16 +390,21 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
 const INPUT_CAPTURE: &str = "input.pcapng";
 
 /// Makes `--pcap-out`'s folder before the run, so that a path that cannot be one
-/// is refused before anything is simulated.
-fn prepare_pcap_folder(dir: &Path) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        bail!(
-            "--pcap-out {}: exists and is not a folder; give a folder for the port captures",
-            dir.display()
-        );
+/// is refused before anything is simulated; the folder when this made it (for the
+/// caller to remove if the run fails before writing into it).
+fn prepare_pcap_folder(dir: &Path) -> Result<Option<&Path>> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            bail!(
+                "--pcap-out {}: exists and is not a folder; give a folder for the port captures",
+                dir.display()
+            );
+        }
+        return Ok(None);
     }
     std::fs::create_dir_all(dir)
-        .with_context(|| format!("--pcap-out {}: cannot create the folder", dir.display()))
+        .with_context(|| format!("--pcap-out {}: cannot create the folder", dir.display()))?;
+    Ok(Some(dir))
 }
 
 /// The `port<i>.pcap` files in `dir` for ports at or beyond `ports`: captures an

@@ -589,7 +589,7 @@ fn vcd_trace_is_written_with_port_names() {
             t += 5_000;
         }
     }
-    m.trace_close();
+    m.trace_close().expect("the trace was written");
     assert_eq!(m.get_u64(count).unwrap(), 8);
 
     let text = std::fs::read_to_string(&vcd).unwrap();
@@ -609,7 +609,7 @@ fn vcd_trace_is_written_with_port_names() {
     m.trace_open(&vcd2).unwrap();
     m.step_clock(clk, 1).unwrap();
     m.trace_dump(t);
-    m.trace_close();
+    m.trace_close().expect("the trace was written");
     let text2 = std::fs::read_to_string(&vcd2).unwrap();
     assert!(
         text2.contains("$enddefinitions") && text2.contains(&format!("#{t}")),
@@ -625,5 +625,38 @@ fn vcd_trace_is_written_with_port_names() {
     // An unwritable path is an error, not a crash.
     let err = m.trace_open(&dir.join("no/such/dir/x.vcd")).unwrap_err();
     assert!(matches!(err, BridgeError::TraceOpen(_)), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A trace whose writes fail (here every one: `/dev/full`, a full disk) neither
+/// stops nor hangs the simulation (Verilator's own file handling stops the process,
+/// and in 5.006 hangs in its fatal path): the model runs on, and closing the trace
+/// reports the first error.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_trace_that_cannot_be_written_reports_its_error_at_close() {
+    let mut m = build(&counter_design(), &BuildOptions::with_trace());
+    let [clk, rst, en, count] = ["clk", "rst", "en", "count"].map(|n| m.port_index(n).unwrap());
+    m.trace_open(Path::new("/dev/full"))
+        .expect("/dev/full opens; its writes fail");
+    m.set_u64(rst, 1).unwrap();
+    m.set_u64(en, 1).unwrap();
+    m.step_clock(clk, 2).unwrap();
+    m.set_u64(rst, 0).unwrap();
+    // Enough cycles for the writer's buffer to be flushed several times.
+    for cycle in 0..20_000u64 {
+        m.step_clock(clk, 1).unwrap();
+        m.trace_dump(cycle * 10_000);
+    }
+    assert_eq!(m.get_u64(count).unwrap(), 20_000);
+    let err = m.trace_close().expect_err("writes to /dev/full fail");
+    assert_eq!(err.kind(), std::io::ErrorKind::StorageFull, "{err}");
+    // The next trace starts afresh.
+    let dir = scratch_dir("vcd-after-full");
+    let vcd = dir.join("after.vcd");
+    m.trace_open(&vcd).unwrap();
+    m.step_clock(clk, 1).unwrap();
+    m.trace_dump(1);
+    m.trace_close().expect("a trace into a writable file");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -124,9 +124,11 @@ impl<A: Dut, B: Dut> Dut for Lockstep<A, B> {
         self.b.trace_open(&beside)
     }
 
+    /// Closes both traces, whatever the first's result; the first error.
     fn trace_close(&mut self) -> Result<(), DutError> {
-        self.a.trace_close()?;
-        self.b.trace_close()
+        let a = self.a.trace_close();
+        let b = self.b.trace_close();
+        a.and(b)
     }
 
     fn compiled_start(&self) -> Option<CompiledStart> {

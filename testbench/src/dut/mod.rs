@@ -76,6 +76,20 @@ pub enum DutError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A write into an open trace failed (a full disk, a file size limit): the
+    /// simulation went on, the trace did not.
+    #[error(
+        "trace `{path}`: {source}; {}",
+        if *.removed { "the incomplete file was removed" } else { "the trace is incomplete" }
+    )]
+    TraceWrite {
+        /// The file.
+        path: String,
+        /// The first write error.
+        source: std::io::Error,
+        /// Whether the incomplete file was removed (it is, when it is a regular file).
+        removed: bool,
+    },
 }
 
 /// When the native simulator's compiled engine took over from the interpreter that
@@ -224,6 +238,18 @@ pub trait Dut {
             });
         }
         Ok(words.first().copied().unwrap_or(0))
+    }
+}
+
+/// The error of trace `path` whose write failed with `source`, after removing the
+/// incomplete file when it is a regular one (not a device such as `/dev/full`, nor
+/// a pipe), so that a failed run leaves no partial trace behind.
+pub(crate) fn trace_write_failed(path: &Path, source: std::io::Error) -> DutError {
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    DutError::TraceWrite {
+        path: path.display().to_string(),
+        source,
+        removed: regular && std::fs::remove_file(path).is_ok(),
     }
 }
 

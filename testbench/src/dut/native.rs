@@ -3,7 +3,7 @@
 use super::{ports_of, CodeShape, CompiledStart, Dut, DutError, DutPort, TunedStart};
 use crate::engine::Engine;
 use sim::{Backend, Fired, PortHandle, Simulator, Takeover, TraceSelection};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `sim::Simulator` behind the `Dut` trait.
 pub struct NativeDut {
@@ -14,6 +14,8 @@ pub struct NativeDut {
     ports: Vec<DutPort>,
     handles: Vec<PortHandle>,
     domains: Vec<String>,
+    /// The file of the open trace.
+    trace: Option<PathBuf>,
 }
 
 impl NativeDut {
@@ -81,6 +83,7 @@ impl NativeDut {
             ports,
             handles,
             domains,
+            trace: None,
         })
     }
 
@@ -172,11 +175,18 @@ impl Dut for NativeDut {
         let names = self.ports.iter().map(|p| p.name.clone()).collect();
         self.sim
             .trace_vcd(std::io::BufWriter::new(file), TraceSelection::Names(names))?;
+        self.trace = Some(path.to_path_buf());
         Ok(())
     }
 
     fn trace_close(&mut self) -> Result<(), DutError> {
-        Ok(self.sim.finish_trace()?)
+        let path = self.trace.take();
+        match (self.sim.finish_trace(), path) {
+            (Err(sim::SimError::Io(source)), Some(path)) => {
+                Err(super::trace_write_failed(&path, source))
+            }
+            (result, _) => Ok(result?),
+        }
     }
 
     fn compiled_start(&self) -> Option<CompiledStart> {
@@ -259,6 +269,45 @@ mod tests {
         assert!(
             matches!(e, DutError::UnknownPort(ref n) if n == "#17"),
             "{e}"
+        );
+    }
+
+    /// A trace whose writes fail is an error naming it at close; a device is not
+    /// removed (only an incomplete regular file is), and a pair in lockstep closes
+    /// its second trace whatever the first's result.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_trace_that_cannot_be_written_is_an_error_naming_it() {
+        let full = Path::new("/dev/full");
+        let mut dut = NativeDut::new(&module()).unwrap();
+        dut.trace_open(full).unwrap();
+        dut.step_cycles(3);
+        let e = dut.trace_close().unwrap_err();
+        assert!(
+            matches!(&e, DutError::TraceWrite { path, removed: false, .. } if path == "/dev/full"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("the trace is incomplete"), "{e}");
+        assert!(full.exists(), "the device survives");
+
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("t.vcd");
+        std::os::unix::fs::symlink(full, &first).unwrap();
+        let mut pair = super::super::Lockstep::new(
+            NativeDut::new(&module()).unwrap(),
+            NativeDut::new(&module()).unwrap(),
+        )
+        .unwrap();
+        pair.trace_open(&first).unwrap();
+        pair.step_cycles(3);
+        let end = pair.time_ps();
+        let e = pair.trace_close().unwrap_err();
+        assert!(matches!(e, DutError::TraceWrite { .. }), "{e}");
+        assert!(first.is_symlink(), "a link is no regular file: kept");
+        let second = std::fs::read_to_string(dir.path().join("t.native.vcd")).unwrap();
+        assert!(
+            second.contains("$enddefinitions") && second.contains(&format!("#{end}")),
+            "the second trace, closed: {second}"
         );
     }
 }

@@ -12,7 +12,7 @@ use crate::engine::Engine;
 use crate::verilator::{BuildOptions, PortInfo, VerilatorDesign, VerilatorModel};
 use hdl::ir::{Direction, ResetPolarity};
 use sim::clock::{Clocks, Fired, MAX_DOMAINS};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One clock domain: its clock port and, if any, its reset port and active level.
 struct DomainPorts {
@@ -27,7 +27,8 @@ pub struct VerilatorDut {
     domains: Vec<String>,
     domain_ports: Vec<DomainPorts>,
     clocks: Clocks,
-    tracing: bool,
+    /// The file of the open trace.
+    trace: Option<PathBuf>,
     /// An input changed since the last `eval()`: outputs are not settled.
     dirty: bool,
     /// The domains that rose at the last edge.
@@ -87,7 +88,7 @@ impl VerilatorDut {
             domains: module.domains.iter().map(|d| d.name.clone()).collect(),
             clocks: Clocks::new(domain_ports.len()),
             domain_ports,
-            tracing: false,
+            trace: None,
             dirty: true,
             fired: Fired::default(),
         };
@@ -139,7 +140,7 @@ impl VerilatorDut {
             }
             // One eval per falling edge; it also settles inputs set since the last one.
             self.eval();
-            if self.tracing && tf < t {
+            if self.trace.is_some() && tf < t {
                 self.model.trace_dump(tf);
             }
         }
@@ -151,7 +152,7 @@ impl VerilatorDut {
             self.set_clock(d, 1);
         }
         self.eval();
-        if self.tracing {
+        if self.trace.is_some() {
             self.model.trace_dump(t);
         }
     }
@@ -248,7 +249,7 @@ impl Dut for VerilatorDut {
         // rise, eval — each cycle exactly what `step_edge` does for one clock, whose
         // pending fall always comes before its next rise; the first fall of a run settles
         // the inputs set before it), and the schedule is advanced to match.
-        if self.domain_ports.len() != 1 || self.tracing || n == 0 {
+        if self.domain_ports.len() != 1 || self.trace.is_some() || n == 0 {
             for _ in 0..n {
                 self.step();
             }
@@ -302,16 +303,16 @@ impl Dut for VerilatorDut {
 
     fn trace_open(&mut self, path: &Path) -> Result<(), DutError> {
         self.model.trace_open(path)?;
-        self.tracing = true;
+        self.trace = Some(path.to_path_buf());
         self.model.trace_dump(self.clocks.now);
         Ok(())
     }
 
     fn trace_close(&mut self) -> Result<(), DutError> {
-        if self.tracing {
-            self.model.trace_close();
-            self.tracing = false;
+        match self.trace.take() {
+            Some(path) => (self.model.trace_close())
+                .map_err(|source| super::trace_write_failed(&path, source)),
+            None => Ok(()),
         }
-        Ok(())
     }
 }

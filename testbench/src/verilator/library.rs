@@ -17,6 +17,7 @@ type FnPortAddr = unsafe extern "C" fn(*mut c_void, u32) -> *mut c_void;
 type FnStep = unsafe extern "C" fn(*mut c_void, u32, u64) -> c_int;
 type FnTraceOpen = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type FnTraceDump = unsafe extern "C" fn(*mut c_void, u64);
+type FnTraceClose = unsafe extern "C" fn(*mut c_void) -> c_int;
 
 /// The shim's entry points, copied out of the library (valid while it stays loaded).
 pub(super) struct Api {
@@ -29,7 +30,7 @@ pub(super) struct Api {
     pub(super) cycles: FnStep,
     pub(super) trace_open: FnTraceOpen,
     pub(super) trace_dump: FnTraceDump,
-    pub(super) trace_close: FnHandle,
+    pub(super) trace_close: FnTraceClose,
 }
 
 /// A loaded model library, shared by every instance created from it.

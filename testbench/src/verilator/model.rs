@@ -309,10 +309,15 @@ impl VerilatorModel {
         unsafe { (self.loaded.api.trace_dump)(self.handle.as_ptr(), time) }
     }
 
-    /// Flushes and closes the open trace, if any.
-    pub fn trace_close(&mut self) {
+    /// Flushes and closes the open trace, if any. A write that failed (a full disk, a
+    /// file size limit) did not stop the simulation: the trace dropped everything from
+    /// there on, and this returns that first error.
+    pub fn trace_close(&mut self) -> std::io::Result<()> {
         // SAFETY: `handle` is live.
-        unsafe { (self.loaded.api.trace_close)(self.handle.as_ptr()) }
+        match unsafe { (self.loaded.api.trace_close)(self.handle.as_ptr()) } {
+            0 => Ok(()),
+            errno => Err(std::io::Error::from_raw_os_error(errno)),
+        }
     }
 }
 
