@@ -110,6 +110,19 @@ fn is_procedural(m: &Module, net: NetId) -> bool {
     matches!(m.net(net).driver, Driver::Reg(_) | Driver::MemRead { .. })
 }
 
+/// The attribute that marks a synchronizer flop (see `hdl::ir::Register::async_reg`)
+/// for Vivado: its chain's flops placed together, kept out of shift registers and
+/// reported as a synchronizer.
+const ASYNC_REG: &str = "(* ASYNC_REG = \"TRUE\" *) ";
+
+/// [`ASYNC_REG`] when `net` is a synchronizer flop's output, else nothing.
+fn attributes(m: &Module, net: NetId) -> &'static str {
+    match m.net(net).driver {
+        Driver::Reg(r) if m.regs[r.0 as usize].async_reg => ASYNC_REG,
+        _ => "",
+    }
+}
+
 /// The Verilog text of `m`, declared as module `verilog_name`; `child_name` gives the
 /// (possibly uniquified) module name of each instantiated module.
 pub(crate) fn emit_module(
@@ -245,7 +258,8 @@ fn write_body(
             _ => {}
         }
         let kind = if is_procedural(m, id) { "reg" } else { "wire" };
-        body.decl_at(kind, net.width, names.net(id), &net.location);
+        let kind = format!("{}{kind}", attributes(m, id));
+        body.decl_at(&kind, net.width, names.net(id), &net.location);
     }
 
     // Combinational logic in dataflow order, so that every wire declared with its value
@@ -363,7 +377,11 @@ fn header(m: &Module, names: &ModuleNames, verilog_name: &str) -> String {
                 Direction::Output if is_procedural(m, p.net) => "output reg ",
                 Direction::Output => "output wire",
             };
-            (dir.to_string(), range(m.net(p.net).width), names.net(p.net))
+            (
+                format!("{}{dir}", attributes(m, p.net)),
+                range(m.net(p.net).width),
+                names.net(p.net),
+            )
         })
         .collect();
     let range_w = rows.iter().map(|(_, r, _)| r.len()).max().unwrap_or(0);

@@ -373,6 +373,29 @@ fn registers_use_the_domain_reset_polarity_and_enable() {
 }
 
 #[test]
+fn synchronizer_flops_and_only_those_are_marked_async_reg_for_vivado() {
+    let fifo = hdl::blocks::fifo::async_fifo(8, 16).unwrap();
+    let d = emit(&fifo).unwrap();
+    let t = text_of(&d, &fifo.name);
+    for name in [
+        "rd_gray_sync_0",
+        "rd_gray_sync_1",
+        "wr_gray_sync_0",
+        "wr_gray_sync_1",
+    ] {
+        let decl = format!("    (* ASYNC_REG = \"TRUE\" *) reg [4:0] {name};\n");
+        assert!(t.contains(&decl), "{name}: {t}");
+    }
+    assert_eq!(t.matches("ASYNC_REG").count(), 4, "{t}");
+    // The handshake's captured word samples another domain but is no synchronizer.
+    let hs = hdl::blocks::cdc::handshake_sync(8).unwrap();
+    let d = emit(&hs).unwrap();
+    let t = text_of(&d, &hs.name);
+    assert!(t.contains("    reg [7:0] dst_word;\n"), "{t}");
+    assert_eq!(t.matches("ASYNC_REG").count(), 4, "{t}");
+}
+
+#[test]
 fn a_zero_wider_than_64_bits_is_written_short_and_every_other_literal_in_full() {
     let mut m = ModuleBuilder::new("lits");
     let clk = m.domain("d", "clk", Some("rst"), ResetPolarity::ActiveHigh);

@@ -27,11 +27,11 @@ pub fn sync_bits(width: u32, stages: u32) -> Result<Module, HdlError> {
     let mut m = ModuleBuilder::new(&format!("sync_bits_w{width}_s{stages}"));
     let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
     let d = m.input("d", width);
-    let first = m.crossing_reg(clk, "sync_0", width);
+    let first = m.sync_first(clk, "sync_0", width);
     m.set_next(first, d);
     let mut q = first;
     for i in 1..stages {
-        q = m.register(clk, &format!("sync_{i}"), q);
+        q = m.sync_stage(clk, &format!("sync_{i}"), q);
     }
     m.output("q", q);
     m.finish()
@@ -53,9 +53,9 @@ pub fn pulse_sync() -> Result<Module, HdlError> {
     let flipped = m.not(toggle);
     m.set_next(toggle, flipped);
     m.set_enable(toggle, pulse);
-    let s0 = m.crossing_reg(dst, "dst_sync_0", 1);
+    let s0 = m.sync_first(dst, "dst_sync_0", 1);
     m.set_next(s0, toggle);
-    let s1 = m.register(dst, "dst_sync_1", s0);
+    let s1 = m.sync_stage(dst, "dst_sync_1", s0);
     let prev = m.register(dst, "dst_prev", s1);
     let edge = m.xor(s1, prev);
     m.output("dst_pulse", edge);
@@ -91,8 +91,8 @@ pub fn handshake_sync(width: u32) -> Result<Module, HdlError> {
     // Source: hold the word and flip `req` when a word is taken; busy until `ack`
     // (synchronized back) equals `req`.
     let req = m.reg(src, "src_req", 1);
-    let ack_s0 = m.crossing_reg(src, "src_ack_sync_0", 1);
-    let ack_s1 = m.register(src, "src_ack_sync_1", ack_s0);
+    let ack_s0 = m.sync_first(src, "src_ack_sync_0", 1);
+    let ack_s1 = m.sync_stage(src, "src_ack_sync_1", ack_s0);
     let busy = m.xor(req, ack_s1);
     let ready = m.not(busy);
     let take = m.and(src_valid, ready);
@@ -106,9 +106,9 @@ pub fn handshake_sync(width: u32) -> Result<Module, HdlError> {
 
     // Destination: synchronize `req`, capture the (stable) word on its edge, and
     // return the synchronized level as `ack`.
-    let req_s0 = m.crossing_reg(dst, "dst_req_sync_0", 1);
+    let req_s0 = m.sync_first(dst, "dst_req_sync_0", 1);
     m.set_next(req_s0, req);
-    let req_s1 = m.register(dst, "dst_req_sync_1", req_s0);
+    let req_s1 = m.sync_stage(dst, "dst_req_sync_1", req_s0);
     let ack = m.register(dst, "dst_ack", req_s1);
     m.set_next(ack_s0, ack);
     let new_word = m.xor(req_s1, ack);
@@ -154,4 +154,93 @@ pub fn cross_word(
     m.connect(hs, "src_valid", one);
     m.connect(hs, "src_data", value);
     Ok(m.instance_output(hs, "dst_data"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::HdlErrorKind;
+    use crate::Module;
+
+    /// The registers of `m` marked as synchronizer flops, and those that sample
+    /// another domain without being one, by name.
+    fn flops(m: &Module) -> (Vec<String>, Vec<String>) {
+        let named = |keep: &dyn Fn(&crate::ir::Register) -> bool| {
+            (m.regs.iter().filter(|r| keep(r)))
+                .map(|r| m.describe_net(r.q))
+                .collect::<Vec<_>>()
+        };
+        (
+            named(&|r| r.async_reg),
+            named(&|r| r.crossing && !r.async_reg),
+        )
+    }
+
+    #[test]
+    fn every_synchronizer_flop_and_only_those_are_marked() {
+        let cases: [(Module, &[&str], &[&str]); 4] = [
+            (
+                sync_bits(3, 4).unwrap(),
+                &["sync_0", "sync_1", "sync_2", "sync_3"],
+                &[],
+            ),
+            (pulse_sync().unwrap(), &["dst_sync_0", "dst_sync_1"], &[]),
+            (
+                handshake_sync(8).unwrap(),
+                &[
+                    "src_ack_sync_0",
+                    "src_ack_sync_1",
+                    "dst_req_sync_0",
+                    "dst_req_sync_1",
+                ],
+                // The word is captured once the handshake holds it stable.
+                &["dst_word"],
+            ),
+            (
+                crate::blocks::fifo::async_fifo(8, 16).unwrap(),
+                &[
+                    "rd_gray_sync_0",
+                    "rd_gray_sync_1",
+                    "wr_gray_sync_0",
+                    "wr_gray_sync_1",
+                ],
+                &[],
+            ),
+        ];
+        for (m, synchronizer, captures) in cases {
+            let (marked, crossing) = flops(&m);
+            assert_eq!(marked, synchronizer, "{}", m.name);
+            assert_eq!(crossing, captures, "{}", m.name);
+        }
+    }
+
+    #[test]
+    fn a_register_marked_as_a_synchronizer_flop_must_be_one() {
+        let illegal = |e: HdlError, why: &str| {
+            assert!(
+                matches!(&e.kind, HdlErrorKind::IllegalUse(s)
+                    if s.contains("marked as a synchronizer flop") && s.contains(why)),
+                "{e}"
+            );
+        };
+        // A stage after a register that is no synchronizer flop.
+        let mut m = ModuleBuilder::new("not_a_chain");
+        let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+        let d = m.input("d", 1);
+        let plain = m.register(clk, "plain", d);
+        let stage = m.sync_stage(clk, "stage", plain);
+        m.output("q", stage);
+        illegal(m.finish().unwrap_err(), "nor copies a synchronizer flop");
+
+        // A first flop with an enable (it would hold a metastable value).
+        let mut m = ModuleBuilder::new("enabled");
+        let clk = m.domain("clk", "clk", Some("rst"), ResetPolarity::ActiveHigh);
+        let d = m.input("d", 1);
+        let en = m.input("en", 1);
+        let first = m.sync_first(clk, "first", 1);
+        m.set_next(first, d);
+        m.set_enable(first, en);
+        m.output("q", first);
+        illegal(m.finish().unwrap_err(), "it has an enable");
+    }
 }

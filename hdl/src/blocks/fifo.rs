@@ -156,8 +156,8 @@ pub fn async_fifo(width: u32, depth: u32) -> Result<Module, HdlError> {
     // Write side.
     let wbin = m.reg(wr, "wr_bin", aw + 1);
     let wgray = m.reg(wr, "wr_gray", aw + 1);
-    let rgray_w0 = m.crossing_reg(wr, "rd_gray_sync_0", aw + 1);
-    let rgray_w = m.register(wr, "rd_gray_sync_1", rgray_w0);
+    let rgray_w0 = m.sync_first(wr, "rd_gray_sync_0", aw + 1);
+    let rgray_w = m.sync_stage(wr, "rd_gray_sync_1", rgray_w0);
     // Full: the write pointer is one lap ahead: Gray codes differ in the top two bits only.
     let top2 = m.slice(rgray_w, aw - 1, 2);
     let top2_inv = m.not(top2);
@@ -184,9 +184,9 @@ pub fn async_fifo(width: u32, depth: u32) -> Result<Module, HdlError> {
     // Read side.
     let rbin = m.reg(rd, "rd_bin", aw + 1);
     let rgray = m.reg(rd, "rd_gray", aw + 1);
-    let wgray_r0 = m.crossing_reg(rd, "wr_gray_sync_0", aw + 1);
+    let wgray_r0 = m.sync_first(rd, "wr_gray_sync_0", aw + 1);
     m.set_next(wgray_r0, wgray);
-    let wgray_r = m.register(rd, "wr_gray_sync_1", wgray_r0);
+    let wgray_r = m.sync_stage(rd, "wr_gray_sync_1", wgray_r0);
     m.set_next(rgray_w0, rgray);
     let ram_has_word = m.ne(rgray, wgray_r);
     let raddr = m.truncate(rbin, aw);

@@ -26,6 +26,17 @@ impl Memory {
     }
 }
 
+/// What a new register samples.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sampling {
+    /// Values of its own domain.
+    Own,
+    /// A word of another domain that a handshake holds stable.
+    Capture,
+    /// A level of another domain: a synchronizer's first flop.
+    Synchronizer,
+}
+
 impl ModuleBuilder {
     #[track_caller]
     fn new_reg(
@@ -34,7 +45,7 @@ impl ModuleBuilder {
         name: &str,
         width: u32,
         reset_value: Option<Bits>,
-        crossing: bool,
+        sampling: Sampling,
     ) -> Signal {
         let name = &self.scoped(name);
         let width = self.check_width(name, width);
@@ -48,7 +59,8 @@ impl ModuleBuilder {
             next: q.net,
             enable: None,
             reset_value,
-            crossing,
+            crossing: sampling != Sampling::Own,
+            async_reg: sampling == Sampling::Synchronizer,
         });
         self.reg_of.insert(q.net, id);
         q
@@ -58,14 +70,20 @@ impl ModuleBuilder {
     /// [`set_next`](Self::set_next); until then it holds its value.
     #[track_caller]
     pub fn reg(&mut self, domain: Domain, name: &str, width: u32) -> Signal {
-        self.new_reg(domain, name, width, Some(Bits::zero(width.max(1))), false)
+        self.new_reg(
+            domain,
+            name,
+            width,
+            Some(Bits::zero(width.max(1))),
+            Sampling::Own,
+        )
     }
 
     /// A register reset to `reset_value` (an error if it does not fit `width`).
     #[track_caller]
     pub fn reg_init(&mut self, domain: Domain, name: &str, width: u32, reset_value: u64) -> Signal {
         match bits_or_error(reset_value, width) {
-            Ok(b) => self.new_reg(domain, name, width, Some(b), false),
+            Ok(b) => self.new_reg(domain, name, width, Some(b), Sampling::Own),
             Err(e) => {
                 self.error(
                     Some(name),
@@ -74,7 +92,7 @@ impl ModuleBuilder {
                         detail: e,
                     },
                 );
-                self.new_reg(domain, name, width, None, false)
+                self.new_reg(domain, name, width, None, Sampling::Own)
             }
         }
     }
@@ -84,14 +102,47 @@ impl ModuleBuilder {
     /// engines start it at 0 (Verilator is run with `--x-initial 0`).
     #[track_caller]
     pub fn reg_no_reset(&mut self, domain: Domain, name: &str, width: u32) -> Signal {
-        self.new_reg(domain, name, width, None, false)
+        self.new_reg(domain, name, width, None, Sampling::Own)
     }
 
-    /// The first flop of a synchronizer: it may sample a value of another domain.
-    /// Only `hdl::blocks::cdc` and the FIFOs use it, where the protocol makes it safe.
+    /// A register (reset to 0) that captures a word of another domain when a
+    /// handshake has held it stable: it may sample a value of another domain. Only
+    /// `hdl::blocks::cdc` uses it, where the protocol makes it safe.
     #[track_caller]
     pub(crate) fn crossing_reg(&mut self, domain: Domain, name: &str, width: u32) -> Signal {
-        self.new_reg(domain, name, width, Some(Bits::zero(width.max(1))), true)
+        self.new_reg(
+            domain,
+            name,
+            width,
+            Some(Bits::zero(width.max(1))),
+            Sampling::Capture,
+        )
+    }
+
+    /// The first flop of a synchronizer (reset to 0): it samples a level of another
+    /// domain, so it may go metastable, and the Verilog marks it `ASYNC_REG`. Follow
+    /// it with [`sync_stage`](Self::sync_stage). Only `hdl::blocks::cdc` and the
+    /// FIFOs use it.
+    #[track_caller]
+    pub(crate) fn sync_first(&mut self, domain: Domain, name: &str, width: u32) -> Signal {
+        self.new_reg(
+            domain,
+            name,
+            width,
+            Some(Bits::zero(width.max(1))),
+            Sampling::Synchronizer,
+        )
+    }
+
+    /// A later flop of a synchronizer (reset to 0): `prev`, the chain's flop before
+    /// it, one cycle later, marked `ASYNC_REG` like it.
+    #[track_caller]
+    pub(crate) fn sync_stage(&mut self, domain: Domain, name: &str, prev: Signal) -> Signal {
+        let r = self.register(domain, name, prev);
+        if let Some(&id) = self.reg_of.get(&r.net) {
+            self.data.regs[id.0 as usize].async_reg = true;
+        }
+        r
     }
 
     #[track_caller]

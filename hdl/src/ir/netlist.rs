@@ -544,9 +544,16 @@ pub struct Register {
     pub enable: Option<NetId>,
     /// Value loaded while the domain's reset is asserted; not reset if `None`.
     pub reset_value: Option<Bits>,
-    /// First flop of a synchronizer: `next` may come from another clock domain.
-    /// Only `hdl::blocks`'s crossing blocks set this.
+    /// `next` may come from another clock domain: the first flop of a synchronizer,
+    /// or a word captured when a handshake has held it stable. Only `hdl::blocks`'s
+    /// crossing blocks set this.
     pub crossing: bool,
+    /// A flop of a synchronizer chain: its first (which samples another domain, so
+    /// `crossing` is set) or a later one that copies the flop before it. The Verilog
+    /// marks it `(* ASYNC_REG = "TRUE" *)`, so that Vivado places the chain's flops
+    /// together, keeps them out of shift registers and reports the chain as a
+    /// synchronizer. Only `hdl::blocks`'s crossing blocks set this.
+    pub async_reg: bool,
 }
 
 /// A simple-dual-port memory with synchronous reads (block-RAM style).

@@ -1,5 +1,6 @@
 //! Structural validation of a module and computation of its `PortSummary`:
-//! undriven nets, instance connections, combinational loops and clock-domain crossings.
+//! undriven nets, synchronizer chains, instance connections, combinational loops and
+//! clock-domain crossings.
 
 use super::error::{HdlError, HdlErrorKind};
 use super::netlist::*;
@@ -8,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Validates `data` and fills in its port summary.
 pub fn validate(data: &mut ModuleData) -> Result<(), HdlError> {
     check_drivers(data)?;
+    check_synchronizers(data)?;
     let domain_maps = check_instances(data)?;
     check_comb_loops(data)?;
     data.summary = check_domains(data, &domain_maps)?;
@@ -35,6 +37,37 @@ fn check_drivers(data: &ModuleData) -> Result<(), HdlError> {
                 data,
                 &name,
                 HdlErrorKind::Undriven(format!("{what} `{name}`")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every register marked as a synchronizer flop (`async_reg`) is one: loaded at
+/// every edge, it is its chain's first (it samples another domain) or copies a
+/// synchronizer flop of its own domain.
+fn check_synchronizers(data: &ModuleData) -> Result<(), HdlError> {
+    for r in data.regs.iter().filter(|r| r.async_reg) {
+        let copies_a_flop = match data.net(r.next).driver {
+            Driver::Reg(p) => {
+                let prev = &data.regs[p.0 as usize];
+                prev.async_reg && prev.domain == r.domain
+            }
+            _ => false,
+        };
+        if r.enable.is_some() || !(r.crossing || copies_a_flop) {
+            let name = data.describe_net(r.q);
+            return Err(err(
+                data,
+                &name,
+                HdlErrorKind::IllegalUse(format!(
+                    "register `{name}` is marked as a synchronizer flop, but {}",
+                    if r.enable.is_some() {
+                        "it has an enable"
+                    } else {
+                        "it neither samples another domain nor copies a synchronizer flop"
+                    }
+                )),
             ));
         }
     }
