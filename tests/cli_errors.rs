@@ -123,6 +123,33 @@ fn aggregation_sizes_outside_the_instance_are_errors_giving_the_range() {
 }
 
 #[test]
+fn traffic_too_large_to_build_is_refused_before_the_run() {
+    // Not a number, or one that would make more frames than memory holds: each
+    // once panicked (capacity overflow) or would have exhausted the memory.
+    for background in ["inf", "nan", "1e9", "1000.5"] {
+        assert_refused(
+            &["sim", "panama", "--background", background],
+            &["--background", "0..=1000"],
+        );
+    }
+    assert_refused(
+        &["sim", "panama", "--elements", "1000000000"],
+        &["--elements 1000000000", "2 jobs × 4 workers", "4 GiB"],
+    );
+    assert_refused(
+        &[
+            "sim",
+            "panama",
+            "--jobs",
+            "0",
+            "--bypass-frames",
+            "100000000000",
+        ],
+        &["--bypass-frames 100000000000", "4 GiB"],
+    );
+}
+
+#[test]
 fn a_parameter_given_twice_is_an_error() {
     assert_refused(
         &[
@@ -226,11 +253,20 @@ fn a_refused_command_announces_nothing_before_its_error() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let out_dir = dir.path().join("out");
     let out_arg = out_dir.to_str().expect("a UTF-8 path");
-    let refused: [&[&str]; 4] = [
+    let refused: [&[&str]; 6] = [
         &["gen", "nosuch", "-o", out_arg],
         &["gen", "fifo", "--set", "depth=abc", "-o", out_arg],
         &["sim", "panama", "--elements", "0"],
         &["sim", "panama", "--workers", "9"],
+        &["sim", "panama", "--elements", "1000000000"],
+        &[
+            "sim",
+            "panama",
+            "--jobs",
+            "0",
+            "--bypass-frames",
+            "100000000000",
+        ],
     ];
     for args in refused {
         let out = output(args);

@@ -18,7 +18,7 @@ use testbench::panama::config::{GoldenConfig, SlotConfig, DEFAULT_AGG_UDP_PORT};
 use testbench::panama::golden::InFrame;
 use testbench::panama::measure::{measure, slots_from, stats, MeasureOptions, Throughput, Verdict};
 use testbench::panama::pcap::{read_pcapng, read_port_captures, CaptureFormat};
-use testbench::panama::scenario::Scenario;
+use testbench::panama::scenario::{background_bytes, traffic_fits, Scenario, MAX_BACKGROUND};
 use testbench::panama::system::{golden_config, RunEnd};
 use testbench::panama::traffic::background_frame;
 use testbench::rng::seeded;
@@ -279,8 +279,11 @@ pub fn run(args: &PanamaArgs) -> Result<()> {
     if args.load == 0.0 || back_pressure == 1.0 {
         bail!("--load 0 or --back-pressure 1: nothing would ever move");
     }
-    if args.background < 0.0 {
-        bail!("--background {}: must be ≥ 0", args.background);
+    if !(0.0..=MAX_BACKGROUND).contains(&args.background) {
+        bail!(
+            "--background {}: give a number of background frames per aggregation packet in 0..={MAX_BACKGROUND}",
+            args.background
+        );
     }
     if args.chaos {
         if args.frames == 0 {
@@ -346,10 +349,15 @@ fn run_traffic(
             payload,
             packets,
         } = traffic_shape(args, cfg)?;
-        let mut rng = seeded("wirespeed sim panama", args.seed);
         let mut scenario = Scenario::uniform(args.jobs, workers, packets, payload, cfg.format);
         scenario.background = args.background;
+        scenario.faults = args.faults;
+        scenario.round_robin = !args.random_interleave;
         if args.jobs == 0 {
+            let n = args.bypass_frames.unwrap_or(DEFAULT_BYPASS_FRAMES);
+            traffic_fits(n as u64, background_bytes(n as u64))
+                .map_err(|e| anyhow!("--bypass-frames {n}: {e}"))?;
+            let mut rng = seeded("wirespeed sim panama", args.seed);
             let ports = &cfg.port_codes;
             golden_cfg.slots = scenario.slot_configs(cfg.slots as usize);
             return run_frames(
@@ -359,7 +367,7 @@ fn run_traffic(
                 mhz,
                 golden_cfg,
                 Traffic {
-                    frames: (0..args.bypass_frames.unwrap_or(DEFAULT_BYPASS_FRAMES))
+                    frames: (0..n)
                         .map(|_| InFrame {
                             src: ports[rand::Rng::gen_range(&mut rng, 0..ports.len())],
                             bytes: background_frame(&mut rng, DEFAULT_AGG_UDP_PORT),
@@ -370,8 +378,15 @@ fn run_traffic(
                 rng,
             );
         }
-        scenario.faults = args.faults;
-        scenario.round_robin = !args.random_interleave;
+        scenario.check(&golden_cfg).map_err(|e| {
+            anyhow!(
+                "--elements {} ({} jobs × {workers} workers, --payload {payload}, --background {}): {e}",
+                args.elements,
+                args.jobs,
+                args.background
+            )
+        })?;
+        let mut rng = seeded("wirespeed sim panama", args.seed);
         golden_cfg.slots = scenario.slot_configs(cfg.slots as usize);
         let tensor = Tensor {
             jobs: scenario.jobs.len(),

@@ -272,6 +272,10 @@ fn random_mac(rng: &mut impl Rng) -> [u8; 6] {
     m
 }
 
+/// The longest background frame [`background_frame`] makes: a full Ethernet frame
+/// without its FCS.
+pub const MAX_BACKGROUND_FRAME_BYTES: usize = 1514;
+
 /// A random non-aggregation frame of 60–1514 bytes (no FCS): IPv4/UDP to a port
 /// other than `agg_udp_port`, IPv4/TCP (any port, even `agg_udp_port`), IPv6/UDP
 /// (even to `agg_udp_port`: only IPv4 is PANAMA), or ARP padded to 60 bytes.
@@ -300,7 +304,7 @@ pub fn background_frame(rng: &mut impl Rng, agg_udp_port: u16) -> Vec<u8> {
     let mut f = Vec::new();
     // Headers: 14 + 20 + 8 = 42 (UDP/IPv4), 54 (TCP/IPv4), 62 (UDP/IPv6).
     let head = [42usize, 54, 62][kind];
-    let len = rng.gen_range(60.max(head)..=1514);
+    let len = rng.gen_range(60.max(head)..=MAX_BACKGROUND_FRAME_BYTES);
     let payload: Vec<u8> = (0..len - head).map(|_| rng.gen()).collect();
     let written = match kind {
         0 => {
