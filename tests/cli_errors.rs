@@ -42,6 +42,21 @@ fn more_lightning_images_than_the_workload_has_is_an_error() {
 }
 
 #[test]
+fn a_photonic_latency_past_what_the_link_holds_is_refused() {
+    // 2^32 cycles once asked for 128 GiB of samples and aborted the process.
+    for latency in ["1000001", "4294967296", "18446744073709551615"] {
+        assert_refused(
+            &["sim", "lightning", "--latency", latency],
+            &[&format!("--latency {latency}"), "at most 1000000 cycles"],
+        );
+    }
+    assert_refused(
+        &["sim", "lightning", "--images", "1", "--latency", "1000000"],
+        &["no lock"],
+    );
+}
+
+#[test]
 fn a_failed_lightning_run_says_why() {
     // A photonic latency far past the detector's timeout: no preamble, no lock.
     assert_refused(

@@ -24,6 +24,7 @@ use testbench::lightning::impaired::{
     board_cores, calibration_fail_text, run_impaired, CalibrationReport, ImpairedOptions,
     ImpairedReport, Skew, Transmission,
 };
+use testbench::lightning::link::MAX_LATENCY_CYCLES;
 use testbench::lightning::model_files::{data_dir, load_workload, Workload};
 use testbench::lightning::photonic::TESTBED_SIGMA;
 use testbench::lightning::test_set::{TestSet, TestSetOptions};
@@ -151,6 +152,12 @@ pub fn run(args: &LightningArgs) -> Result<()> {
     super::start_perf_map(args.perf_map, args.engine)?;
     if args.shift > 15 {
         bail!("--shift {}: must be 0..=15 samples", args.shift);
+    }
+    if args.latency > MAX_LATENCY_CYCLES {
+        bail!(
+            "--latency {}: at most {MAX_LATENCY_CYCLES} cycles (the link model holds every sample in flight; a latency past the detectors' timeout already fails with no lock)",
+            args.latency
+        );
     }
     if args.impaired() && args.vcd.is_some() {
         bail!("--vcd traces the datapath's closed loop; it cannot be combined with --skew, --loss or --calibrate (the board top's runs)");

@@ -20,6 +20,12 @@
 use super::arith::SAMPLES_PER_CYCLE;
 use super::photonic::PhotonicCore;
 
+/// The longest photonic latency a link models, in whole fabric cycles: the link
+/// holds every sample in flight (16 a cycle), so a latency past this would ask for
+/// more memory than a run should take (a million cycles are 32 MB a core), and it
+/// is already far past any detector timeout, past which a run fails with no lock.
+pub const MAX_LATENCY_CYCLES: usize = 1_000_000;
+
 /// One bus word: 16 samples, sample 0 first.
 pub type Word = [u16; SAMPLES_PER_CYCLE];
 
@@ -35,8 +41,8 @@ pub struct PhotonicLink<C: PhotonicCore> {
 }
 
 impl<C: PhotonicCore> PhotonicLink<C> {
-    /// A link with `latency` whole cycles and `shift` samples (any `shift`; 16 or
-    /// more samples add whole cycles).
+    /// A link with `latency` whole cycles (at most [`MAX_LATENCY_CYCLES`]) and
+    /// `shift` samples (any `shift`; 16 or more samples add whole cycles).
     pub fn new(core: C, latency: usize, shift: usize) -> Self {
         Self::with_skew(core, latency, shift, 0)
     }
@@ -45,7 +51,14 @@ impl<C: PhotonicCore> PhotonicLink<C> {
     /// than the activation modulator sees its DAC's (negative: earlier): the
     /// modulators' path mismatch a calibration measures. A sample of the two
     /// modulators is lit (and the core called) if either DAC sample was lit.
+    ///
+    /// # Panics
+    /// If `latency` exceeds [`MAX_LATENCY_CYCLES`] (callers check a user's value).
     pub fn with_skew(core: C, latency: usize, shift: usize, skew: i64) -> Self {
+        assert!(
+            latency <= MAX_LATENCY_CYCLES,
+            "a photonic latency of {latency} cycles exceeds MAX_LATENCY_CYCLES"
+        );
         let dark = |n: i64| Delay::new(n.max(0) as usize, (0, false));
         PhotonicLink {
             core,
