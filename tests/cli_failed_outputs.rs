@@ -2,7 +2,8 @@
 //! writes fail (here a file size limit, as a full disk would) ends the run with an
 //! error naming the file, and the incomplete file is removed, on either engine and
 //! on both; a `--pcap-out` folder the run made is removed as well when the run fails
-//! before writing into it, and one that was there before is left as it was.
+//! before writing into it, and one that was there before is left as it was; a
+//! capture whose writes fail is removed, the complete ones are kept.
 //!
 //! `cargo test --test cli_failed_outputs` (the first run builds the traced
 //! Verilator model of the PANAMA core, as `cli_sim` does; later runs load it).
@@ -21,12 +22,14 @@ const FILE_LIMIT_BYTES: u64 = 64 * 1024;
 /// Elements a worker: a short run.
 const ELEMENTS: &str = "64";
 
-/// Runs `wirespeed sim panama --elements ELEMENTS <args>`, with `limited` under
-/// a file size limit of [`FILE_LIMIT_BYTES`].
+/// Runs `wirespeed sim panama <args>` (with `--elements ELEMENTS` unless `args`
+/// give it), with `limited` under a file size limit of [`FILE_LIMIT_BYTES`].
 fn sim_panama(args: &[&str], limited: bool) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wirespeed"));
-    cmd.args(["sim", "panama", "--elements", ELEMENTS])
-        .args(args);
+    cmd.args(["sim", "panama"]).args(args);
+    if !args.contains(&"--elements") {
+        cmd.args(["--elements", ELEMENTS]);
+    }
     if limited {
         // SAFETY: the closure runs in the child between fork and exec, and calls
         // only `setrlimit` and `signal`, which are async-signal-safe and change the
@@ -99,6 +102,29 @@ fn a_trace_that_cannot_be_written_is_removed_with_the_folder_the_run_made() {
     let out = sim_panama(&args, true);
     assert_trace_failed(&out, &vcd);
     assert!(caps.is_dir(), "a folder made before the run was removed");
+}
+
+#[test]
+fn a_capture_that_cannot_be_written_is_removed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let caps = dir.path().join("caps");
+    let input = caps.join("input.pcapng");
+    // 2,048 elements a worker: the offered traffic's capture is past the limit,
+    // each port's capture of the results is not.
+    let args = ["--elements", "2048", "--pcap-out", path_str(&caps)];
+    let out = sim_panama(&args, false);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::metadata(&input).expect("the capture").len();
+    assert!(written > FILE_LIMIT_BYTES, "a capture of {written} bytes");
+    std::fs::remove_dir_all(&caps).expect("remove the captures");
+
+    let out = sim_panama(&args, true);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "succeeded under the limit: {stderr}");
+    let expected = format!("{}: File too large", input.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(!input.exists(), "{} left behind", input.display());
+    assert!(caps.join("port0.pcap").is_file(), "a complete capture kept");
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod caches;
 pub mod dut;
 pub mod engine;
+pub mod files;
 pub mod fp_adder;
 pub mod golden;
 pub mod harness;

@@ -245,11 +245,10 @@ pub trait Dut {
 /// incomplete file when it is a regular one (not a device such as `/dev/full`, nor
 /// a pipe), so that a failed run leaves no partial trace behind.
 pub(crate) fn trace_write_failed(path: &Path, source: std::io::Error) -> DutError {
-    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
     DutError::TraceWrite {
         path: path.display().to_string(),
         source,
-        removed: regular && std::fs::remove_file(path).is_ok(),
+        removed: crate::files::remove_incomplete(path),
     }
 }
 

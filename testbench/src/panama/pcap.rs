@@ -12,7 +12,8 @@
 //!   e.g. `0x04`; each Enhanced Packet Block's `interface_id` says the source port.
 //!   Timestamps are the arrival index in µs; the file order is the arrival order.
 //!
-//! Errors name the file and the reason.
+//! Errors name the file and the reason; a file whose writing failed is removed
+//! (see [`crate::files`]).
 
 use super::golden::InFrame;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
@@ -39,6 +40,14 @@ pub enum PcapError {
         path: PathBuf,
         /// The reason.
         source: std::io::Error,
+    },
+    /// pcap-file refused to write a block (no I/O error: that is [`PcapError::Io`]).
+    #[error("{}: cannot write the capture: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: pcap_file::PcapError,
     },
     /// pcap-file rejected the file's contents.
     #[error("{}: not a valid {kind} file: {source}", path.display())]
@@ -137,15 +146,43 @@ pub struct Stamped {
     pub bytes: Vec<u8>,
 }
 
+/// The error of a write into `path` that pcap-file refused: the I/O error itself
+/// when there is one (a full disk is no format problem).
+fn written(path: &Path) -> impl FnOnce(pcap_file::PcapError) -> PcapError + '_ {
+    move |source| match source {
+        pcap_file::PcapError::IoError(source) => PcapError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        source => PcapError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+    }
+}
+
+/// Creates `path` and writes it with `write`; if that fails, the incomplete file
+/// is removed (when it is a regular file) and the error returned.
+fn create_with(
+    path: &Path,
+    write: impl FnOnce(BufWriter<File>) -> Result<(), PcapError>,
+) -> Result<(), PcapError> {
+    let file = File::create(path).map_err(io(path))?;
+    write(BufWriter::new(file)).inspect_err(|_| {
+        crate::files::remove_incomplete(path);
+    })
+}
+
 /// Writes `frames` to a classic pcap file at `path` (Ethernet, µs timestamps).
 pub fn write_pcap(path: &Path, frames: &[Stamped]) -> Result<(), PcapError> {
-    let file = File::create(path).map_err(io(path))?;
-    let mut w = PcapWriter::new(BufWriter::new(file)).map_err(format(path, "pcap"))?;
-    for f in frames {
-        let packet = PcapPacket::new(f.time, f.bytes.len() as u32, &f.bytes);
-        w.write_packet(&packet).map_err(format(path, "pcap"))?;
-    }
-    w.into_writer().flush().map_err(io(path))
+    create_with(path, |out| {
+        let mut w = PcapWriter::new(out).map_err(written(path))?;
+        for f in frames {
+            let packet = PcapPacket::new(f.time, f.bytes.len() as u32, &f.bytes);
+            w.write_packet(&packet).map_err(written(path))?;
+        }
+        w.into_writer().flush().map_err(io(path))
+    })
 }
 
 /// Reads every frame of the classic pcap file at `path`.
@@ -251,8 +288,20 @@ pub fn write_pcapng_stamped(
     frames: &[InFrame],
     time: impl Fn(usize) -> Duration,
 ) -> Result<(), PcapError> {
-    let file = File::create(path).map_err(io(path))?;
-    let mut w = PcapNgWriter::new(BufWriter::new(file)).map_err(format(path, "pcapng"))?;
+    create_with(path, |out| {
+        write_pcapng_blocks(out, path, port_codes, frames, time)
+    })
+}
+
+/// The blocks of [`write_pcapng_stamped`] into `out`, the file at `path`.
+fn write_pcapng_blocks(
+    out: BufWriter<File>,
+    path: &Path,
+    port_codes: &[u8],
+    frames: &[InFrame],
+    time: impl Fn(usize) -> Duration,
+) -> Result<(), PcapError> {
+    let mut w = PcapNgWriter::new(out).map_err(written(path))?;
     for (i, code) in port_codes.iter().enumerate() {
         let idb = InterfaceDescriptionBlock {
             linktype: DataLink::ETHERNET,
@@ -262,7 +311,7 @@ pub fn write_pcapng_stamped(
                 InterfaceDescriptionOption::IfDescription(Cow::Owned(format!("{code:#04x}"))),
             ],
         };
-        w.write_pcapng_block(idb).map_err(format(path, "pcapng"))?;
+        w.write_pcapng_block(idb).map_err(written(path))?;
     }
     for (index, f) in frames.iter().enumerate() {
         let Some(interface) = port_codes.iter().position(|&c| c == f.src) else {
@@ -280,7 +329,7 @@ pub fn write_pcapng_stamped(
             data: Cow::Borrowed(&f.bytes),
             options: vec![],
         };
-        w.write_pcapng_block(epb).map_err(format(path, "pcapng"))?;
+        w.write_pcapng_block(epb).map_err(written(path))?;
     }
     w.into_inner().flush().map_err(io(path))
 }
@@ -438,4 +487,36 @@ pub fn read_pcapng(path: &Path) -> Result<Vec<InFrame>, PcapError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write that fails (here every one: `/dev/full`, a full disk) is an I/O
+    /// error naming the file, not a format error; a device is left in place.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_capture_that_cannot_be_written_is_an_io_error_naming_it() {
+        let full = Path::new("/dev/full");
+        let frames: Vec<InFrame> = (0..64)
+            .map(|i| InFrame {
+                src: 0x04,
+                bytes: vec![i as u8; 1514],
+            })
+            .collect();
+        let e = write_pcapng(full, &[0x01, 0x04], &frames).unwrap_err();
+        assert!(
+            matches!(&e, PcapError::Io { path, source }
+                if path == full && source.kind() == std::io::ErrorKind::StorageFull),
+            "{e}"
+        );
+        let stamped = [Stamped {
+            time: Duration::ZERO,
+            bytes: vec![0; 9000],
+        }];
+        let e = write_pcap(full, &stamped).unwrap_err();
+        assert!(matches!(e, PcapError::Io { .. }), "{e}");
+        assert!(full.exists());
+    }
 }
