@@ -137,10 +137,23 @@ fn aggregation_sizes_outside_the_instance_are_errors_giving_the_range() {
     );
 }
 
+/// A tensor whose traffic is past what a run builds in memory (4 GiB).
+const TOO_MANY_ELEMENTS: &[&str] = &["sim", "panama", "--elements", "1000000000"];
+
+/// Bypass frames past what a run builds in memory.
+const TOO_MANY_BYPASS_FRAMES: &[&str] = &[
+    "sim",
+    "panama",
+    "--jobs",
+    "0",
+    "--bypass-frames",
+    "100000000000",
+];
+
 #[test]
 fn traffic_too_large_to_build_is_refused_before_the_run() {
-    // Not a number, or one that would make more frames than memory holds: each
-    // once panicked (capacity overflow) or would have exhausted the memory.
+    // `inf` and `1e9` once panicked (capacity overflow), `nan` ran as if 0, and
+    // the tensor and bypass frames below would have exhausted the memory.
     for background in ["inf", "nan", "1e9", "1000.5"] {
         assert_refused(
             &["sim", "panama", "--background", background],
@@ -148,18 +161,11 @@ fn traffic_too_large_to_build_is_refused_before_the_run() {
         );
     }
     assert_refused(
-        &["sim", "panama", "--elements", "1000000000"],
+        TOO_MANY_ELEMENTS,
         &["--elements 1000000000", "2 jobs × 4 workers", "4 GiB"],
     );
     assert_refused(
-        &[
-            "sim",
-            "panama",
-            "--jobs",
-            "0",
-            "--bypass-frames",
-            "100000000000",
-        ],
+        TOO_MANY_BYPASS_FRAMES,
         &["--bypass-frames 100000000000", "4 GiB"],
     );
 }
@@ -273,15 +279,8 @@ fn a_refused_command_announces_nothing_before_its_error() {
         &["gen", "fifo", "--set", "depth=abc", "-o", out_arg],
         &["sim", "panama", "--elements", "0"],
         &["sim", "panama", "--workers", "9"],
-        &["sim", "panama", "--elements", "1000000000"],
-        &[
-            "sim",
-            "panama",
-            "--jobs",
-            "0",
-            "--bypass-frames",
-            "100000000000",
-        ],
+        TOO_MANY_ELEMENTS,
+        TOO_MANY_BYPASS_FRAMES,
     ];
     for args in refused {
         let out = output(args);
