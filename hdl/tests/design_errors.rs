@@ -463,6 +463,23 @@ fn bad_register_fields_and_commands_are_rejected_by_register_and_field() {
     let (_, map) = axil_regfile(&ok).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(map.registers[0].fields[0].mask(), u32::MAX);
     assert!(map.registers[1].command);
+    // A name given to two registers is the list's mistake, named as such (it was
+    // a clash of two generated ports, reported with a generator line).
+    let twice = RegFileSpec {
+        registers: vec![
+            RegisterSpec::new("a", Access::ReadWrite, 8),
+            RegisterSpec::new("b", Access::ReadOnly, 8),
+            RegisterSpec::new("a", Access::ReadOnly, 32),
+        ],
+        ..ok
+    };
+    let e = axil_regfile(&twice).map(|_| ()).unwrap_err();
+    assert_eq!(e.signal.as_deref(), Some("a"));
+    assert!(
+        e.to_string()
+            .contains("a second register of this name (registers 0 and 2)"),
+        "{e}"
+    );
 }
 
 #[test]

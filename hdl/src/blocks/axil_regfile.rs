@@ -217,7 +217,13 @@ fn check(spec: &RegFileSpec) -> Result<(), HdlError> {
             ),
         );
     }
-    for r in &spec.registers {
+    for (i, r) in spec.registers.iter().enumerate() {
+        if let Some(first) = spec.registers[..i].iter().position(|o| o.name == r.name) {
+            return p(
+                &r.name,
+                format!("a second register of this name (registers {first} and {i})"),
+            );
+        }
         if !(1..=32).contains(&r.width) {
             return p(&r.name, format!("width {} is not in 1..=32", r.width));
         }
