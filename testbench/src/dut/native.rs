@@ -293,7 +293,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = dir.path().join("t.vcd");
         std::os::unix::fs::symlink(full, &first).unwrap();
-        let mut pair = super::super::Lockstep::new(
+        let mut pair = crate::dut::Lockstep::new(
             NativeDut::new(&module()).unwrap(),
             NativeDut::new(&module()).unwrap(),
         )

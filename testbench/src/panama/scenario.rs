@@ -137,18 +137,18 @@ impl Scenario {
     /// lengthened past the payload bound a worker; every background frame as long
     /// as an Ethernet frame may be; saturating, never wrapping).
     pub fn bound(&self, config: &GoldenConfig) -> (u64, u64) {
+        let faulted = u64::from(self.faults > 0.0);
         let (mut frames, mut bytes) = (0u64, 0u64);
         for job in &self.jobs {
             let per_packet = (job.payload_bytes / elem_bytes(config.format)).max(1);
-            let packets = (job.elements.div_ceil(per_packet) as u64 + 1)
+            // A worker's fault may duplicate one of its packets...
+            let packets = (job.elements.div_ceil(per_packet) as u64 + faulted)
                 .saturating_mul(job.ports.len() as u64);
             let frame = (HEADERS_LEN + job.payload_bytes) as u64;
-            // A fault may lengthen one frame a worker to past the payload bound.
-            let defects = if self.faults > 0.0 {
-                (config.max_payload_bytes + PAYLOAD_GRANULE) as u64 * job.ports.len() as u64
-            } else {
-                0
-            };
+            // ... or lengthen one to past the payload bound.
+            let defects = faulted
+                * (config.max_payload_bytes + PAYLOAD_GRANULE) as u64
+                * job.ports.len() as u64;
             frames = frames.saturating_add(packets);
             bytes = bytes
                 .saturating_add(packets.saturating_mul(frame))
@@ -327,19 +327,19 @@ mod tests {
         }
         s.background = MAX_BACKGROUND;
         assert_eq!(s.check(&cfg), Ok(()));
-        // 2 jobs × 4 workers × (2^19 + 1) packets of 64 header and 1,024 payload
-        // bytes: 4,563,411,072 bytes, past 4 GiB; 2^18 packets fit.
+        // 2 jobs × 4 workers × 2^19 packets of 64 header and 1,024 payload bytes:
+        // 4,563,402,752 bytes, past 4 GiB; 2^18 packets fit.
         let big = Scenario::uniform(2, 4, 1 << 19, 1024, FpFormat::Fp32);
         let err = big.check(&cfg).unwrap_err();
         assert!(
             matches!(err, ScenarioError::TooLarge { frames, bytes }
-                if frames == 8 * ((1 << 19) + 1) && bytes == frames * (64 + 1024)),
+                if frames == 8 << 19 && bytes == 4_563_402_752),
             "{err}"
         );
         let fits = Scenario::uniform(2, 4, 1 << 18, 1024, FpFormat::Fp32);
         assert_eq!(fits.check(&cfg), Ok(()));
         // The example `MAX_TRAFFIC_BYTES` gives: 250 million fp32 elements, 976,563
-        // packets of 1,024 bytes, for each of four workers: 4,250,006,528 bytes.
+        // packets of 1,024 bytes, for each of four workers: 4,250,002,176 bytes.
         let example = Scenario::uniform(1, 4, 976_563, 1024, FpFormat::Fp32);
         assert_eq!(example.check(&cfg), Ok(()));
         // Saturating, not wrapping: a tensor of usize::MAX elements.
